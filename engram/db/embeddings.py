@@ -1,0 +1,23 @@
+"""Stored vectors, one row per (item, profile)."""
+
+from __future__ import annotations
+
+from uuid import UUID
+
+import asyncpg
+import numpy as np
+
+
+async def upsert(conn: asyncpg.Connection, tenant_id: str, item_id: UUID | str, profile: str,
+                 vector: np.ndarray) -> None:
+    await conn.execute(
+        """INSERT INTO memory_embeddings (tenant_id, item_id, profile, embedding) VALUES ($1, $2, $3, $4)
+           ON CONFLICT (item_id, profile) DO UPDATE SET embedding = EXCLUDED.embedding, created_at = now()""",
+        tenant_id, item_id, profile, vector,
+    )
+
+
+async def exists(conn: asyncpg.Connection, item_id: str, profile: str) -> bool:
+    return bool(await conn.fetchval(
+        "SELECT true FROM memory_embeddings WHERE item_id = $1 AND profile = $2", item_id, profile
+    ))

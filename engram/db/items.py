@@ -1,0 +1,152 @@
+"""Memory items: insert, dedup lookup, reads, audit rows and pipeline stages."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Any
+from uuid import UUID
+
+import asyncpg
+
+from engram.domain.models import MemoryItem, MemoryKind, Stage
+
+ITEM_COLUMNS = (
+    "tenant_id, id, workspace_id, principal_id, content, content_hash, kind, subject, wing, room, tags, "
+    "importance, pinned, visibility, review_status, authority, source_type, source_uri, source_session, "
+    "source_trust, memory_confidence, human_verified, valid_from, valid_to, created_at, superseded_by, "
+    "invalidated_at, expires_at, recall_count, external_id, metadata"
+)
+
+
+@dataclass
+class NewItem:
+    id: UUID
+    tenant_id: str
+    workspace_id: str
+    principal_id: str
+    content: str
+    content_hash: bytes
+    kind: str
+    importance: float
+    review_status: str
+    authority: int
+    source_type: str
+    source_trust: float
+    subject: str | None
+    wing: str | None
+    room: str | None
+    tags: list[str]
+    pinned: bool
+    visibility: str
+    source_uri: str | None
+    source_session: str | None
+    valid_from: datetime | None
+    valid_to: datetime | None
+    expires_at: datetime | None
+    external_id: str | None
+    metadata: dict[str, Any]
+
+
+def row_to_item(row: asyncpg.Record) -> MemoryItem:
+    values = dict(row)
+    if isinstance(values.get("metadata"), str):
+        values["metadata"] = json.loads(values["metadata"])
+    return MemoryItem.from_row(values)
+
+
+async def get_kind(conn: asyncpg.Connection, name: str) -> MemoryKind | None:
+    """The tenant's kind of that name (its own custom kind first, then the built-in)."""
+    row = await conn.fetchrow(
+        "SELECT name, singleton, requires_review, stays_in_recall_when_disputed, default_importance, enabled "
+        "FROM memory_kinds WHERE name = $1 ORDER BY tenant_id NULLS LAST LIMIT 1",
+        name,
+    )
+    return MemoryKind(**dict(row)) if row else None
+
+
+async def enabled_kind_names(conn: asyncpg.Connection) -> list[str]:
+    rows = await conn.fetch("SELECT DISTINCT name FROM memory_kinds WHERE enabled ORDER BY name")
+    return [r["name"] for r in rows]
+
+
+async def workspace_exists(conn: asyncpg.Connection, workspace_id: str) -> bool:
+    return bool(await conn.fetchval("SELECT true FROM workspaces WHERE id = $1", workspace_id))
+
+
+async def default_workspace(conn: asyncpg.Connection) -> str | None:
+    value = await conn.fetchval("SELECT id FROM workspaces WHERE name = 'default'")
+    return str(value) if value else None
+
+
+async def insert(conn: asyncpg.Connection, item: NewItem) -> MemoryItem | None:
+    """Insert unless a live item with the same canonical content exists (then None)."""
+    row = await conn.fetchrow(
+        f"""INSERT INTO memory_items (tenant_id, id, workspace_id, principal_id, content, content_hash, kind,
+                importance, review_status, authority, source_type, source_trust, subject, wing, room, tags,
+                pinned, visibility, source_uri, source_session, valid_from, valid_to, expires_at, external_id,
+                metadata)
+            VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19, $20,
+                    $21, $22, $23, $24, $25::jsonb)
+            ON CONFLICT (tenant_id, workspace_id, principal_id, content_hash)
+                WHERE review_status IN ('proposed', 'active', 'disputed') AND invalidated_at IS NULL
+            DO NOTHING
+            RETURNING {ITEM_COLUMNS}""",
+        item.tenant_id, item.id, item.workspace_id, item.principal_id, item.content, item.content_hash, item.kind,
+        item.importance, item.review_status, item.authority, item.source_type, item.source_trust, item.subject,
+        item.wing, item.room, item.tags, item.pinned, item.visibility, item.source_uri, item.source_session,
+        item.valid_from, item.valid_to, item.expires_at, item.external_id, json.dumps(item.metadata),
+    )
+    return row_to_item(row) if row else None
+
+
+async def find_live_duplicate(conn: asyncpg.Connection, workspace_id: str, principal_id: str,
+                              content_hash: bytes) -> MemoryItem | None:
+    row = await conn.fetchrow(
+        f"""SELECT {ITEM_COLUMNS} FROM memory_items
+            WHERE workspace_id = $1 AND principal_id = $2 AND content_hash = $3
+              AND review_status IN ('proposed', 'active', 'disputed') AND invalidated_at IS NULL""",
+        workspace_id, principal_id, content_hash,
+    )
+    return row_to_item(row) if row else None
+
+
+async def get(conn: asyncpg.Connection, item_id: str) -> MemoryItem | None:
+    row = await conn.fetchrow(f"SELECT {ITEM_COLUMNS} FROM memory_items WHERE id = $1", item_id)
+    return row_to_item(row) if row else None
+
+
+async def get_many(conn: asyncpg.Connection, item_ids: list[str]) -> list[MemoryItem]:
+    rows = await conn.fetch(f"SELECT {ITEM_COLUMNS} FROM memory_items WHERE id = ANY($1::uuid[])", item_ids)
+    return [row_to_item(r) for r in rows]
+
+
+async def add_event(conn: asyncpg.Connection, *, tenant_id: str, item_id: UUID | str, actor_id: str | None,
+                    action: str, new_value: dict[str, Any] | None = None, old_value: dict[str, Any] | None = None,
+                    reason: str | None = None, request_id: str | None = None) -> None:
+    """Append one audit row (the table refuses updates and deletes)."""
+    await conn.execute(
+        "INSERT INTO item_events (tenant_id, item_id, actor_id, action, old_value, new_value, reason, request_id) "
+        "VALUES ($1, $2, $3, $4, $5::jsonb, $6::jsonb, $7, $8)",
+        tenant_id, item_id, actor_id, action,
+        json.dumps(old_value) if old_value is not None else None,
+        json.dumps(new_value) if new_value is not None else None, reason, request_id or None,
+    )
+
+
+async def set_stage(conn: asyncpg.Connection, *, tenant_id: str, item_id: UUID | str, stage: str, status: str,
+                    detail: str = "") -> None:
+    await conn.execute(
+        """INSERT INTO item_stages (tenant_id, item_id, stage, status, detail) VALUES ($1, $2, $3, $4, $5)
+           ON CONFLICT (item_id, stage) DO UPDATE SET status = EXCLUDED.status, detail = EXCLUDED.detail,
+                                                      updated_at = now()""",
+        tenant_id, item_id, stage, status, detail,
+    )
+
+
+async def stages(conn: asyncpg.Connection, item_id: str) -> list[Stage]:
+    rows = await conn.fetch(
+        "SELECT stage, status, detail, updated_at FROM item_stages WHERE item_id = $1 ORDER BY stage", item_id
+    )
+    return [Stage(r["stage"], r["status"], r["detail"], r["updated_at"]) for r in rows]

@@ -1,0 +1,101 @@
+"""Recall candidate queries: full-text, vector (per-profile HNSW) and the startup working set.
+
+Every query runs inside a tenant transaction, so Row Level Security bounds it to one tenant; the live
+filter keeps out invalidated, superseded, rejected, archived and expired items.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import asyncpg
+import numpy as np
+
+from engram.db.items import ITEM_COLUMNS, row_to_item
+from engram.domain.models import MemoryItem
+
+LIVE = ("i.invalidated_at IS NULL AND i.superseded_by IS NULL AND (i.expires_at IS NULL OR i.expires_at > now()) "
+        "AND i.review_status IN ('active', 'proposed', 'disputed')")
+ITEM_COLUMNS_I = ", ".join(f"i.{c.strip()}" for c in ITEM_COLUMNS.split(","))
+
+
+@dataclass(frozen=True)
+class Filters:
+    kinds: list[str] = field(default_factory=list)
+    tags: list[str] = field(default_factory=list)
+    workspace_id: str | None = None
+    wing: str | None = None
+    room: str | None = None
+
+
+def _where(filters: Filters, args: list[object]) -> str:
+    """Filter clauses with numbered parameters appended to ``args``."""
+    clauses = [LIVE]
+
+    def param(value: object) -> str:
+        args.append(value)
+        return f"${len(args)}"
+
+    if filters.kinds:
+        clauses.append(f"i.kind = ANY({param(filters.kinds)}::text[])")
+    if filters.tags:
+        clauses.append(f"i.tags @> {param(filters.tags)}::text[]")
+    if filters.workspace_id:
+        clauses.append(f"i.workspace_id = {param(filters.workspace_id)}::uuid")
+    if filters.wing:
+        clauses.append(f"i.wing = {param(filters.wing)}")
+    if filters.room:
+        clauses.append(f"i.room = {param(filters.room)}")
+    return " AND ".join(clauses)
+
+
+async def keyword(conn: asyncpg.Connection, query: str, filters: Filters,
+                  limit: int) -> list[tuple[MemoryItem, float]]:
+    """Full-text match with OR semantics over the query's stemmed words, ranked by ts_rank."""
+    args: list[object] = [query, limit]
+    where = _where(filters, args)
+    rows = await conn.fetch(
+        f"""WITH q AS (
+                SELECT to_tsquery('simple', string_agg(quote_literal(lexeme), ' | ')) AS tsq
+                FROM unnest(tsvector_to_array(to_tsvector('english', $1))) AS lexeme)
+            SELECT {ITEM_COLUMNS_I}, ts_rank(i.content_tsv, q.tsq) AS rank
+            FROM memory_items i, q
+            WHERE q.tsq IS NOT NULL AND i.content_tsv @@ q.tsq AND {where}
+            ORDER BY rank DESC, i.created_at DESC
+            LIMIT $2""",
+        *args,
+    )
+    return [(row_to_item(r), float(r["rank"])) for r in rows]
+
+
+async def semantic(conn: asyncpg.Connection, vector: np.ndarray, profile: str, dimensions: int, filters: Filters,
+                   limit: int) -> list[tuple[MemoryItem, float]]:
+    """Nearest items by cosine similarity through the profile's partial HNSW index."""
+    dims = int(dimensions)
+    await conn.execute("SET LOCAL hnsw.iterative_scan = 'strict_order'")
+    await conn.execute(f"SET LOCAL hnsw.ef_search = {max(40, min(int(limit) * 2, 1000))}")
+    args: list[object] = [vector, profile, limit]
+    where = _where(filters, args)
+    rows = await conn.fetch(
+        f"""SELECT {ITEM_COLUMNS_I}, 1 - (e.embedding::vector({dims}) <=> $1::vector({dims})) AS similarity
+            FROM memory_embeddings e JOIN memory_items i ON i.id = e.item_id
+            WHERE e.profile = $2 AND {where}
+            ORDER BY e.embedding::vector({dims}) <=> $1::vector({dims})
+            LIMIT $3""",
+        *args,
+    )
+    return [(row_to_item(r), float(r["similarity"])) for r in rows]
+
+
+async def startup(conn: asyncpg.Connection, filters: Filters, limit: int) -> list[MemoryItem]:
+    """Active items for the start of a session: pinned and important first, bounded."""
+    args: list[object] = [limit]
+    where = _where(filters, args)
+    rows = await conn.fetch(
+        f"""SELECT {ITEM_COLUMNS_I} FROM memory_items i
+            WHERE {where} AND i.review_status = 'active'
+            ORDER BY i.pinned DESC, i.importance DESC, i.created_at DESC
+            LIMIT $1""",
+        *args,
+    )
+    return [row_to_item(r) for r in rows]

@@ -1,0 +1,42 @@
+"""Authority: derived once at write time from (source_type, principal type); it never changes.
+
+inferred 10 < untrusted agent 20 < trusted agent 30 < trusted import 40 < explicit user 50.
+"""
+
+from __future__ import annotations
+
+from enum import IntEnum
+
+SOURCE_TYPES = ("explicit", "agent", "import", "inferred")
+PRINCIPAL_TYPES = ("agent", "user", "system", "admin")
+
+
+class Authority(IntEnum):
+    INFERRED = 10
+    UNTRUSTED_AGENT = 20
+    TRUSTED_AGENT = 30
+    TRUSTED_IMPORT = 40
+    EXPLICIT_USER = 50
+
+
+def default_source_type(principal_type: str) -> str:
+    return "agent" if principal_type == "agent" else "explicit"
+
+
+def derive_authority(source_type: str, principal_type: str, *, trusted: bool = False) -> Authority:
+    """The authority a write carries. A source can claim less than its principal allows, never more."""
+    if source_type == "inferred":
+        return Authority.INFERRED
+    if principal_type == "agent":
+        return Authority.TRUSTED_AGENT if trusted else Authority.UNTRUSTED_AGENT
+    if source_type == "import":
+        return Authority.TRUSTED_IMPORT
+    if source_type == "agent":
+        # a human or system principal relaying what an agent said
+        return Authority.TRUSTED_AGENT
+    return Authority.EXPLICIT_USER
+
+
+def source_trust(authority: Authority) -> float:
+    """Trust prior of the source, 0.2 (inferred) … 1.0 (explicit user)."""
+    return round(int(authority) / 50, 2)

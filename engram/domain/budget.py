@@ -1,0 +1,50 @@
+"""Recall budgets: every answer is packed to item, byte and token limits, and says how much was left out."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from engram.domain.models import RankedItem
+from engram.errors import ValidationFailed
+
+DEFAULT_ITEM_BUDGET = 10
+MAX_ITEM_BUDGET = 200
+DEFAULT_BYTE_BUDGET = 32_768
+DEFAULT_TOKEN_BUDGET = 4_000
+
+
+@dataclass(frozen=True)
+class Budgets:
+    items: int = DEFAULT_ITEM_BUDGET
+    bytes: int = DEFAULT_BYTE_BUDGET
+    tokens: int = DEFAULT_TOKEN_BUDGET
+
+    @classmethod
+    def from_request(cls, items: int | None, bytes_: int | None, tokens: int | None) -> Budgets:
+        for field, value, ceiling in (("item_budget", items, MAX_ITEM_BUDGET),
+                                      ("byte_budget", bytes_, None), ("token_budget", tokens, None)):
+            if value is not None and (value < 1 or (ceiling is not None and value > ceiling)):
+                limit = f"1–{ceiling}" if ceiling else "at least 1"
+                raise ValidationFailed(f"{field} must be {limit}, got {value}", field=field)
+        return cls(items=items or DEFAULT_ITEM_BUDGET, bytes=bytes_ or DEFAULT_BYTE_BUDGET,
+                   tokens=tokens or DEFAULT_TOKEN_BUDGET)
+
+
+def estimate_tokens(text: str) -> int:
+    """A model-free estimate (about four characters a token), enough to keep answers inside a budget."""
+    return max(1, (len(text) + 3) // 4)
+
+
+def pack(ranked: list[RankedItem], budgets: Budgets) -> tuple[list[RankedItem], int]:
+    """Keep items in rank order while all three budgets hold; return the kept ones and how many were cut."""
+    kept: list[RankedItem] = []
+    used_bytes = used_tokens = 0
+    for candidate in ranked:
+        size = len(candidate.item.content.encode("utf-8"))
+        tokens = estimate_tokens(candidate.item.content)
+        if len(kept) >= budgets.items or used_bytes + size > budgets.bytes or used_tokens + tokens > budgets.tokens:
+            continue
+        kept.append(candidate)
+        used_bytes += size
+        used_tokens += tokens
+    return kept, len(ranked) - len(kept)

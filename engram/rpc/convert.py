@@ -1,0 +1,66 @@
+"""Domain objects ⇄ protobuf messages (used at the gRPC edges only)."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+from typing import Any
+
+from google.protobuf import struct_pb2, timestamp_pb2
+from google.protobuf.json_format import MessageToDict
+
+from engram.domain.models import MemoryItem, RankedItem, Stage
+from engram.v1 import memory_pb2, recall_pb2
+
+
+def timestamp(value: datetime | None) -> timestamp_pb2.Timestamp | None:
+    if value is None:
+        return None
+    ts = timestamp_pb2.Timestamp()
+    ts.FromDatetime(value.astimezone(UTC))
+    return ts
+
+
+def from_timestamp(message: Any, field: str) -> datetime | None:
+    """The datetime of an optional Timestamp field, or None when unset."""
+    if not message.HasField(field):
+        return None
+    return getattr(message, field).ToDatetime(tzinfo=UTC)
+
+
+def struct(value: dict[str, Any]) -> struct_pb2.Struct:
+    message = struct_pb2.Struct()
+    message.update(value)
+    return message
+
+
+def from_struct(message: Any, field: str) -> dict[str, Any]:
+    return MessageToDict(getattr(message, field)) if message.HasField(field) else {}
+
+
+def item_to_proto(item: MemoryItem) -> memory_pb2.MemoryItem:
+    return memory_pb2.MemoryItem(
+        id=str(item.id), tenant_id=str(item.tenant_id), workspace_id=str(item.workspace_id),
+        principal_id=str(item.principal_id), content=item.content, content_hash=item.content_hash.hex(),
+        kind=item.kind, subject=item.subject or "", wing=item.wing or "", room=item.room or "", tags=item.tags,
+        importance=item.importance, pinned=item.pinned, visibility=item.visibility,
+        review_status=item.review_status, authority=item.authority, source_type=item.source_type,
+        source_uri=item.source_uri or "", source_session=item.source_session or "",
+        source_trust=item.source_trust, memory_confidence=item.memory_confidence,
+        human_verified=item.human_verified, valid_from=timestamp(item.valid_from),
+        valid_to=timestamp(item.valid_to), created_at=timestamp(item.created_at),
+        expires_at=timestamp(item.expires_at), superseded_by=str(item.superseded_by or ""),
+        invalidated_at=timestamp(item.invalidated_at), external_id=item.external_id or "",
+        metadata=struct(item.metadata), recall_count=item.recall_count,
+    )
+
+
+def ranked_to_proto(ranked: RankedItem) -> memory_pb2.RecalledItem:
+    return memory_pb2.RecalledItem(
+        item=item_to_proto(ranked.item), score=ranked.score, reasons=ranked.reasons, origin=ranked.origin,
+        matched_via=ranked.matched_via,
+    )
+
+
+def stage_to_proto(stage: Stage) -> recall_pb2.Stage:
+    return recall_pb2.Stage(name=stage.name, status=stage.status, detail=stage.detail,
+                            updated_at=timestamp(stage.updated_at))

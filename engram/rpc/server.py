@@ -1,0 +1,68 @@
+"""What every Engram gRPC server shares: the health service, a latency interceptor, graceful stop."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Awaitable, Callable
+from typing import Any
+
+import grpc
+from grpc_health.v1 import health_pb2, health_pb2_grpc
+from grpc_health.v1._async import HealthServicer
+
+from engram.telemetry.metrics import RPC_LATENCY
+
+
+class MetricsInterceptor(grpc.aio.ServerInterceptor):
+    """Records engram_rpc_duration_seconds{service, method, code} for every unary call."""
+
+    def __init__(self, service: str) -> None:
+        self._service = service
+
+    async def intercept_service(
+        self, continuation: Callable[[grpc.HandlerCallDetails], Awaitable[grpc.RpcMethodHandler]],
+        handler_call_details: grpc.HandlerCallDetails,
+    ) -> grpc.RpcMethodHandler:
+        handler = await continuation(handler_call_details)
+        if handler is None or handler.unary_unary is None:
+            return handler
+        method = handler_call_details.method.rsplit("/", 1)[-1]
+        inner = handler.unary_unary
+        service = self._service
+
+        async def timed(request: Any, context: grpc.aio.ServicerContext) -> Any:
+            started = time.perf_counter()
+            code = "OK"
+            try:
+                return await inner(request, context)
+            except BaseException:
+                code = context.code().name if context.code() else "UNKNOWN"
+                raise
+            finally:
+                RPC_LATENCY.labels(service, method, code).observe(time.perf_counter() - started)
+
+        return grpc.unary_unary_rpc_method_handler(
+            timed, request_deserializer=handler.request_deserializer,
+            response_serializer=handler.response_serializer,
+        )
+
+
+async def start_server(address: str, service_label: str, service_names: list[str],
+                       register: Callable[[grpc.aio.Server], None]) -> tuple[grpc.aio.Server, HealthServicer]:
+    """Bind, register the servicers and the standard health service (SERVING), and start."""
+    server = grpc.aio.server(interceptors=[MetricsInterceptor(service_label)])
+    register(server)
+    health = HealthServicer()
+    health_pb2_grpc.add_HealthServicer_to_server(health, server)
+    if server.add_insecure_port(address) == 0:
+        raise OSError(f"cannot bind gRPC server to {address}")
+    await server.start()
+    for name in ["", *service_names]:
+        await health.set(name, health_pb2.HealthCheckResponse.SERVING)
+    return server, health
+
+
+async def stop_server(server: grpc.aio.Server, health: HealthServicer, grace_s: float = 5.0) -> None:
+    """Report NOT_SERVING first so balancers drain, then finish in-flight calls."""
+    await health.enter_graceful_shutdown()
+    await server.stop(grace_s)

@@ -1,0 +1,38 @@
+"""Prometheus metrics shared by the services (one registry per process: the client's default)."""
+
+from __future__ import annotations
+
+from prometheus_client import Counter, Gauge, Histogram, start_http_server
+
+RPC_LATENCY = Histogram(
+    "engram_rpc_duration_seconds", "gRPC handler latency", ["service", "method", "code"],
+    buckets=(0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5),
+)
+HTTP_LATENCY = Histogram(
+    "engram_http_request_duration_seconds", "Gateway request latency", ["route", "method", "status"],
+    buckets=(0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5),
+)
+REMEMBERED = Counter("engram_remember_total", "Remember outcomes", ["status"])
+OUTBOX_PUBLISHED = Counter("engram_outbox_published_total", "Outbox events published to JetStream")
+OUTBOX_FAILURES = Counter("engram_outbox_publish_failures_total", "Failed outbox publish attempts")
+OUTBOX_BACKLOG = Gauge("engram_outbox_backlog", "Unsent outbox rows")
+OUTBOX_AGE = Gauge("engram_outbox_oldest_age_seconds", "Age of the oldest unsent outbox row")
+CONSUMED = Counter("engram_consumer_messages_total", "Messages handled by a consumer", ["consumer", "outcome"])
+REDELIVERED = Counter("engram_consumer_redeliveries_total", "Messages seen more than once", ["consumer"])
+DEAD_LETTERED = Counter("engram_consumer_dead_letters_total", "Messages sent to the dead letter", ["consumer"])
+CONSUMER_LAG = Gauge("engram_consumer_pending", "Messages not yet delivered to a consumer", ["consumer"])
+EMBED_LATENCY = Histogram(
+    "engram_embedding_batch_seconds", "Embedding latency per batch", ["profile"],
+    buckets=(0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5),
+)
+EMBED_BATCH = Histogram("engram_embedding_batch_size", "Texts per embedding batch", buckets=(1, 2, 4, 8, 16, 32, 64))
+SEARCHABLE_LAG = Histogram(
+    "engram_ingest_to_searchable_seconds", "From remember commit to embedding stored",
+    buckets=(0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30),
+)
+
+
+def serve_metrics(port: int) -> None:
+    """Expose /metrics on ``port`` (a gRPC or consumer process); 0 leaves it off."""
+    if port:
+        start_http_server(port, addr="127.0.0.1")

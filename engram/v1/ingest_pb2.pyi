@@ -1,0 +1,78 @@
+import datetime
+
+from engram.v1 import memory_pb2 as _memory_pb2
+from google.protobuf import struct_pb2 as _struct_pb2
+from google.protobuf import timestamp_pb2 as _timestamp_pb2
+from google.protobuf.internal import containers as _containers
+from google.protobuf import descriptor as _descriptor
+from google.protobuf import message as _message
+from collections.abc import Iterable as _Iterable, Mapping as _Mapping
+from typing import ClassVar as _ClassVar, Optional as _Optional, Union as _Union
+
+DESCRIPTOR: _descriptor.FileDescriptor
+
+class RememberRequest(_message.Message):
+    __slots__ = ("content", "kind", "importance", "tags", "subject", "wing", "room", "pinned", "visibility", "source_type", "source_uri", "source_session", "valid_from", "valid_to", "expires_at", "external_id", "metadata", "workspace_id")
+    CONTENT_FIELD_NUMBER: _ClassVar[int]
+    KIND_FIELD_NUMBER: _ClassVar[int]
+    IMPORTANCE_FIELD_NUMBER: _ClassVar[int]
+    TAGS_FIELD_NUMBER: _ClassVar[int]
+    SUBJECT_FIELD_NUMBER: _ClassVar[int]
+    WING_FIELD_NUMBER: _ClassVar[int]
+    ROOM_FIELD_NUMBER: _ClassVar[int]
+    PINNED_FIELD_NUMBER: _ClassVar[int]
+    VISIBILITY_FIELD_NUMBER: _ClassVar[int]
+    SOURCE_TYPE_FIELD_NUMBER: _ClassVar[int]
+    SOURCE_URI_FIELD_NUMBER: _ClassVar[int]
+    SOURCE_SESSION_FIELD_NUMBER: _ClassVar[int]
+    VALID_FROM_FIELD_NUMBER: _ClassVar[int]
+    VALID_TO_FIELD_NUMBER: _ClassVar[int]
+    EXPIRES_AT_FIELD_NUMBER: _ClassVar[int]
+    EXTERNAL_ID_FIELD_NUMBER: _ClassVar[int]
+    METADATA_FIELD_NUMBER: _ClassVar[int]
+    WORKSPACE_ID_FIELD_NUMBER: _ClassVar[int]
+    content: str
+    kind: str
+    importance: float
+    tags: _containers.RepeatedScalarFieldContainer[str]
+    subject: str
+    wing: str
+    room: str
+    pinned: bool
+    visibility: str
+    source_type: str
+    source_uri: str
+    source_session: str
+    valid_from: _timestamp_pb2.Timestamp
+    valid_to: _timestamp_pb2.Timestamp
+    expires_at: _timestamp_pb2.Timestamp
+    external_id: str
+    metadata: _struct_pb2.Struct
+    workspace_id: str
+    def __init__(self, content: _Optional[str] = ..., kind: _Optional[str] = ..., importance: _Optional[float] = ..., tags: _Optional[_Iterable[str]] = ..., subject: _Optional[str] = ..., wing: _Optional[str] = ..., room: _Optional[str] = ..., pinned: _Optional[bool] = ..., visibility: _Optional[str] = ..., source_type: _Optional[str] = ..., source_uri: _Optional[str] = ..., source_session: _Optional[str] = ..., valid_from: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., valid_to: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., expires_at: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., external_id: _Optional[str] = ..., metadata: _Optional[_Union[_struct_pb2.Struct, _Mapping]] = ..., workspace_id: _Optional[str] = ...) -> None: ...
+
+class PossibleSupersede(_message.Message):
+    __slots__ = ("id", "similarity", "preview")
+    ID_FIELD_NUMBER: _ClassVar[int]
+    SIMILARITY_FIELD_NUMBER: _ClassVar[int]
+    PREVIEW_FIELD_NUMBER: _ClassVar[int]
+    id: str
+    similarity: float
+    preview: str
+    def __init__(self, id: _Optional[str] = ..., similarity: _Optional[float] = ..., preview: _Optional[str] = ...) -> None: ...
+
+class RememberResponse(_message.Message):
+    __slots__ = ("id", "status", "review_status", "authority", "item", "possible_supersedes")
+    ID_FIELD_NUMBER: _ClassVar[int]
+    STATUS_FIELD_NUMBER: _ClassVar[int]
+    REVIEW_STATUS_FIELD_NUMBER: _ClassVar[int]
+    AUTHORITY_FIELD_NUMBER: _ClassVar[int]
+    ITEM_FIELD_NUMBER: _ClassVar[int]
+    POSSIBLE_SUPERSEDES_FIELD_NUMBER: _ClassVar[int]
+    id: str
+    status: str
+    review_status: str
+    authority: int
+    item: _memory_pb2.MemoryItem
+    possible_supersedes: _containers.RepeatedCompositeFieldContainer[PossibleSupersede]
+    def __init__(self, id: _Optional[str] = ..., status: _Optional[str] = ..., review_status: _Optional[str] = ..., authority: _Optional[int] = ..., item: _Optional[_Union[_memory_pb2.MemoryItem, _Mapping]] = ..., possible_supersedes: _Optional[_Iterable[_Union[PossibleSupersede, _Mapping]]] = ...) -> None: ...

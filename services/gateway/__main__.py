@@ -1,0 +1,26 @@
+"""python -m services.gateway"""
+
+from __future__ import annotations
+
+import asyncio
+
+import uvicorn
+
+from engram.config import Settings
+from engram.runtime.process import run_service
+from services.gateway.app import create_app
+
+
+async def serve(settings: Settings, stop: asyncio.Event) -> None:
+    config = uvicorn.Config(create_app(settings), host=settings.gateway_host, port=settings.gateway_port,
+                            log_level="warning", access_log=False, lifespan="on")
+    server = uvicorn.Server(config)
+    server.install_signal_handlers = lambda: None  # type: ignore[method-assign]  # run_service owns signals
+    task = asyncio.create_task(server.serve())
+    await asyncio.wait([task, asyncio.create_task(stop.wait())], return_when=asyncio.FIRST_COMPLETED)
+    server.should_exit = True
+    await task
+
+
+if __name__ == "__main__":
+    run_service("gateway", Settings(), serve)

@@ -1,0 +1,59 @@
+"""The gateway: REST (FastAPI) in front of the ingest and recall gRPC services."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import AsyncIterator, Awaitable, Callable
+from contextlib import asynccontextmanager
+from typing import Any
+
+from fastapi import FastAPI, Request, Response
+from fastapi.responses import JSONResponse
+from prometheus_client import CONTENT_TYPE_LATEST, generate_latest
+
+from engram.config import Settings
+from engram.telemetry.metrics import HTTP_LATENCY
+from services.gateway import problems
+from services.gateway.clients import Downstream
+from services.gateway.routes import router
+
+
+def create_app(settings: Settings) -> FastAPI:
+    @asynccontextmanager
+    async def lifespan(app: FastAPI) -> AsyncIterator[None]:
+        app.state.downstream = Downstream.connect(settings)
+        try:
+            yield
+        finally:
+            await app.state.downstream.close()
+
+    app = FastAPI(title="Engram", version="0.1.0", lifespan=lifespan,
+                  description="Trustable memory for AI agents: remember, recall, and know why.")
+    problems.install(app)
+    app.include_router(router)
+
+    @app.middleware("http")
+    async def record_latency(request: Request, call_next: Callable[[Request], Awaitable[Response]]) -> Response:
+        started = time.perf_counter()
+        response = await call_next(request)
+        route = request.scope.get("route")
+        path = getattr(route, "path", "unmatched")
+        HTTP_LATENCY.labels(path, request.method, str(response.status_code)).observe(time.perf_counter() - started)
+        return response
+
+    @app.get("/health", summary="Liveness: the process answers")
+    async def health() -> dict[str, str]:
+        return {"status": "ok"}
+
+    @app.get("/ready", summary="Readiness: database, NATS and both gRPC services reachable")
+    async def ready(request: Request) -> JSONResponse:
+        checks = await request.app.state.downstream.readiness()
+        ok = all(value == "ok" for value in checks.values())
+        body: dict[str, Any] = {"status": "ready" if ok else "not_ready", "checks": checks}
+        return JSONResponse(body, status_code=200 if ok else 503)
+
+    @app.get("/metrics", summary="Prometheus metrics", include_in_schema=False)
+    async def metrics() -> Response:
+        return Response(generate_latest(), media_type=CONTENT_TYPE_LATEST)
+
+    return app

@@ -1,0 +1,95 @@
+"""The gateway's downstream connections: gRPC stubs for ingest and recall, and readiness probes."""
+
+from __future__ import annotations
+
+import asyncio
+from dataclasses import dataclass
+from typing import Any
+
+import asyncpg
+import grpc
+import nats
+from grpc_health.v1 import health_pb2, health_pb2_grpc
+
+from engram.config import Settings
+from engram.domain.models import CallerContext
+from engram.rpc.context import to_metadata
+from engram.rpc.errors import from_rpc_error
+from engram.v1 import ingest_pb2_grpc, recall_pb2_grpc
+
+RPC_TIMEOUT_S = 10.0
+PROBE_TIMEOUT_S = 2.0
+
+
+@dataclass
+class Downstream:
+    settings: Settings
+    ingest_channel: grpc.aio.Channel
+    recall_channel: grpc.aio.Channel
+    ingest: ingest_pb2_grpc.IngestServiceStub
+    recall: recall_pb2_grpc.RecallServiceStub
+
+    @classmethod
+    def connect(cls, settings: Settings) -> Downstream:
+        ingest_channel = grpc.aio.insecure_channel(settings.ingest_addr)
+        recall_channel = grpc.aio.insecure_channel(settings.recall_addr)
+        return cls(settings, ingest_channel, recall_channel, ingest_pb2_grpc.IngestServiceStub(ingest_channel),
+                   recall_pb2_grpc.RecallServiceStub(recall_channel))
+
+    async def close(self) -> None:
+        await self.ingest_channel.close()
+        await self.recall_channel.close()
+
+    async def call(self, method: Any, request: Any, ctx: CallerContext) -> Any:
+        """One unary call with the caller's context in metadata; gRPC errors come back as EngramError."""
+        try:
+            return await method(request, metadata=to_metadata(ctx), timeout=RPC_TIMEOUT_S)
+        except grpc.aio.AioRpcError as exc:
+            raise from_rpc_error(exc) from exc
+
+    async def readiness(self) -> dict[str, str]:
+        """Each dependency: "ok" or why not."""
+        checks = await asyncio.gather(
+            self._probe_database(), self._probe_nats(),
+            self._probe_grpc(self.ingest_channel, "engram.v1.IngestService"),
+            self._probe_grpc(self.recall_channel, "engram.v1.RecallService"),
+        )
+        return dict(zip(("database", "nats", "ingest", "recall"), checks, strict=True))
+
+    async def _probe_database(self) -> str:
+        if not self.settings.database_url:
+            return "not configured"
+        try:
+            conn = await asyncpg.connect(self.settings.database_url, timeout=PROBE_TIMEOUT_S)
+            try:
+                await conn.fetchval("SELECT 1 FROM schema_migrations LIMIT 1")
+            finally:
+                await conn.close()
+        except Exception as exc:
+            return f"unreachable: {type(exc).__name__}"
+        return "ok"
+
+    async def _probe_nats(self) -> str:
+        if not self.settings.nats_url:
+            return "not configured"
+        try:
+            nc = await nats.connect(self.settings.nats_url, connect_timeout=PROBE_TIMEOUT_S, allow_reconnect=False,
+                                    max_reconnect_attempts=0)
+            try:
+                await nc.jetstream().stream_info(self.settings.events_stream)
+            finally:
+                await nc.close()
+        except Exception as exc:
+            return f"unreachable: {type(exc).__name__}"
+        return "ok"
+
+    async def _probe_grpc(self, channel: grpc.aio.Channel, service: str) -> str:
+        try:
+            reply = await health_pb2_grpc.HealthStub(channel).Check(
+                health_pb2.HealthCheckRequest(service=service), timeout=PROBE_TIMEOUT_S)
+        except grpc.aio.AioRpcError as exc:
+            return f"unreachable: {exc.code().name}"
+        if reply.status != health_pb2.HealthCheckResponse.SERVING:
+            return health_pb2.HealthCheckResponse.ServingStatus.Name(reply.status).lower()
+        return "ok"
+

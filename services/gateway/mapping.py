@@ -1,0 +1,52 @@
+"""Protobuf answers → the JSON the REST API returns."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from google.protobuf.json_format import MessageToDict
+
+from engram.v1 import memory_pb2, recall_pb2
+
+_OPTIONAL_TEXT = ("subject", "wing", "room", "source_uri", "source_session", "superseded_by", "external_id")
+_TIMES = ("valid_from", "valid_to", "created_at", "expires_at", "invalidated_at")
+
+
+def _time(message: Any, name: str) -> str | None:
+    if not message.HasField(name):
+        return None
+    return getattr(message, name).ToDatetime().isoformat() + "Z"
+
+
+def item_json(item: memory_pb2.MemoryItem) -> dict[str, Any]:
+    body: dict[str, Any] = {
+        "id": item.id, "tenant_id": item.tenant_id, "workspace_id": item.workspace_id,
+        "principal_id": item.principal_id, "content": item.content, "content_hash": item.content_hash,
+        "kind": item.kind, "tags": list(item.tags), "importance": round(item.importance, 4), "pinned": item.pinned,
+        "visibility": item.visibility, "review_status": item.review_status, "authority": item.authority,
+        "source_type": item.source_type, "source_trust": round(item.source_trust, 4),
+        "memory_confidence": round(item.memory_confidence, 4), "human_verified": item.human_verified,
+        "recall_count": item.recall_count,
+        "metadata": MessageToDict(item.metadata) if item.HasField("metadata") else {},
+    }
+    for name in _OPTIONAL_TEXT:
+        body[name] = getattr(item, name) or None
+    for name in _TIMES:
+        body[name] = _time(item, name)
+    return body
+
+
+def recalled_json(recalled: memory_pb2.RecalledItem) -> dict[str, Any]:
+    body: dict[str, Any] = {"item": item_json(recalled.item), "score": round(recalled.score, 6),
+                            "reasons": list(recalled.reasons), "origin": recalled.origin}
+    if recalled.matched_via:
+        body["matched_via"] = recalled.matched_via
+    return body
+
+
+def status_json(status: recall_pb2.GetStatusResponse) -> dict[str, Any]:
+    stages = [{"name": s.name, "status": s.status, "detail": s.detail or None,
+               "updated_at": _time(s, "updated_at")} for s in status.stages]
+    by_name = {s["name"]: s["status"] for s in stages}
+    return {"id": status.id, "review_status": status.review_status,
+            "embedding": by_name.get("embedding", "pending"), "stages": stages}

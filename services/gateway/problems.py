@@ -1,0 +1,50 @@
+"""Errors as application/problem+json (RFC 9457) with a stable ``code``."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from fastapi import FastAPI, Request
+from fastapi.exceptions import RequestValidationError
+from fastapi.responses import JSONResponse
+from starlette.exceptions import HTTPException as StarletteHTTPException
+
+from engram.errors import EngramError
+
+PROBLEM = "application/problem+json"
+
+
+def problem(status: int, code: str, title: str, detail: str, *, field: str | None = None,
+            extra: dict[str, Any] | None = None, headers: dict[str, str] | None = None) -> JSONResponse:
+    body: dict[str, Any] = {"type": f"https://engram.dev/problems/{code}", "title": title, "status": status,
+                            "detail": detail, "code": code}
+    if field:
+        body["field"] = field
+    if extra:
+        body.update(extra)
+    return JSONResponse(body, status_code=status, media_type=PROBLEM, headers=headers)
+
+
+def _field(loc: tuple[Any, ...]) -> str:
+    parts = [str(p) for p in loc if p not in ("body", "query", "path")]
+    return ".".join(parts) or "body"
+
+
+def install(app: FastAPI) -> None:
+    @app.exception_handler(EngramError)
+    async def engram_error(_: Request, exc: EngramError) -> JSONResponse:
+        headers = {"Retry-After": "1"} if exc.retryable else None
+        return problem(exc.http_status, exc.code, exc.title, exc.detail, field=exc.field, headers=headers)
+
+    @app.exception_handler(RequestValidationError)
+    async def invalid_request(_: Request, exc: RequestValidationError) -> JSONResponse:
+        errors = [{"field": _field(tuple(e["loc"])), "rule": e["type"], "message": e["msg"]} for e in exc.errors()]
+        first = errors[0] if errors else {"field": "body", "message": "invalid request"}
+        detail = "; ".join(f"{e['field']}: {e['message']}" for e in errors)
+        return problem(422, "validation_failed", "Invalid request", detail, field=first["field"],
+                       extra={"errors": errors})
+
+    @app.exception_handler(StarletteHTTPException)
+    async def http_error(_: Request, exc: StarletteHTTPException) -> JSONResponse:
+        code = {404: "not_found", 405: "method_not_allowed"}.get(exc.status_code, "http_error")
+        return problem(exc.status_code, code, str(exc.detail), str(exc.detail))

@@ -1,0 +1,55 @@
+"""REST request bodies (field names as in DESIGN §8). Unknown fields are refused, naming the field."""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+
+class Body(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+
+class RememberBody(Body):
+    content: str = Field(description="The memory text (1 byte … ENGRAM_MAX_CONTENT_BYTES).")
+    kind: str | None = Field(default=None, description="A registered memory kind; default `fact`.")
+    importance: float | None = Field(default=None, description="0–1; default from the kind.")
+    tags: list[str] = Field(default_factory=list)
+    subject: str | None = None
+    wing: str | None = None
+    room: str | None = None
+    pinned: bool = False
+    visibility: Literal["private", "workspace", "tenant", "public"] | None = None
+    source_type: Literal["explicit", "agent", "import", "inferred"] | None = None
+    source_uri: str | None = None
+    source_session: str | None = None
+    valid_from: datetime | None = Field(default=None, description="When the claim became true.")
+    valid_to: datetime | None = Field(default=None, description="When the claim stopped being true.")
+    expires_at: datetime | None = None
+    external_id: str | None = None
+    metadata: dict[str, Any] = Field(default_factory=dict)
+    workspace_id: str | None = None
+
+
+class FilterFields(Body):
+    kinds: list[str] = Field(default_factory=list)
+    tags: list[str] = Field(default_factory=list)
+    workspace_id: str | None = None
+    wing: str | None = None
+    room: str | None = None
+
+
+class RecallBody(FilterFields):
+    mode: Literal["startup", "semantic", "hybrid", "keyword"] = "hybrid"
+    query: str | None = Field(default=None, description="Required except in startup mode.")
+    item_budget: int | None = Field(default=None, description="Most items to return (default 10, max 200).")
+    byte_budget: int | None = None
+    token_budget: int | None = None
+
+
+class SearchBody(FilterFields):
+    query: str
+    mode: Literal["keyword", "semantic", "hybrid"] = "hybrid"
+    limit: int | None = Field(default=None, description="1–200, default 10.")

@@ -1,0 +1,67 @@
+"""The ingest process: gRPC server for writes plus the outbox relay, wired in one lifespan."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+
+import asyncpg
+import nats
+
+from engram.config import Settings
+from engram.db.pool import create_pool
+from engram.events.relay import OutboxRelay
+from engram.events.stream import ensure_streams
+from engram.rpc.server import start_server, stop_server
+from engram.telemetry.metrics import serve_metrics
+from engram.v1 import ingest_pb2_grpc
+from services.ingest.service import IngestService
+from services.ingest.servicer import IngestServicer
+
+log = logging.getLogger(__name__)
+
+
+async def run_relay(settings: Settings, pool: asyncpg.Pool, stop: asyncio.Event) -> None:
+    """Connect to NATS, declare the streams, relay the outbox; on any failure back off and start over."""
+    assert settings.nats_url
+    backoff = 0.2
+    while not stop.is_set():
+        try:
+            nc = await nats.connect(settings.nats_url, max_reconnect_attempts=-1, reconnect_time_wait=0.5,
+                                    connect_timeout=2)
+            try:
+                js = nc.jetstream()
+                await ensure_streams(js, settings)
+                backoff = 0.2
+                await OutboxRelay(pool, js).run(stop)
+            finally:
+                await nc.close()
+        except Exception as exc:
+            log.warning("outbox relay interrupted (%r); restarting in %.1fs", exc, backoff)
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(stop.wait(), backoff)
+            backoff = min(backoff * 2, 5.0)
+
+
+async def serve(settings: Settings, stop: asyncio.Event) -> None:
+    if not settings.database_url or not settings.nats_url:
+        raise SystemExit("ingest needs ENGRAM_DATABASE_URL and ENGRAM_NATS_URL")
+    serve_metrics(settings.metrics_port)
+    pool = await create_pool(settings.database_url, role=settings.app_role)
+    try:
+        service = IngestService(pool, settings)
+        server, health = await start_server(
+            settings.ingest_addr, "ingest", ["engram.v1.IngestService"],
+            lambda s: ingest_pb2_grpc.add_IngestServiceServicer_to_server(IngestServicer(service), s),
+        )
+        log.info("ingest serving on %s", settings.ingest_addr)
+        relay = asyncio.create_task(run_relay(settings, pool, stop))
+        try:
+            await stop.wait()
+        finally:
+            await stop_server(server, health)
+            stop.set()
+            await relay
+    finally:
+        await pool.close()

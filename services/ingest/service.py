@@ -1,0 +1,135 @@
+"""Ingest logic: validation, authority, dedup, and item + audit + outbox in one transaction."""
+
+from __future__ import annotations
+
+import uuid
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import Any
+
+import asyncpg
+
+from engram.config import Settings
+from engram.db import items, outbox
+from engram.db.pool import tenant_tx
+from engram.domain import validation
+from engram.domain.authority import default_source_type, derive_authority, source_trust
+from engram.domain.content import content_hash
+from engram.domain.models import CallerContext, MemoryItem
+from engram.errors import Conflict, ValidationFailed
+from engram.events.envelope import Event
+from engram.telemetry.metrics import REMEMBERED
+
+DEFAULT_KIND = "fact"
+
+
+@dataclass
+class RememberCommand:
+    content: str
+    kind: str = ""
+    importance: float | None = None
+    tags: list[str] = field(default_factory=list)
+    subject: str = ""
+    wing: str = ""
+    room: str = ""
+    pinned: bool = False
+    visibility: str = ""
+    source_type: str = ""
+    source_uri: str = ""
+    source_session: str = ""
+    valid_from: datetime | None = None
+    valid_to: datetime | None = None
+    expires_at: datetime | None = None
+    external_id: str = ""
+    metadata: dict[str, Any] = field(default_factory=dict)
+    workspace_id: str = ""
+
+
+@dataclass
+class RememberResult:
+    status: str  # created | deduplicated
+    item: MemoryItem
+
+
+class IngestService:
+    def __init__(self, pool: asyncpg.Pool, settings: Settings) -> None:
+        self._pool = pool
+        self._settings = settings
+
+    async def remember(self, ctx: CallerContext, cmd: RememberCommand, traceparent: str = "") -> RememberResult:
+        """Store one memory; the same canonical content again answers ``deduplicated`` with the first item."""
+        validation.validate_content(cmd.content, self._settings.max_content_bytes)
+        validation.validate_importance(cmd.importance)
+        tags = validation.validate_tags(cmd.tags)
+        visibility = cmd.visibility or "workspace"
+        validation.validate_visibility(visibility)
+        source_type = cmd.source_type or default_source_type(ctx.principal_type)
+        validation.validate_source_type(source_type)
+        for name in ("subject", "wing", "room", "external_id", "source_session"):
+            validation.validate_label(getattr(cmd, name), name)
+        validation.validate_validity(cmd.valid_from, cmd.valid_to)
+        if cmd.workspace_id:
+            _require_uuid(cmd.workspace_id, "workspace_id")
+        digest = content_hash(cmd.content)
+
+        async with tenant_tx(self._pool, ctx.tenant_id) as conn:
+            kind_name = cmd.kind or DEFAULT_KIND
+            kind = await items.get_kind(conn, kind_name)
+            if kind is None or not kind.enabled:
+                known = ", ".join(await items.enabled_kind_names(conn))
+                raise ValidationFailed(f"unknown or disabled kind {kind_name!r}; known kinds: {known}", field="kind")
+            workspace_id = cmd.workspace_id or await items.default_workspace(conn)
+            if not workspace_id or not await items.workspace_exists(conn, workspace_id):
+                raise ValidationFailed("workspace does not exist", field="workspace_id")
+            trusted = bool(await conn.fetchval("SELECT trusted FROM principals WHERE id = $1", ctx.principal_id))
+            authority = derive_authority(source_type, ctx.principal_type, trusted=trusted)
+            new = items.NewItem(
+                id=uuid.uuid4(), tenant_id=ctx.tenant_id, workspace_id=workspace_id, principal_id=ctx.principal_id,
+                content=cmd.content, content_hash=digest, kind=kind.name,
+                importance=cmd.importance if cmd.importance is not None else kind.default_importance,
+                review_status="proposed" if kind.requires_review else "active", authority=int(authority),
+                source_type=source_type, source_trust=source_trust(authority), subject=cmd.subject or None,
+                wing=cmd.wing or None, room=cmd.room or None, tags=tags, pinned=cmd.pinned,
+                visibility=visibility, source_uri=cmd.source_uri or None,
+                source_session=cmd.source_session or None, valid_from=cmd.valid_from, valid_to=cmd.valid_to,
+                expires_at=cmd.expires_at, external_id=cmd.external_id or None, metadata=cmd.metadata,
+            )
+            stored = await items.insert(conn, new)
+            if stored is None:
+                existing = await items.find_live_duplicate(conn, workspace_id, ctx.principal_id, digest)
+                if existing is not None:
+                    REMEMBERED.labels("deduplicated").inc()
+                    return RememberResult("deduplicated", existing)
+                raise Conflict("a concurrent write of the same content changed its state; retry",
+                               code="concurrent_write")
+            await items.add_event(
+                conn, tenant_id=ctx.tenant_id, item_id=stored.id, actor_id=ctx.principal_id, action="created",
+                new_value={"review_status": stored.review_status, "kind": stored.kind,
+                           "authority": stored.authority, "visibility": stored.visibility},
+                request_id=ctx.request_id,
+            )
+            await items.set_stage(conn, tenant_id=ctx.tenant_id, item_id=stored.id, stage="embedding",
+                                  status="pending")
+            await outbox.add(conn, created_event(stored, traceparent), self._settings.events_subject_prefix)
+        REMEMBERED.labels("created").inc()
+        return RememberResult("created", stored)
+
+
+def created_event(item: MemoryItem, traceparent: str) -> Event:
+    """``memory.created``: ids and metadata only, never the content."""
+    return Event(
+        type="engram.memory.created", tenant_id=str(item.tenant_id), subject=str(item.id), traceparent=traceparent,
+        data={
+            "item_id": str(item.id), "workspace_id": str(item.workspace_id), "principal_id": str(item.principal_id),
+            "kind": item.kind, "review_status": item.review_status, "authority": item.authority,
+            "visibility": item.visibility, "content_hash": item.content_hash.hex(),
+            "created_at": item.created_at.isoformat(),
+        },
+    )
+
+
+def _require_uuid(value: str, field_name: str) -> None:
+    try:
+        uuid.UUID(value)
+    except ValueError as exc:
+        raise ValidationFailed(f"{field_name} must be a UUID", field=field_name) from exc

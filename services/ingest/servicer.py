@@ -1,0 +1,38 @@
+"""gRPC edge of the ingest service: protobuf in, protobuf out, errors translated."""
+
+from __future__ import annotations
+
+import grpc
+
+from engram.rpc.context import from_metadata
+from engram.rpc.convert import from_struct, from_timestamp, item_to_proto
+from engram.rpc.errors import translate_errors
+from engram.v1 import ingest_pb2, ingest_pb2_grpc
+from services.ingest.service import IngestService, RememberCommand
+
+
+class IngestServicer(ingest_pb2_grpc.IngestServiceServicer):
+    def __init__(self, service: IngestService) -> None:
+        self._service = service
+
+    @translate_errors
+    async def Remember(self, request: ingest_pb2.RememberRequest,  # noqa: N802 (gRPC method name)
+                       context: grpc.aio.ServicerContext) -> ingest_pb2.RememberResponse:
+        metadata = context.invocation_metadata()
+        ctx = from_metadata(metadata)
+        traceparent = next((v for k, v in metadata or () if k == "traceparent" and isinstance(v, str)), "")
+        command = RememberCommand(
+            content=request.content, kind=request.kind,
+            importance=request.importance if request.HasField("importance") else None,
+            tags=list(request.tags), subject=request.subject, wing=request.wing, room=request.room,
+            pinned=request.pinned, visibility=request.visibility, source_type=request.source_type,
+            source_uri=request.source_uri, source_session=request.source_session,
+            valid_from=from_timestamp(request, "valid_from"), valid_to=from_timestamp(request, "valid_to"),
+            expires_at=from_timestamp(request, "expires_at"), external_id=request.external_id,
+            metadata=from_struct(request, "metadata"), workspace_id=request.workspace_id,
+        )
+        result = await self._service.remember(ctx, command, traceparent)
+        return ingest_pb2.RememberResponse(
+            id=str(result.item.id), status=result.status, review_status=result.item.review_status,
+            authority=result.item.authority, item=item_to_proto(result.item),
+        )

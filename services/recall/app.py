@@ -1,0 +1,39 @@
+"""The recall process: a gRPC server for reads, embedding queries in-process with the shared provider."""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+
+from engram.config import Settings
+from engram.db.pool import create_pool
+from engram.embeddings.provider import create_provider
+from engram.rpc.server import start_server, stop_server
+from engram.telemetry.metrics import serve_metrics
+from engram.v1 import recall_pb2_grpc
+from services.recall.service import RecallService
+from services.recall.servicer import RecallServicer
+
+log = logging.getLogger(__name__)
+
+
+async def serve(settings: Settings, stop: asyncio.Event) -> None:
+    if not settings.database_url:
+        raise SystemExit("recall needs ENGRAM_DATABASE_URL")
+    serve_metrics(settings.metrics_port)
+    embedder = create_provider(settings)
+    pool = await create_pool(settings.database_url, role=settings.app_role)
+    try:
+        service = RecallService(pool, settings, embedder)
+        server, health = await start_server(
+            settings.recall_addr, "recall", ["engram.v1.RecallService"],
+            lambda s: recall_pb2_grpc.add_RecallServiceServicer_to_server(RecallServicer(service), s),
+        )
+        log.info("recall serving on %s", settings.recall_addr)
+        try:
+            await stop.wait()
+        finally:
+            await stop_server(server, health)
+    finally:
+        await pool.close()
+        await embedder.close()

@@ -1,0 +1,170 @@
+"""Recall logic: candidates from full-text and vector search, trust weighting, fusion, budgets, reasons."""
+
+from __future__ import annotations
+
+import uuid
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+
+import asyncpg
+import numpy as np
+
+from engram.config import Settings
+from engram.db import items, search
+from engram.db.pool import tenant_tx
+from engram.db.search import Filters
+from engram.domain import scoring
+from engram.domain.budget import Budgets, pack
+from engram.domain.models import CallerContext, MemoryItem, RankedItem, Stage
+from engram.embeddings.provider import EmbeddingProvider
+from engram.errors import NotFound, ValidationFailed
+
+RECALL_MODES = ("startup", "semantic", "hybrid", "keyword")
+SEARCH_MODES = ("keyword", "semantic", "hybrid")
+MAX_QUERY_CHARS = 2_000
+MIN_CANDIDATES = 50
+PINNED_CEILING_SHARE = 0.5  # pinned items take at most half of a startup answer
+
+
+@dataclass
+class RecallQuery:
+    mode: str = "hybrid"
+    query: str = ""
+    filters: Filters = field(default_factory=Filters)
+    budgets: Budgets = field(default_factory=Budgets)
+
+
+@dataclass
+class RecallResult:
+    items: list[RankedItem]
+    mode: str
+    recall_id: str
+    omitted: int
+    scoring_version: str = scoring.SCORING_VERSION
+
+
+class RecallService:
+    def __init__(self, pool: asyncpg.Pool, settings: Settings, embedder: EmbeddingProvider) -> None:
+        self._pool = pool
+        self._settings = settings
+        self._embedder = embedder
+
+    async def recall(self, ctx: CallerContext, q: RecallQuery) -> RecallResult:
+        mode = q.mode or "hybrid"
+        _check_choice(mode, RECALL_MODES, "mode")
+        if mode == "startup":
+            ranked = await self._startup(ctx, q)
+        else:
+            ranked = await self._ranked(ctx, mode, _require_query(q.query), q.filters,
+                                        max(q.budgets.items * 4, MIN_CANDIDATES))
+        kept, omitted = pack(ranked, q.budgets)
+        return RecallResult(kept, mode, str(uuid.uuid4()), omitted)
+
+    async def search(self, ctx: CallerContext, mode: str, query: str, filters: Filters, limit: int) -> list[RankedItem]:
+        mode = mode or "hybrid"
+        _check_choice(mode, SEARCH_MODES, "mode")
+        if not 1 <= limit <= 200:
+            raise ValidationFailed(f"limit must be 1–200, got {limit}", field="limit")
+        ranked = await self._ranked(ctx, mode, _require_query(query), filters, max(limit, MIN_CANDIDATES))
+        return ranked[:limit]
+
+    async def get_item(self, ctx: CallerContext, item_id: str) -> MemoryItem:
+        _check_uuid(item_id)
+        async with tenant_tx(self._pool, ctx.tenant_id) as conn:
+            item = await items.get(conn, item_id)
+        if item is None:
+            raise NotFound(f"no item {item_id}")
+        return item
+
+    async def get_status(self, ctx: CallerContext, item_id: str) -> tuple[MemoryItem, list[Stage]]:
+        _check_uuid(item_id)
+        async with tenant_tx(self._pool, ctx.tenant_id) as conn:
+            item = await items.get(conn, item_id)
+            if item is None:
+                raise NotFound(f"no item {item_id}")
+            return item, await items.stages(conn, item_id)
+
+    async def _ranked(self, ctx: CallerContext, mode: str, query: str, filters: Filters,
+                      limit: int) -> list[RankedItem]:
+        vector: np.ndarray | None = None
+        if mode in ("semantic", "hybrid"):
+            vector = await self._embedder.embed_query(query)
+        by_id: dict[str, MemoryItem] = {}
+        keyword: dict[str, float] = {}
+        dense: dict[str, float] = {}
+        async with tenant_tx(self._pool, ctx.tenant_id) as conn:
+            if mode in ("keyword", "hybrid"):
+                for item, rank in await search.keyword(conn, query, filters, limit):
+                    by_id[str(item.id)] = item
+                    keyword[str(item.id)] = rank
+            if vector is not None:
+                for item, similarity in await search.semantic(
+                        conn, vector, self._embedder.profile, self._embedder.dimensions, filters, limit):
+                    by_id[str(item.id)] = item
+                    dense[str(item.id)] = similarity
+        if mode == "keyword":
+            relevance = scoring.min_max(keyword)
+        elif mode == "semantic":
+            relevance = dense
+        else:
+            relevance = scoring.fuse(keyword, dense)
+        ranked = []
+        for key, value in relevance.items():
+            item = by_id[key]
+            trust = scoring.trust_score(item)
+            reasons = []
+            if key in dense:
+                reasons.append(f"semantic match {dense[key]:.2f}")
+            if key in keyword:
+                reasons.append(f"keyword match {keyword[key]:.3f}")
+            reasons.append(f"trust {trust:.2f} (authority {item.authority}, {item.source_type})")
+            if item.review_status != "active":
+                reasons.append(f"unreviewed ({item.review_status})")
+            if item.pinned:
+                reasons.append("pinned")
+            ranked.append(RankedItem(item=item, score=round(value * trust, 6), origin=mode, reasons=reasons))
+        ranked.sort(key=lambda r: (-r.score, -r.item.created_at.timestamp()))
+        return ranked
+
+    async def _startup(self, ctx: CallerContext, q: RecallQuery) -> list[RankedItem]:
+        limit = max(q.budgets.items * 4, MIN_CANDIDATES)
+        async with tenant_tx(self._pool, ctx.tenant_id) as conn:
+            candidates = await search.startup(conn, q.filters, limit)
+        now = datetime.now(UTC)
+        pinned_ceiling = max(1, int(q.budgets.items * PINNED_CEILING_SHARE))
+        pinned: list[RankedItem] = []
+        rest: list[RankedItem] = []
+        for item in candidates:
+            score = scoring.startup_score(item, now)
+            reasons = [f"startup score {score:.2f} (importance {item.importance:.2f}, "
+                       f"source trust {item.source_trust:.2f}, recency {scoring.recency(item.created_at, now):.2f})"]
+            ranked = RankedItem(item=item, score=round(score, 6), origin="startup", reasons=reasons)
+            if item.pinned and len(pinned) < pinned_ceiling:
+                ranked.reasons.insert(0, "pinned")
+                pinned.append(ranked)
+            else:
+                rest.append(ranked)
+        pinned.sort(key=lambda r: -r.score)
+        rest.sort(key=lambda r: -r.score)
+        return pinned + rest
+
+
+def _check_choice(value: str, allowed: tuple[str, ...], field_name: str) -> None:
+    if value not in allowed:
+        raise ValidationFailed(f"{field_name} must be one of {', '.join(allowed)}; got {value!r}", field=field_name)
+
+
+def _require_query(query: str) -> str:
+    query = query.strip()
+    if not query:
+        raise ValidationFailed("query is required for this mode", field="query")
+    if len(query) > MAX_QUERY_CHARS:
+        raise ValidationFailed(f"query must be at most {MAX_QUERY_CHARS} characters", field="query")
+    return query
+
+
+def _check_uuid(item_id: str) -> None:
+    try:
+        uuid.UUID(item_id)
+    except ValueError as exc:
+        raise NotFound(f"no item {item_id}") from exc

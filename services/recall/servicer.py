@@ -1,0 +1,66 @@
+"""gRPC edge of the recall service."""
+
+from __future__ import annotations
+
+import grpc
+
+from engram.db.search import Filters
+from engram.domain.budget import Budgets
+from engram.rpc.context import from_metadata
+from engram.rpc.convert import item_to_proto, ranked_to_proto, stage_to_proto
+from engram.rpc.errors import translate_errors
+from engram.v1 import memory_pb2, recall_pb2, recall_pb2_grpc
+from services.recall.service import RecallQuery, RecallService
+
+DEFAULT_SEARCH_LIMIT = 10
+
+
+def _filters(message: memory_pb2.RecallFilters) -> Filters:
+    return Filters(kinds=list(message.kinds), tags=list(message.tags), workspace_id=message.workspace_id or None,
+                   wing=message.wing or None, room=message.room or None)
+
+
+def _optional(message: object, name: str) -> int | None:
+    return getattr(message, name) if message.HasField(name) else None  # type: ignore[attr-defined]
+
+
+class RecallServicer(recall_pb2_grpc.RecallServiceServicer):
+    def __init__(self, service: RecallService) -> None:
+        self._service = service
+
+    @translate_errors
+    async def Recall(self, request: recall_pb2.RecallRequest,  # noqa: N802
+                     context: grpc.aio.ServicerContext) -> recall_pb2.RecallResponse:
+        ctx = from_metadata(context.invocation_metadata())
+        query = RecallQuery(
+            mode=request.mode, query=request.query, filters=_filters(request.filters),
+            budgets=Budgets.from_request(_optional(request, "item_budget"), _optional(request, "byte_budget"),
+                                         _optional(request, "token_budget")),
+        )
+        result = await self._service.recall(ctx, query)
+        return recall_pb2.RecallResponse(
+            items=[ranked_to_proto(r) for r in result.items], scoring_version=result.scoring_version,
+            recall_id=result.recall_id, omitted=result.omitted, mode=result.mode,
+        )
+
+    @translate_errors
+    async def Search(self, request: recall_pb2.SearchRequest,  # noqa: N802
+                     context: grpc.aio.ServicerContext) -> recall_pb2.SearchResponse:
+        ctx = from_metadata(context.invocation_metadata())
+        limit = _optional(request, "limit") or DEFAULT_SEARCH_LIMIT
+        ranked = await self._service.search(ctx, request.mode, request.query, _filters(request.filters), limit)
+        return recall_pb2.SearchResponse(items=[ranked_to_proto(r) for r in ranked], mode=request.mode or "hybrid")
+
+    @translate_errors
+    async def GetItem(self, request: recall_pb2.GetItemRequest,  # noqa: N802
+                      context: grpc.aio.ServicerContext) -> recall_pb2.GetItemResponse:
+        ctx = from_metadata(context.invocation_metadata())
+        return recall_pb2.GetItemResponse(item=item_to_proto(await self._service.get_item(ctx, request.id)))
+
+    @translate_errors
+    async def GetStatus(self, request: recall_pb2.GetStatusRequest,  # noqa: N802
+                        context: grpc.aio.ServicerContext) -> recall_pb2.GetStatusResponse:
+        ctx = from_metadata(context.invocation_metadata())
+        item, stages = await self._service.get_status(ctx, request.id)
+        return recall_pb2.GetStatusResponse(id=str(item.id), review_status=item.review_status,
+                                            stages=[stage_to_proto(s) for s in stages])

@@ -1,0 +1,91 @@
+"""The migration runner and the schema's own guarantees, against a real PostgreSQL."""
+
+from __future__ import annotations
+
+import asyncio
+import shutil
+import uuid
+from pathlib import Path
+
+import asyncpg
+import pytest
+
+from engram.config import Settings
+from engram.db.migrate import MIGRATIONS_DIR, MigrationError, migrate
+from engram.db.pool import tenant_tx
+from tests.conftest import create_tenant
+
+
+async def _fresh_database(owner_pool: asyncpg.Pool, database_url: str) -> str:
+    name = f"mig_{uuid.uuid4().hex[:12]}"
+    async with owner_pool.acquire() as conn:
+        await conn.execute(f'CREATE DATABASE "{name}"')
+    return database_url.rsplit("/", 1)[0] + f"/{name}"
+
+
+async def test_second_run_applies_nothing(migrated: str) -> None:
+    assert await migrate(migrated, Settings()) == []
+
+
+async def test_concurrent_runs_apply_each_migration_once(owner_pool: asyncpg.Pool, migrated: str) -> None:
+    url = await _fresh_database(owner_pool, migrated)
+    first, second = await asyncio.gather(migrate(url, Settings()), migrate(url, Settings()))
+    assert sorted(first + second) == ["001_schema.sql"]
+    conn = await asyncpg.connect(url)
+    try:
+        assert await conn.fetchval("SELECT count(*) FROM schema_migrations") == 1
+        assert await conn.fetchval("SELECT count(*) FROM memory_kinds WHERE tenant_id IS NULL") == 9
+    finally:
+        await conn.close()
+
+
+async def test_an_edited_applied_migration_is_refused(owner_pool: asyncpg.Pool, migrated: str,
+                                                      tmp_path: Path) -> None:
+    url = await _fresh_database(owner_pool, migrated)
+    directory = tmp_path / "migrations"
+    shutil.copytree(MIGRATIONS_DIR, directory)
+    assert await migrate(url, Settings(), directory) == ["001_schema.sql"]
+    edited = directory / "001_schema.sql"
+    edited.write_text(edited.read_text() + "\n-- an innocent-looking edit\n")
+    with pytest.raises(MigrationError, match="edited after it was applied"):
+        await migrate(url, Settings(), directory)
+
+
+async def test_item_events_refuses_update_and_delete(owner_pool: asyncpg.Pool) -> None:
+    ctx = await create_tenant(owner_pool)
+    async with owner_pool.acquire() as conn:
+        await conn.execute("INSERT INTO item_events (tenant_id, item_id, action) VALUES ($1, $2, 'created')",
+                           uuid.UUID(ctx.tenant_id), uuid.uuid4())
+        assert await conn.fetchval("SELECT count(*) FROM item_events WHERE tenant_id = $1",
+                                   uuid.UUID(ctx.tenant_id)) == 1
+        with pytest.raises(asyncpg.InsufficientPrivilegeError, match="append-only"):
+            await conn.execute("UPDATE item_events SET action = 'forged' WHERE tenant_id = $1",
+                               uuid.UUID(ctx.tenant_id))
+        with pytest.raises(asyncpg.InsufficientPrivilegeError, match="append-only"):
+            await conn.execute("DELETE FROM item_events WHERE tenant_id = $1", uuid.UUID(ctx.tenant_id))
+        assert await conn.fetchval("SELECT action FROM item_events WHERE tenant_id = $1",
+                                   uuid.UUID(ctx.tenant_id)) == "created"
+
+
+async def test_rls_bounds_a_query_without_tenant_filter(owner_pool: asyncpg.Pool, app_pool: asyncpg.Pool) -> None:
+    first, second = await create_tenant(owner_pool), await create_tenant(owner_pool)
+    # the owner (positive control) sees both tenants' workspaces
+    async with owner_pool.acquire() as conn:
+        both = await conn.fetchval("SELECT count(*) FROM workspaces WHERE tenant_id = ANY($1::uuid[])",
+                                   [first.tenant_id, second.tenant_id])
+    assert both == 2
+    async with tenant_tx(app_pool, first.tenant_id) as conn:
+        assert await conn.fetchval("SELECT current_user") == Settings().app_role
+        rows = await conn.fetch("SELECT tenant_id FROM workspaces")  # no tenant filter on purpose
+        assert {str(r["tenant_id"]) for r in rows} == {first.tenant_id}
+        with pytest.raises(asyncpg.InsufficientPrivilegeError):
+            await conn.execute("INSERT INTO workspaces (tenant_id, id, name) VALUES ($1, $2, 'sneaky')",
+                               uuid.UUID(second.tenant_id), uuid.uuid4())
+    async with app_pool.acquire() as conn:  # no tenant set at all: nothing visible
+        assert await conn.fetchval("SELECT count(*) FROM workspaces") == 0
+
+
+async def test_services_role_cannot_bypass_rls(app_pool: asyncpg.Pool) -> None:
+    async with app_pool.acquire() as conn:
+        row = await conn.fetchrow("SELECT rolsuper, rolbypassrls FROM pg_roles WHERE rolname = current_user")
+    assert row is not None and not row["rolsuper"] and not row["rolbypassrls"]

@@ -1,0 +1,284 @@
+"""Embedded PostgreSQL and NATS, and `engram up` with fake services — against the real servers."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import asyncpg
+import nats
+import psutil
+import pytest
+
+from engram.config import Settings
+from engram.runtime.nats import EmbeddedNats
+from engram.runtime.ports import free_port
+from engram.runtime.postgres import EmbeddedPostgres
+from engram.runtime.processes import enable_subreaper, is_alive
+from engram.runtime.stack import run_stack
+
+
+def processes_mentioning(text: str) -> list[psutil.Process]:
+    """Live processes whose command line mentions ``text``."""
+    found = []
+    for proc in psutil.process_iter(["cmdline"]):
+        if text in " ".join(proc.info["cmdline"] or []) and proc.pid != os.getpid() and is_alive(proc):
+            found.append(proc)
+    return found
+
+
+def server_processes(data_dir: Path) -> list[psutil.Process]:
+    """Live postgres processes serving ``data_dir`` (the postmaster and its children, by working dir)."""
+    found = []
+    for proc in psutil.process_iter(["name"]):
+        try:
+            if proc.info["name"] == "postgres" and is_alive(proc) and Path(proc.cwd()) == data_dir.resolve():
+                found.append(proc)
+        except psutil.Error:
+            continue
+    return found
+
+
+async def query(url: str, sql: str) -> object:
+    conn = await asyncpg.connect(url)
+    try:
+        return await conn.fetchval(sql)
+    finally:
+        await conn.close()
+
+
+async def test_postgres_runs_pgvector_and_keeps_data_across_restarts(tmp_path: Path) -> None:
+    data_dir = tmp_path / "pgdata"
+    pg = EmbeddedPostgres(data_dir)
+    began = time.monotonic()
+    url = pg.start()
+    first_start = time.monotonic() - began
+    try:
+        assert url == f"postgresql://postgres@127.0.0.1:{pg.port}/postgres"
+        conn = await asyncpg.connect(url)
+        try:
+            await conn.execute("CREATE EXTENSION IF NOT EXISTS vector")
+            distance = await conn.fetchval("SELECT '[1,2,3]'::vector <=> '[1,2,4]'::vector")
+            assert 0.0 < distance < 0.01
+            await conn.execute("CREATE TABLE notes (id int PRIMARY KEY, body text, embedding vector(3))")
+            await conn.execute("INSERT INTO notes VALUES (1, 'Grüße', '[1,2,3]')")
+            assert await conn.fetchval("SELECT upper(body) FROM notes") == "GRÜSSE"  # Unicode-aware ctype
+        finally:
+            await conn.close()
+    finally:
+        pg.stop()
+    assert not server_processes(data_dir)
+
+    again = EmbeddedPostgres(data_dir)  # a new port
+    began = time.monotonic()
+    url = again.start()
+    warm_start = time.monotonic() - began
+    try:
+        assert await query(url, "SELECT body FROM notes WHERE id = 1") == "Grüße"
+        assert await query(url, "SELECT count(*) FROM notes") == 1
+    finally:
+        again.stop()
+    assert not server_processes(data_dir)
+    print(f"\npostgres first start {first_start:.2f}s, warm start {warm_start:.2f}s")
+
+
+async def test_postgres_recovers_from_a_crashed_previous_run(tmp_path: Path) -> None:
+    enable_subreaper()  # orphaned backends re-parent to us and get reaped, not left as zombies
+    data_dir = tmp_path / "pgdata"
+    orphan = EmbeddedPostgres(data_dir)
+    orphan.start()
+    await query(orphan.url, "CREATE TABLE kept (x int); INSERT INTO kept VALUES (42)")
+    old_pid = orphan.process.pid if orphan.process else 0
+
+    # A new run while the old server is still up (its parent crashed): the old one is stopped first.
+    successor = EmbeddedPostgres(data_dir)
+    successor.start()
+    try:
+        assert not psutil.pid_exists(old_pid) or not is_alive(psutil.Process(old_pid))
+        assert await query(successor.url, "SELECT x FROM kept") == 42
+        # The server is SIGKILLed: it leaves a stale postmaster.pid behind.
+        assert successor.process is not None
+        successor.process.kill()
+        successor.process.wait()
+    finally:
+        successor.stop()
+        orphan.stop()
+    assert (data_dir / "postmaster.pid").exists()
+
+    # The stale pid now belongs to a live process of the server's own user: PostgreSQL alone would refuse.
+    owner = {"user": "embedded_postgres"} if os.geteuid() == 0 else {}
+    squatter = subprocess.Popen(["sleep", "60"], **owner)  # type: ignore[call-overload]
+    try:
+        lines = (data_dir / "postmaster.pid").read_text().split("\n")
+        (data_dir / "postmaster.pid").write_text("\n".join([str(squatter.pid), *lines[1:]]))
+        third = EmbeddedPostgres(data_dir)
+        third.start()
+        try:
+            assert await query(third.url, "SELECT x FROM kept") == 42
+        finally:
+            third.stop()
+    finally:
+        squatter.kill()
+        squatter.wait()
+    assert not server_processes(data_dir)
+
+
+def test_postgres_start_failure_reports_log_tail(tmp_path: Path) -> None:
+    data_dir = tmp_path / "pgdata"
+    first = EmbeddedPostgres(data_dir)
+    first.start()
+    try:
+        clash = EmbeddedPostgres(tmp_path / "other" / "pgdata", port=first.port)  # port already taken
+        with pytest.raises(RuntimeError, match=r"(?s)postgres exited with code 1 while starting.*could not"):
+            clash.start()
+    finally:
+        first.stop()
+    assert not server_processes(tmp_path / "other" / "pgdata")
+
+
+async def test_nats_jetstream_publish_and_consume(tmp_path: Path) -> None:
+    server = EmbeddedNats(tmp_path / "nats")
+    began = time.monotonic()
+    url = server.start()
+    took = time.monotonic() - began
+    assert server.process is not None
+    pid = server.process.pid
+    try:
+        assert url == f"nats://127.0.0.1:{server.port}"
+        nc = await nats.connect(url)
+        try:
+            js = nc.jetstream()
+            await js.add_stream(name="TEST", subjects=["test.>"])
+            ack = await js.publish("test.hello", b"hi")
+            assert ack.stream == "TEST"
+            sub = await js.pull_subscribe("test.>", durable="reader")
+            [msg] = await sub.fetch(1, timeout=5)
+            assert msg.data == b"hi"
+            await msg.ack()
+        finally:
+            await nc.close()
+    finally:
+        server.stop()
+    assert not psutil.pid_exists(pid) or not is_alive(psutil.Process(pid))
+    assert not processes_mentioning(str(tmp_path / "nats"))
+    assert (tmp_path / "nats" / "jetstream").is_dir()
+    print(f"\nnats start {took:.3f}s")
+
+
+# -- engram up, with fake services ---------------------------------------------------------------------
+
+FAKE_SERVICE = """
+import json, os, sys, time
+name = sys.argv[1]
+home = os.environ["ENGRAM_HOME"]
+keys = [k for k in os.environ if k.startswith("ENGRAM_") or k in ("PYTHONPATH", "PYTHONUNBUFFERED")]
+record = {"pid": os.getpid(), "env": {k: os.environ[k] for k in keys}}
+open(os.path.join(home, name + ".json"), "w").write(json.dumps(record))
+if name != "gateway":
+    time.sleep(600)
+from http.server import BaseHTTPRequestHandler, HTTPServer
+class Ready(BaseHTTPRequestHandler):
+    def do_GET(self):
+        self.send_response(200 if self.path == "/ready" else 404)
+        self.end_headers()
+    def log_message(self, *args):
+        pass
+HTTPServer((os.environ["ENGRAM_GATEWAY_HOST"], int(os.environ["ENGRAM_GATEWAY_PORT"])), Ready).serve_forever()
+"""
+
+
+def fake_command(name: str) -> list[str]:
+    return [sys.executable, "-c", FAKE_SERVICE, name]
+
+
+async def fake_migrate(database_url: str, settings: Settings) -> list[str]:
+    assert settings.database_url == database_url and settings.nats_url
+    await query(database_url, "CREATE EXTENSION IF NOT EXISTS vector")
+    return ["000_fake"]
+
+
+def postmaster_pid(home: Path) -> int | None:
+    try:
+        return int((home / "pgdata" / "postmaster.pid").read_text().split()[0])
+    except (OSError, ValueError, IndexError):
+        return None
+
+
+async def test_run_stack_starts_supervises_and_stops_everything(
+    tmp_path: Path, capfd: pytest.CaptureFixture[str]
+) -> None:
+    home = tmp_path / "home"
+    settings = Settings(home=home, gateway_port=free_port(), database_url=None, nats_url=None)
+    stop = asyncio.Event()
+    ready: list[str] = []
+    began = time.monotonic()
+    stack = asyncio.create_task(
+        run_stack(settings, ready.append, stop, command=fake_command, migrate=fake_migrate)
+    )
+    deadline = time.monotonic() + 60
+    while not ready:
+        assert not stack.done(), stack.exception()
+        assert time.monotonic() < deadline
+        await asyncio.sleep(0.05)
+    up = time.monotonic() - began
+    url = f"http://127.0.0.1:{settings.gateway_port}"
+    assert ready == [url]
+
+    records = {name: json.loads((home / f"{name}.json").read_text()) for name in ("ingest", "recall", "embedder", "gateway")}
+    env = records["ingest"]["env"]
+    database_url = env["ENGRAM_DATABASE_URL"]
+    assert database_url.startswith("postgresql://postgres@127.0.0.1:")
+    assert env["ENGRAM_NATS_URL"].startswith("nats://127.0.0.1:")
+    assert env["ENGRAM_HOME"] == str(home.resolve())
+    assert env["PYTHONUNBUFFERED"] == "1"
+    assert env["PYTHONPATH"].split(os.pathsep)[0] == str(Path(__file__).resolve().parents[2])
+    assert env["ENGRAM_GATEWAY_PORT"] == str(settings.gateway_port)
+    metrics = {records[n]["env"]["ENGRAM_METRICS_PORT"] for n in ("ingest", "recall", "embedder")}
+    assert len(metrics) == 3 and "ENGRAM_METRICS_PORT" not in records["gateway"]["env"]
+    assert all(r["env"]["ENGRAM_INGEST_ADDR"] == env["ENGRAM_INGEST_ADDR"] for r in records.values())
+    assert await query(database_url, "SELECT extname FROM pg_extension WHERE extname = 'vector'") == "vector"
+
+    # Postgres is supervised too: SIGKILL it and it comes back on the same URL.
+    old = postmaster_pid(home)
+    assert old is not None
+    os.kill(old, signal.SIGKILL)
+    deadline = time.monotonic() + 30
+    while True:
+        try:
+            if postmaster_pid(home) not in (None, old) and await query(database_url, "SELECT 1") == 1:
+                break
+        except (OSError, asyncpg.PostgresError):
+            pass
+        assert time.monotonic() < deadline, "postgres was not restarted"
+        await asyncio.sleep(0.1)
+
+    stop.set()
+    await asyncio.wait_for(stack, 60)
+    for record in records.values():
+        assert not psutil.pid_exists(record["pid"]) or not is_alive(psutil.Process(record["pid"]))
+    assert not processes_mentioning(str(home))
+    assert not server_processes(home / "pgdata")
+
+    out, err = capfd.readouterr()
+    assert out.count("gateway: ") == 1 and f"gateway: {url}\n" in out
+    assert "supervisor: postgres exited with code -9; restarting in 0.5s" in err
+    print(f"\nstack up with fake services in {up:.2f}s")
+
+
+async def test_run_stack_cleans_up_when_start_up_fails(tmp_path: Path) -> None:
+    home = tmp_path / "home"
+
+    async def broken_migrate(database_url: str, settings: Settings) -> list[str]:
+        raise RuntimeError("migration 002 is broken")
+
+    settings = Settings(home=home, gateway_port=free_port(), database_url=None, nats_url=None)
+    with pytest.raises(RuntimeError, match="migration 002 is broken"):
+        await run_stack(settings, None, asyncio.Event(), command=fake_command, migrate=broken_migrate)
+    assert not processes_mentioning(str(home))
+    assert not server_processes(home / "pgdata")
