@@ -22,12 +22,12 @@ async def add(conn: asyncpg.Connection, event: Event, subject_prefix: str) -> No
     await conn.execute(f"NOTIFY {NOTIFY_CHANNEL}")
 
 
-async def claim(conn: asyncpg.Connection, limit: int) -> list[asyncpg.Record]:
-    """Lock the oldest unsent rows; other relays skip them (any number of relays may run)."""
+async def claim(conn: asyncpg.Connection, subject_prefix: str, limit: int) -> list[asyncpg.Record]:
+    """Lock the oldest unsent rows under ``subject_prefix``; other relays skip them (any number may run)."""
     return await conn.fetch(
-        "SELECT id, event_id, subject, envelope::text AS envelope FROM outbox WHERE sent_at IS NULL "
-        "ORDER BY id LIMIT $1 FOR UPDATE SKIP LOCKED",
-        limit,
+        "SELECT id, event_id, subject, envelope::text AS envelope FROM outbox "
+        "WHERE sent_at IS NULL AND starts_with(subject, $1) ORDER BY id LIMIT $2 FOR UPDATE SKIP LOCKED",
+        subject_prefix + ".", limit,
     )
 
 

@@ -10,6 +10,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+from collections.abc import Awaitable
 
 import asyncpg
 from nats.js import JetStreamContext
@@ -22,10 +23,11 @@ log = logging.getLogger(__name__)
 
 
 class OutboxRelay:
-    def __init__(self, pool: asyncpg.Pool, js: JetStreamContext, *, batch_size: int = 200,
+    def __init__(self, pool: asyncpg.Pool, js: JetStreamContext, subject_prefix: str, *, batch_size: int = 200,
                  poll_interval_s: float = 1.0, publish_timeout_s: float = 5.0) -> None:
         self._pool = pool
         self._js = js
+        self._subject_prefix = subject_prefix
         self._batch_size = batch_size
         self._poll_interval_s = poll_interval_s
         self._publish_timeout_s = publish_timeout_s
@@ -34,7 +36,7 @@ class OutboxRelay:
     async def publish_pending(self) -> int:
         """Publish one batch of unsent rows; return how many were published."""
         async with system_tx(self._pool) as conn:
-            rows = await outbox.claim(conn, self._batch_size)
+            rows = await outbox.claim(conn, self._subject_prefix, self._batch_size)
             if not rows:
                 return 0
             await asyncio.gather(*(
@@ -67,7 +69,7 @@ class OutboxRelay:
                     continue
                 await self._report_backlog()
                 self._wake.clear()
-                await _first_of(stop.wait(), self._wake.wait(), timeout=self._poll_interval_s)
+                await _first_of(stop.wait(), self._wake.wait(), within_s=self._poll_interval_s)
         finally:
             with contextlib.suppress(Exception):
                 await listener.remove_listener(outbox.NOTIFY_CHANNEL, self._on_notify)
@@ -89,10 +91,10 @@ async def _sleep_or_stop(stop: asyncio.Event, seconds: float) -> None:
         await asyncio.wait_for(stop.wait(), timeout=seconds)
 
 
-async def _first_of(*aws: object, timeout: float) -> None:
-    tasks = [asyncio.ensure_future(aw) for aw in aws]  # type: ignore[arg-type]
+async def _first_of(*aws: Awaitable[object], within_s: float) -> None:
+    tasks = [asyncio.ensure_future(aw) for aw in aws]
     try:
-        await asyncio.wait(tasks, timeout=timeout, return_when=asyncio.FIRST_COMPLETED)
+        await asyncio.wait(tasks, timeout=within_s, return_when=asyncio.FIRST_COMPLETED)
     finally:
         for task in tasks:
             task.cancel()

@@ -34,7 +34,8 @@ async def serve(settings: Settings, stop: asyncio.Event) -> None:
     serve_metrics(settings.metrics_port)
     provider = create_provider(settings)
     pool = await create_pool(settings.database_url, role=settings.app_role)
-    broker = NatsBroker(settings.nats_url, max_reconnect_attempts=-1, reconnect_time_wait=0.5)
+    broker = NatsBroker(settings.nats_url, max_reconnect_attempts=-1, reconnect_time_wait=1,
+                        logger=logging.getLogger("faststream"))
     try:
         await declare_streams(settings)
         service = EmbedderService(pool, settings, provider)

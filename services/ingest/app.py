@@ -34,7 +34,7 @@ async def run_relay(settings: Settings, pool: asyncpg.Pool, stop: asyncio.Event)
                 js = nc.jetstream()
                 await ensure_streams(js, settings)
                 backoff = 0.2
-                await OutboxRelay(pool, js).run(stop)
+                await OutboxRelay(pool, js, settings.events_subject_prefix).run(stop)
             finally:
                 await nc.close()
         except Exception as exc:

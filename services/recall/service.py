@@ -93,6 +93,7 @@ class RecallService:
         keyword: dict[str, float] = {}
         dense: dict[str, float] = {}
         async with tenant_tx(self._pool, ctx.tenant_id) as conn:
+            await _check_kinds(conn, filters)
             if mode in ("keyword", "hybrid"):
                 for item, rank in await search.keyword(conn, query, filters, limit):
                     by_id[str(item.id)] = item
@@ -129,6 +130,7 @@ class RecallService:
     async def _startup(self, ctx: CallerContext, q: RecallQuery) -> list[RankedItem]:
         limit = max(q.budgets.items * 4, MIN_CANDIDATES)
         async with tenant_tx(self._pool, ctx.tenant_id) as conn:
+            await _check_kinds(conn, q.filters)
             candidates = await search.startup(conn, q.filters, limit)
         now = datetime.now(UTC)
         pinned_ceiling = max(1, int(q.budgets.items * PINNED_CEILING_SHARE))
@@ -147,6 +149,16 @@ class RecallService:
         pinned.sort(key=lambda r: -r.score)
         rest.sort(key=lambda r: -r.score)
         return pinned + rest
+
+
+async def _check_kinds(conn: asyncpg.Connection, filters: Filters) -> None:
+    """An unknown kind in a filter is refused with the known ones, not answered with nothing."""
+    if not filters.kinds:
+        return
+    known = await items.enabled_kind_names(conn)
+    unknown = [k for k in filters.kinds if k not in known]
+    if unknown:
+        raise ValidationFailed(f"unknown kinds {unknown}; known kinds: {', '.join(known)}", field="kinds")
 
 
 def _check_choice(value: str, allowed: tuple[str, ...], field_name: str) -> None:

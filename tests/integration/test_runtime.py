@@ -6,7 +6,6 @@ import asyncio
 import json
 import os
 import signal
-import subprocess
 import sys
 import time
 from pathlib import Path
@@ -20,8 +19,10 @@ from engram.config import Settings
 from engram.runtime.nats import EmbeddedNats
 from engram.runtime.ports import free_port
 from engram.runtime.postgres import EmbeddedPostgres
-from engram.runtime.processes import enable_subreaper, is_alive
+from engram.runtime.process_tree import is_alive
 from engram.runtime.stack import run_stack
+
+REPO_ROOT = Path(__file__).resolve().parents[2]
 
 
 def processes_mentioning(text: str) -> list[psutil.Process]:
@@ -43,6 +44,14 @@ def server_processes(data_dir: Path) -> list[psutil.Process]:
         except psutil.Error:
             continue
     return found
+
+
+async def execute(url: str, sql: str) -> None:
+    conn = await asyncpg.connect(url)
+    try:
+        await conn.execute(sql)
+    finally:
+        await conn.close()
 
 
 async def query(url: str, sql: str) -> object:
@@ -67,8 +76,8 @@ async def test_postgres_runs_pgvector_and_keeps_data_across_restarts(tmp_path: P
             distance = await conn.fetchval("SELECT '[1,2,3]'::vector <=> '[1,2,4]'::vector")
             assert 0.0 < distance < 0.01
             await conn.execute("CREATE TABLE notes (id int PRIMARY KEY, body text, embedding vector(3))")
-            await conn.execute("INSERT INTO notes VALUES (1, 'Grüße', '[1,2,3]')")
-            assert await conn.fetchval("SELECT upper(body) FROM notes") == "GRÜSSE"  # Unicode-aware ctype
+            await conn.execute("INSERT INTO notes VALUES (1, 'élan', '[1,2,3]')")
+            assert await conn.fetchval("SELECT upper(body) FROM notes") == "ÉLAN"  # Unicode-aware ctype
         finally:
             await conn.close()
     finally:
@@ -80,7 +89,7 @@ async def test_postgres_runs_pgvector_and_keeps_data_across_restarts(tmp_path: P
     url = again.start()
     warm_start = time.monotonic() - began
     try:
-        assert await query(url, "SELECT body FROM notes WHERE id = 1") == "Grüße"
+        assert await query(url, "SELECT body FROM notes WHERE id = 1") == "élan"
         assert await query(url, "SELECT count(*) FROM notes") == 1
     finally:
         again.stop()
@@ -89,19 +98,19 @@ async def test_postgres_runs_pgvector_and_keeps_data_across_restarts(tmp_path: P
 
 
 async def test_postgres_recovers_from_a_crashed_previous_run(tmp_path: Path) -> None:
-    enable_subreaper()  # orphaned backends re-parent to us and get reaped, not left as zombies
     data_dir = tmp_path / "pgdata"
-    orphan = EmbeddedPostgres(data_dir)
-    orphan.start()
-    await query(orphan.url, "CREATE TABLE kept (x int); INSERT INTO kept VALUES (42)")
-    old_pid = orphan.process.pid if orphan.process else 0
-
-    # A new run while the old server is still up (its parent crashed): the old one is stopped first.
-    successor = EmbeddedPostgres(data_dir)
-    successor.start()
+    orphan, successor = EmbeddedPostgres(data_dir), EmbeddedPostgres(data_dir)
     try:
-        assert not psutil.pid_exists(old_pid) or not is_alive(psutil.Process(old_pid))
+        orphan.start()
+        assert orphan.process is not None
+        old_pid = orphan.process.pid
+        await execute(orphan.url, "CREATE TABLE kept (x int); INSERT INTO kept VALUES (42)")
+
+        # A new run while the old server is still up (its parent crashed): the old one is stopped first.
+        successor.start()
+        assert orphan.process.poll() is not None and old_pid not in [p.pid for p in server_processes(data_dir)]
         assert await query(successor.url, "SELECT x FROM kept") == 42
+
         # The server is SIGKILLed: it leaves a stale postmaster.pid behind.
         assert successor.process is not None
         successor.process.kill()
@@ -111,33 +120,33 @@ async def test_postgres_recovers_from_a_crashed_previous_run(tmp_path: Path) -> 
         orphan.stop()
     assert (data_dir / "postmaster.pid").exists()
 
-    # The stale pid now belongs to a live process of the server's own user: PostgreSQL alone would refuse.
-    owner = {"user": "embedded_postgres"} if os.geteuid() == 0 else {}
-    squatter = subprocess.Popen(["sleep", "60"], **owner)  # type: ignore[call-overload]
+    # Its pid now belongs to a live process of the server's own user: PostgreSQL alone would refuse to start.
+    squatter = await asyncio.create_subprocess_exec(
+        "sleep", "60", user="embedded_postgres" if os.geteuid() == 0 else None
+    )
+    third = EmbeddedPostgres(data_dir)
     try:
         lines = (data_dir / "postmaster.pid").read_text().split("\n")
         (data_dir / "postmaster.pid").write_text("\n".join([str(squatter.pid), *lines[1:]]))
-        third = EmbeddedPostgres(data_dir)
         third.start()
-        try:
-            assert await query(third.url, "SELECT x FROM kept") == 42
-        finally:
-            third.stop()
+        assert await query(third.url, "SELECT x FROM kept") == 42
     finally:
+        third.stop()
         squatter.kill()
-        squatter.wait()
+        await squatter.wait()
     assert not server_processes(data_dir)
 
 
 def test_postgres_start_failure_reports_log_tail(tmp_path: Path) -> None:
     data_dir = tmp_path / "pgdata"
     first = EmbeddedPostgres(data_dir)
-    first.start()
+    clash = EmbeddedPostgres(tmp_path / "other" / "pgdata", port=first.port)  # the port will be taken
     try:
-        clash = EmbeddedPostgres(tmp_path / "other" / "pgdata", port=first.port)  # port already taken
+        first.start()
         with pytest.raises(RuntimeError, match=r"(?s)postgres exited with code 1 while starting.*could not"):
             clash.start()
     finally:
+        clash.stop()
         first.stop()
     assert not server_processes(tmp_path / "other" / "pgdata")
 
@@ -218,9 +227,7 @@ async def test_run_stack_starts_supervises_and_stops_everything(
     stop = asyncio.Event()
     ready: list[str] = []
     began = time.monotonic()
-    stack = asyncio.create_task(
-        run_stack(settings, ready.append, stop, command=fake_command, migrate=fake_migrate)
-    )
+    stack = asyncio.create_task(run_stack(settings, ready.append, stop, command=fake_command, migrate=fake_migrate))
     deadline = time.monotonic() + 60
     while not ready:
         assert not stack.done(), stack.exception()
@@ -230,14 +237,16 @@ async def test_run_stack_starts_supervises_and_stops_everything(
     url = f"http://127.0.0.1:{settings.gateway_port}"
     assert ready == [url]
 
-    records = {name: json.loads((home / f"{name}.json").read_text()) for name in ("ingest", "recall", "embedder", "gateway")}
+    records = {
+        name: json.loads((home / f"{name}.json").read_text()) for name in ("ingest", "recall", "embedder", "gateway")
+    }
     env = records["ingest"]["env"]
     database_url = env["ENGRAM_DATABASE_URL"]
     assert database_url.startswith("postgresql://postgres@127.0.0.1:")
     assert env["ENGRAM_NATS_URL"].startswith("nats://127.0.0.1:")
     assert env["ENGRAM_HOME"] == str(home.resolve())
     assert env["PYTHONUNBUFFERED"] == "1"
-    assert env["PYTHONPATH"].split(os.pathsep)[0] == str(Path(__file__).resolve().parents[2])
+    assert env["PYTHONPATH"].split(os.pathsep)[0] == str(REPO_ROOT)
     assert env["ENGRAM_GATEWAY_PORT"] == str(settings.gateway_port)
     metrics = {records[n]["env"]["ENGRAM_METRICS_PORT"] for n in ("ingest", "recall", "embedder")}
     assert len(metrics) == 3 and "ENGRAM_METRICS_PORT" not in records["gateway"]["env"]

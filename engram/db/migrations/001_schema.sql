@@ -291,9 +291,12 @@ CREATE POLICY tenant_isolation ON memory_kinds
 
 ALTER TABLE outbox ENABLE ROW LEVEL SECURITY;
 ALTER TABLE outbox FORCE ROW LEVEL SECURITY;
-CREATE POLICY tenant_isolation ON outbox
-    USING (tenant_id = engram_current_tenant() OR engram_system_scope())
-    WITH CHECK (tenant_id = engram_current_tenant());
+-- A tenant transaction writes its own tenant's events; only the relay (system scope) reads and marks across tenants.
+CREATE POLICY tenant_writes ON outbox FOR INSERT WITH CHECK (tenant_id = engram_current_tenant());
+CREATE POLICY tenant_or_relay_reads ON outbox FOR SELECT
+    USING (tenant_id = engram_current_tenant() OR engram_system_scope());
+CREATE POLICY relay_marks_sent ON outbox FOR UPDATE
+    USING (engram_system_scope()) WITH CHECK (engram_system_scope());
 
 DO $$
 DECLARE t text;

@@ -1,0 +1,44 @@
+# Engram — `make help` lists the targets.
+PYTHON ?= python3
+VENV   := .venv
+BIN    := $(VENV)/bin
+STAMP  := $(VENV)/.installed
+
+.DEFAULT_GOAL := help
+.PHONY: help install run test test-unit test-integration test-e2e proto lint clean
+
+help: ## Show this help
+	@awk 'BEGIN {FS = ":.*## "} /^[a-zA-Z0-9_-]+:.*## / {printf "  \033[36m%-18s\033[0m %s\n", $$1, $$2}' $(MAKEFILE_LIST)
+
+$(STAMP): pyproject.toml
+	$(PYTHON) -m venv $(VENV)
+	$(BIN)/pip install --quiet --upgrade pip
+	$(BIN)/pip install --quiet -e ".[dev]"
+	@touch $(STAMP)
+
+install: $(STAMP) ## Create .venv and install Engram with its development tools
+
+run: $(STAMP) ## Start the whole stack (embedded PostgreSQL + NATS unless ENGRAM_DATABASE_URL/ENGRAM_NATS_URL are set)
+	$(BIN)/engram up
+
+test: $(STAMP) ## Run the whole suite (unit, integration, e2e) against real servers
+	$(BIN)/pytest -q
+
+test-unit: $(STAMP) ## Unit tests only (no servers)
+	$(BIN)/pytest -q tests/unit
+
+test-integration: $(STAMP) ## Integration tests (real PostgreSQL, NATS and embedding model)
+	$(BIN)/pytest -q tests/integration
+
+test-e2e: $(STAMP) ## End-to-end tests (the stack as `engram up` starts it)
+	$(BIN)/pytest -q tests/e2e
+
+proto: $(STAMP) ## Regenerate engram/v1 from proto/engram/v1
+	$(BIN)/python -m grpc_tools.protoc -Iproto --python_out=. --grpc_python_out=. --pyi_out=. proto/engram/v1/*.proto
+
+lint: $(STAMP) ## ruff and mypy
+	$(BIN)/ruff check engram services tests
+	$(BIN)/mypy engram services
+
+clean: ## Remove the virtualenv and caches (not your data in .engram)
+	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache *.egg-info

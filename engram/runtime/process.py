@@ -1,0 +1,24 @@
+"""The entry point every service process shares: logging, signals, and a clean exit."""
+
+from __future__ import annotations
+
+import asyncio
+import signal
+from collections.abc import Awaitable, Callable
+
+from engram.config import Settings
+from engram.telemetry.logging import configure_logging
+
+
+def run_service(name: str, settings: Settings, serve: Callable[[Settings, asyncio.Event], Awaitable[None]]) -> None:
+    """Run ``serve`` until SIGTERM or SIGINT sets its stop event."""
+    configure_logging(name, settings.log_level)
+
+    async def main() -> None:
+        stop = asyncio.Event()
+        loop = asyncio.get_running_loop()
+        for sig in (signal.SIGTERM, signal.SIGINT):
+            loop.add_signal_handler(sig, stop.set)
+        await serve(settings, stop)
+
+    asyncio.run(main())

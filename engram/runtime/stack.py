@@ -1,0 +1,198 @@
+"""The body of ``engram up``: embedded servers, migrations and every service, supervised."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+import os
+import signal
+import sys
+from collections.abc import Awaitable, Callable, Sequence
+from pathlib import Path
+
+import httpx
+
+import engram
+from engram.config import Settings
+from engram.runtime.nats import EmbeddedNats
+from engram.runtime.ports import free_port
+from engram.runtime.postgres import EmbeddedPostgres
+from engram.runtime.supervisor import ChildSpec, Supervisor
+
+SERVICES = ("ingest", "recall", "embedder", "gateway")
+GATEWAY_READY_TIMEOUT = 120.0
+
+Migrate = Callable[[str, Settings], Awaitable[list[str]]]
+
+
+def service_command(name: str) -> list[str]:
+    """The argv that runs one service."""
+    return [sys.executable, "-m", f"services.{name}"]
+
+
+def source_root() -> Path:
+    """The directory that holds the ``engram`` and ``services`` packages."""
+    return Path(engram.__file__).resolve().parent.parent
+
+
+def gateway_url(host: str, port: int) -> str:
+    """The URL clients use to reach a gateway bound to ``host`` (a wildcard address means loopback)."""
+    if host in ("", "0.0.0.0"):
+        host = "127.0.0.1"
+    elif host == "::":
+        host = "::1"
+    return f"http://[{host}]:{port}" if ":" in host else f"http://{host}:{port}"
+
+
+async def run_stack(
+    settings: Settings,
+    on_ready: Callable[[str], None] | None = None,
+    stop_event: asyncio.Event | None = None,
+    *,
+    services: Sequence[str] = SERVICES,
+    command: Callable[[str], list[str]] = service_command,
+    migrate: Migrate | None = None,
+) -> None:
+    """Start everything, print ``gateway: <url>`` once the gateway is ready, run until ``stop_event`` is set
+    (None: until SIGINT/SIGTERM), then stop services, NATS and Postgres in that order.
+
+    ``services``, ``command`` and ``migrate`` exist for tests. Nothing started is left running on return,
+    including when start-up fails or is interrupted.
+    """
+    loop = asyncio.get_running_loop()
+    handled: list[signal.Signals] = []
+    if stop_event is None:
+        stop_event = asyncio.Event()
+        for sig in (signal.SIGINT, signal.SIGTERM):
+            loop.add_signal_handler(sig, stop_event.set)
+            handled.append(sig)
+    supervisor = Supervisor()
+    startup = asyncio.create_task(_start(settings, supervisor, services, command, migrate, on_ready))
+    stopper = asyncio.create_task(stop_event.wait())
+    try:
+        await asyncio.wait({startup, stopper}, return_when=asyncio.FIRST_COMPLETED)
+        if startup.done():
+            startup.result()  # re-raises a start-up failure
+            await stopper
+    finally:
+        for task in (startup, stopper):
+            task.cancel()
+            with contextlib.suppress(asyncio.CancelledError, Exception):
+                await task
+        try:
+            await supervisor.stop()
+        finally:
+            (settings.home.expanduser().resolve() / STACK_FILE).unlink(missing_ok=True)
+            for sig in handled:
+                loop.remove_signal_handler(sig)
+
+
+async def _start(
+    settings: Settings,
+    supervisor: Supervisor,
+    services: Sequence[str],
+    command: Callable[[str], list[str]],
+    migrate: Migrate | None,
+    on_ready: Callable[[str], None] | None,
+) -> None:
+    home = settings.home.expanduser().resolve()
+    home.mkdir(parents=True, exist_ok=True)
+    database_url = settings.database_url or await _start_postgres(supervisor, home)
+    nats_url = settings.nats_url or await _start_nats(supervisor, home)
+    settings = settings.model_copy(update={"home": home, "database_url": database_url, "nats_url": nats_url})
+
+    if migrate is None:
+        from engram.db.migrate import migrate as default_migrate
+
+        migrate = default_migrate
+    applied = await migrate(database_url, settings)
+    _say(f"migrations applied: {', '.join(applied)}" if applied else "database schema is up to date")
+
+    url = gateway_url(settings.gateway_host, settings.gateway_port)
+    base_env = _service_env(settings, home, database_url, nats_url)
+    for name in services:
+        env = dict(base_env)
+        if name == "gateway":
+            env.pop("ENGRAM_METRICS_PORT", None)
+            ready, timeout = _http_ready(f"{url}/ready"), GATEWAY_READY_TIMEOUT
+        else:
+            env["ENGRAM_METRICS_PORT"] = str(free_port())
+            ready, timeout = None, 60.0
+        await supervisor.start(ChildSpec(name=name, argv=command(name), env=env, ready=ready, ready_timeout=timeout))
+
+    _write_stack_file(home, url, database_url, nats_url, base_env)
+    print(f"gateway: {url}", flush=True)
+    if on_ready is not None:
+        on_ready(url)
+
+
+async def _start_postgres(supervisor: Supervisor, home: Path) -> str:
+    if os.geteuid() == 0 and home.is_relative_to("/root"):
+        _say(
+            f"warning: ENGRAM_HOME {home} is under /root; running as root, the embedded Postgres opens "
+            "every parent directory of its data to other users (chmod o+rx)"
+        )
+    postgres = EmbeddedPostgres(home / "pgdata")
+    await asyncio.to_thread(postgres.prepare)
+    cmd = postgres.command()
+    await supervisor.start(
+        ChildSpec(
+            name="postgres",
+            argv=cmd.argv,
+            user=cmd.user,
+            ready=postgres.ready,
+            log_path=postgres.log_path,
+            stop_signal=signal.SIGINT,  # fast shutdown; the postmaster stops its own children
+            signal_group=False,
+        )
+    )
+    return postgres.url
+
+
+async def _start_nats(supervisor: Supervisor, home: Path) -> str:
+    nats = EmbeddedNats(home / "nats")
+    await asyncio.to_thread(nats.prepare)
+    await supervisor.start(ChildSpec(name="nats", argv=nats.command(), ready=nats.ready, log_path=nats.log_path))
+    return nats.url
+
+
+def _service_env(settings: Settings, home: Path, database_url: str, nats_url: str) -> dict[str, str]:
+    python_path = [str(source_root()), *filter(None, os.environ.get("PYTHONPATH", "").split(os.pathsep))]
+    return {
+        **os.environ,
+        "ENGRAM_HOME": str(home),
+        "ENGRAM_DATABASE_URL": database_url,
+        "ENGRAM_NATS_URL": nats_url,
+        "ENGRAM_INGEST_ADDR": f"127.0.0.1:{free_port()}",
+        "ENGRAM_RECALL_ADDR": f"127.0.0.1:{free_port()}",
+        "ENGRAM_GATEWAY_HOST": settings.gateway_host,
+        "ENGRAM_GATEWAY_PORT": str(settings.gateway_port),
+        "PYTHONUNBUFFERED": "1",
+        "PYTHONPATH": os.pathsep.join(python_path),
+    }
+
+
+def _http_ready(url: str) -> Callable[[], Awaitable[bool]]:
+    async def probe() -> bool:
+        try:
+            async with httpx.AsyncClient(timeout=2.0) as client:
+                return (await client.get(url)).status_code == 200
+        except httpx.HTTPError:
+            return False
+
+    return probe
+
+
+STACK_FILE = "stack.json"
+
+
+def _write_stack_file(home: Path, gateway: str, database_url: str, nats_url: str, env: dict[str, str]) -> None:
+    """Where the running stack's parts are, for operators and tools (removed again on stop)."""
+    info = {"gateway": gateway, "database_url": database_url, "nats_url": nats_url,
+            "ingest_addr": env["ENGRAM_INGEST_ADDR"], "recall_addr": env["ENGRAM_RECALL_ADDR"], "pid": os.getpid()}
+    (home / STACK_FILE).write_text(json.dumps(info, indent=2) + "\n")
+
+
+def _say(message: str) -> None:
+    print(f"engram: {message}", file=sys.stderr, flush=True)

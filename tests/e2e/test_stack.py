@@ -1,0 +1,152 @@
+"""The whole stack as `engram up` runs it, driven through REST as an agent would."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import uuid
+
+import httpx
+import nats
+import psutil
+import pytest
+
+from engram.config import DEFAULT_TENANT_ID
+from engram.runtime.ports import free_port
+from tests.e2e.conftest import Stack, wait_for
+
+pytestmark = pytest.mark.e2e
+
+MEMORIES = [
+    ("Alice is allergic to peanuts, so team lunches are nut-free.", "fact"),
+    ("Production deploys happen on Tuesdays after the standup.", "procedure"),
+    ("Bob prefers dark roast coffee.", "preference"),
+]
+
+
+def remember(client: httpx.Client, content: str, **fields: object) -> dict:  # type: ignore[type-arg]
+    response = client.post("/v1/remember", json={"content": content, **fields})
+    assert response.status_code in (200, 201), response.text
+    return response.json()  # type: ignore[no-any-return]
+
+
+def wait_embedded(client: httpx.Client, item_id: str) -> None:
+    wait_for(lambda: client.get(f"/v1/items/{item_id}/status").json()["embedding"] == "done")
+
+
+def test_remember_then_recall_by_meaning(stack: Stack) -> None:
+    with stack.client() as client:
+        ids = [remember(client, text, kind=kind)["id"] for text, kind in MEMORIES]
+        for item_id in ids:
+            wait_embedded(client, item_id)
+        answer = client.post("/v1/recall", json={"query": "what food must Alice avoid?", "mode": "semantic"}).json()
+        top = answer["items"][0]
+        assert top["item"]["id"] == ids[0]
+        assert top["score"] > 0 and top["origin"] == "semantic"
+        assert any(reason.startswith("semantic match") for reason in top["reasons"])
+        assert answer["recall_id"] and answer["scoring_version"]
+        hybrid = client.post("/v1/recall", json={"query": "when do we ship to prod?", "item_budget": 1}).json()
+        assert [i["item"]["id"] for i in hybrid["items"]] == [ids[1]] and hybrid["omitted"] >= 1
+        item = client.get(f"/v1/items/{ids[2]}").json()
+        assert item["content"] == MEMORIES[2][0] and item["kind"] == "preference" and item["authority"] == 50
+        status = client.get(f"/v1/items/{ids[2]}/status").json()
+        assert status["embedding"] == "done" and status["stages"][0]["updated_at"]
+        again = client.post("/v1/remember", json={"content": MEMORIES[2][0].upper()})
+        assert again.status_code == 200 and again.json() | {"item": None} == {
+            "id": ids[2], "status": "deduplicated", "review_status": "active", "authority": 50,
+            "possible_supersedes": [], "item": None}
+        ready = client.get("/ready").json()
+        assert ready == {"status": "ready", "checks": {"database": "ok", "nats": "ok", "ingest": "ok", "recall": "ok"}}
+        assert "engram_http_request_duration_seconds" in client.get("/metrics").text
+
+
+def test_bad_input_is_refused_and_nothing_is_written(stack: Stack) -> None:
+    with stack.client() as client:
+        marker = f"zq{uuid.uuid4().hex[:10]}"
+        remember(client, f"control memory {marker}")
+        found = client.post("/v1/search", json={"query": marker, "mode": "keyword"}).json()
+        assert len(found["items"]) == 1  # positive control: keyword search sees a write at once
+        bad = f"zq{uuid.uuid4().hex[:10]}"
+        for payload, field in (({"content": ""}, "content"), ({"content": "y" * 20_000 + bad}, "content"),
+                               ({"content": bad, "kind": "gossip"}, "kind"),
+                               ({"content": bad, "importance": 1.5}, "importance"),
+                               ({"content": bad, "mood": "happy"}, "mood")):
+            response = client.post("/v1/remember", json=payload)
+            assert response.status_code == 422
+            assert response.headers["content-type"] == "application/problem+json"
+            problem = response.json()
+            assert problem["code"] == "validation_failed" and problem["field"] == field and problem["detail"]
+        assert client.post("/v1/search", json={"query": bad, "mode": "keyword"}).json()["items"] == []
+
+
+def test_created_event_reaches_the_stream_without_content(stack: Stack) -> None:
+    with stack.client() as client:
+        secret = f"the vault code word is {uuid.uuid4().hex[:8]}"
+        created = remember(client, secret, tags=["events"])
+
+    async def find_event() -> tuple[str, dict, dict]:  # type: ignore[type-arg]
+        nc = await nats.connect(stack.info()["nats_url"])
+        try:
+            js = nc.jetstream()
+            sub = await js.pull_subscribe(f"engram.events.{DEFAULT_TENANT_ID}.memory.created",
+                                          stream="ENGRAM_EVENTS")
+            for _ in range(50):
+                for msg in await sub.fetch(100, timeout=2):
+                    envelope = json.loads(msg.data)
+                    if envelope["subject"] == created["id"]:
+                        return msg.subject, dict(msg.headers or {}), envelope
+            raise AssertionError("memory.created event not found")
+        finally:
+            await nc.close()
+
+    subject, headers, envelope = asyncio.run(find_event())
+    assert subject == f"engram.events.{DEFAULT_TENANT_ID}.memory.created"
+    assert headers["Nats-Msg-Id"] == envelope["id"]
+    assert {k: envelope[k] for k in ("specversion", "type", "source", "tenantid", "datacontenttype")} == {
+        "specversion": "1.0", "type": "engram.memory.created", "source": "engram", "tenantid": DEFAULT_TENANT_ID,
+        "datacontenttype": "application/json"}
+    assert envelope["data"]["item_id"] == created["id"] and envelope["data"]["kind"] == "fact"
+    assert envelope["time"] and uuid.UUID(envelope["id"])
+    assert secret not in json.dumps(envelope) and "vault" not in json.dumps(envelope)
+
+
+def test_a_crashed_service_is_restarted(stack: Stack) -> None:
+    old = stack.service_pid("recall")
+    psutil.Process(old).kill()
+    new = wait_for(lambda: _new_pid(stack, "recall", old), timeout=60)
+    assert new != old
+    with stack.client() as client:
+        wait_for(lambda: client.get("/ready").status_code == 200, timeout=60)
+        assert client.post("/v1/recall", json={"query": "coffee", "mode": "keyword"}).status_code == 200
+
+
+def _new_pid(stack: Stack, name: str, old: int) -> int | None:
+    try:
+        pid = stack.service_pid(name)
+    except AssertionError:
+        return None
+    return pid if pid != old else None
+
+
+def test_data_survives_a_restart_and_stop_leaves_no_process(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    first = Stack(home=tmp_path / "home", port=free_port()).start()
+    try:
+        with first.client() as client:
+            item_id = remember(client, "The office wifi password rotates every first Monday.")["id"]
+            wait_embedded(client, item_id)
+    finally:
+        pids = first.stop()
+    assert len(pids) >= 6  # postgres, nats and four services at least
+    wait_for(lambda: not [p for p in pids if psutil.pid_exists(p) and psutil.Process(p).status() != "zombie"],
+             timeout=20)
+    assert not (tmp_path / "home" / "stack.json").exists()
+
+    second = Stack(home=tmp_path / "home", port=free_port()).start()
+    try:
+        with second.client() as client:
+            answer = client.post("/v1/recall", json={"query": "when does the wireless network secret change?",
+                                                     "mode": "semantic"}).json()
+            assert answer["items"][0]["item"]["id"] == item_id
+    finally:
+        second.stop()
+    print(f"\nengram up ready in {first.startup_seconds:.1f}s (first run), {second.startup_seconds:.1f}s (restart)")

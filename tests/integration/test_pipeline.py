@@ -1,0 +1,121 @@
+"""Outbox relay → JetStream → embedder, against real PostgreSQL, NATS JetStream and the e5 model."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from collections.abc import AsyncIterator, Awaitable, Callable
+
+import asyncpg
+import nats
+import pytest_asyncio
+from faststream.nats import NatsBroker
+from nats.js import JetStreamContext
+
+from engram.config import Settings
+from engram.domain.models import CallerContext
+from engram.embeddings.provider import EmbeddingProvider
+from engram.events.consumer import ConsumerSpec, register_consumer
+from engram.events.envelope import Event
+from engram.events.relay import OutboxRelay
+from engram.events.stream import deadletter_stream, ensure_streams
+from services.embedder.service import CONSUMER, EmbedderService
+from services.ingest.service import IngestService, RememberCommand
+
+
+@pytest_asyncio.fixture
+async def js(settings: Settings) -> AsyncIterator[JetStreamContext]:
+    assert settings.nats_url
+    nc = await nats.connect(settings.nats_url)
+    context = nc.jetstream()
+    await ensure_streams(context, settings)
+    yield context
+    for stream in (settings.events_stream, deadletter_stream(settings)):
+        await context.delete_stream(stream)
+    await nc.close()
+
+
+async def eventually(check: Callable[[], Awaitable[bool]], within_s: float = 20.0) -> None:
+    deadline = asyncio.get_running_loop().time() + within_s
+    while not await check():
+        if asyncio.get_running_loop().time() > deadline:
+            raise AssertionError("condition not met in time")
+        await asyncio.sleep(0.05)
+
+
+async def test_relay_publishes_cloudevents_once(app_pool: asyncpg.Pool, owner_pool: asyncpg.Pool,
+                                                settings: Settings, tenant: CallerContext,
+                                                js: JetStreamContext) -> None:
+    result = await IngestService(app_pool, settings).remember(
+        tenant, RememberCommand(content="The release train leaves every Tuesday.", kind="decision"))
+    relay = OutboxRelay(app_pool, js, settings.events_subject_prefix)
+    assert await relay.publish_pending() >= 1
+    sub = await js.pull_subscribe(f"{settings.events_subject_prefix}.>", stream=settings.events_stream)
+    [msg] = await sub.fetch(1, timeout=5)
+    envelope = json.loads(msg.data)
+    assert msg.subject == f"{settings.events_subject_prefix}.{tenant.tenant_id}.memory.created"
+    assert msg.headers and msg.headers["Nats-Msg-Id"] == envelope["id"]
+    assert envelope["specversion"] == "1.0" and envelope["type"] == "engram.memory.created"
+    assert envelope["tenantid"] == tenant.tenant_id and envelope["subject"] == str(result.item.id)
+    assert envelope["data"]["kind"] == "decision" and envelope["data"]["item_id"] == str(result.item.id)
+    assert "Tuesday" not in msg.data.decode()
+    # a relay that crashed after publishing but before marking: the re-publish is de-duplicated by JetStream
+    async with owner_pool.acquire() as conn:
+        await conn.execute("UPDATE outbox SET sent_at = NULL WHERE event_id = $1::uuid", envelope["id"])
+    assert await relay.publish_pending() == 1
+    info = await js.stream_info(settings.events_stream)
+    assert info.state.messages == 1
+
+
+async def test_embedder_redelivery_changes_nothing(app_pool: asyncpg.Pool, owner_pool: asyncpg.Pool,
+                                                   settings: Settings, tenant: CallerContext,
+                                                   embedder: EmbeddingProvider) -> None:
+    result = await IngestService(app_pool, settings).remember(tenant, RememberCommand(content="Bob moved to Lisbon."))
+    async with owner_pool.acquire() as conn:
+        envelope = json.loads(await conn.fetchval("SELECT envelope FROM outbox WHERE tenant_id = $1::uuid",
+                                                  tenant.tenant_id))
+    event = Event.decode(envelope)
+    service = EmbedderService(app_pool, settings, embedder)
+    assert await service.handle_created([event]) == {}
+    assert await service.handle_created([event]) == {}  # the redelivery
+    async with owner_pool.acquire() as conn:
+        counts = await conn.fetchrow(
+            """SELECT (SELECT count(*) FROM memory_embeddings WHERE item_id = $1) AS vectors,
+                      (SELECT count(*) FROM consumer_inbox WHERE event_id = $2::uuid AND consumer = $3) AS inbox,
+                      (SELECT count(*) FROM outbox WHERE tenant_id = $4::uuid
+                          AND envelope->>'type' = 'engram.memory.embedded') AS embedded_events,
+                      (SELECT status FROM item_stages WHERE item_id = $1 AND stage = 'embedding') AS stage""",
+            result.item.id, event.id, CONSUMER, tenant.tenant_id)
+    assert dict(counts) == {"vectors": 1, "inbox": 1, "embedded_events": 1, "stage": "done"}
+
+
+async def test_write_flows_through_jetstream_to_the_embedder(
+        app_pool: asyncpg.Pool, owner_pool: asyncpg.Pool, settings: Settings, tenant: CallerContext,
+        js: JetStreamContext, embedder: EmbeddingProvider) -> None:
+    service = EmbedderService(app_pool, settings, embedder)
+    broker = NatsBroker(settings.nats_url)
+    register_consumer(broker, settings, ConsumerSpec(name="embedder-under-test", event="memory.created",
+                                                     max_deliver=2), service.handle_created, service.mark_failed)
+    stop = asyncio.Event()
+    relay = OutboxRelay(app_pool, js, settings.events_subject_prefix, poll_interval_s=0.2)
+    relay_task = asyncio.create_task(relay.run(stop))
+    await broker.start()
+    try:
+        # a poison message first: it must go to the dead letter without blocking the good ones
+        await js.publish(f"{settings.events_subject_prefix}.{tenant.tenant_id}.memory.created", b"not json")
+        ingest = IngestService(app_pool, settings)
+        ids = [(await ingest.remember(tenant, RememberCommand(content=text))).item.id
+               for text in ("Carol runs the Berlin office.", "The VPN needs a hardware key.")]
+
+        async def all_embedded() -> bool:
+            async with owner_pool.acquire() as conn:
+                return bool(await conn.fetchval(
+                    "SELECT count(*) = $2 FROM memory_embeddings WHERE item_id = ANY($1)", ids, len(ids)))
+
+        await eventually(all_embedded)
+        dead = await js.stream_info(deadletter_stream(settings))
+        assert dead.state.messages == 1
+    finally:
+        stop.set()
+        await relay_task
+        await broker.stop()

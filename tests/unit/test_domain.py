@@ -1,0 +1,106 @@
+"""Pure rules: canonical content, authority, budgets, scoring, the event envelope."""
+
+from __future__ import annotations
+
+import uuid
+from datetime import UTC, datetime, timedelta
+
+import pytest
+
+from engram.domain.authority import Authority, default_source_type, derive_authority, source_trust
+from engram.domain.budget import Budgets, estimate_tokens, pack
+from engram.domain.content import canonical_text, content_hash
+from engram.domain.models import MemoryItem, RankedItem
+from engram.domain.scoring import fuse, min_max, recency, startup_score, trust_score
+from engram.errors import ValidationFailed
+from engram.events.envelope import Event, filter_for, subject_for
+
+NOW = datetime(2026, 11, 29, tzinfo=UTC)
+
+
+def make_item(content: str = "x", **overrides: object) -> MemoryItem:
+    values: dict[str, object] = dict(
+        id=uuid.uuid4(), tenant_id=uuid.uuid4(), workspace_id=uuid.uuid4(), principal_id=uuid.uuid4(),
+        content=content, content_hash=content_hash(content), kind="fact", importance=0.5, review_status="active",
+        authority=50, source_type="explicit", source_trust=1.0, memory_confidence=0.7, created_at=NOW,
+    )
+    values.update(overrides)
+    return MemoryItem(**values)  # type: ignore[arg-type]
+
+
+def test_canonical_text_ignores_case_and_whitespace_but_not_words() -> None:
+    assert canonical_text("  Alice\tLIKES \n tea ") == "alice likes tea"
+    assert content_hash("Alice likes tea") == content_hash("alice  likes tea ")
+    assert content_hash("Alice likes tea") != content_hash("Alice likes coffee")
+    assert content_hash("e\u0301") == content_hash("\u00e9")  # NFC
+
+
+@pytest.mark.parametrize(("source", "principal", "trusted", "expected"), [
+    ("inferred", "user", False, Authority.INFERRED),
+    ("inferred", "agent", True, Authority.INFERRED),
+    ("agent", "agent", False, Authority.UNTRUSTED_AGENT),
+    ("explicit", "agent", False, Authority.UNTRUSTED_AGENT),  # an agent cannot claim to be a user
+    ("explicit", "agent", True, Authority.TRUSTED_AGENT),
+    ("import", "agent", True, Authority.TRUSTED_AGENT),
+    ("import", "system", False, Authority.TRUSTED_IMPORT),
+    ("agent", "user", False, Authority.TRUSTED_AGENT),
+    ("explicit", "user", False, Authority.EXPLICIT_USER),
+    ("explicit", "admin", False, Authority.EXPLICIT_USER),
+])
+def test_authority_table(source: str, principal: str, trusted: bool, expected: Authority) -> None:
+    assert derive_authority(source, principal, trusted=trusted) is expected
+
+
+def test_default_source_type_and_trust_prior() -> None:
+    assert default_source_type("agent") == "agent" and default_source_type("user") == "explicit"
+    assert source_trust(Authority.INFERRED) == 0.2 and source_trust(Authority.EXPLICIT_USER) == 1.0
+
+
+def test_budgets_validate_and_pack_in_rank_order() -> None:
+    with pytest.raises(ValidationFailed) as caught:
+        Budgets.from_request(0, None, None)
+    assert caught.value.field == "item_budget"
+    with pytest.raises(ValidationFailed):
+        Budgets.from_request(None, None, -5)
+    ranked = [RankedItem(make_item("a" * 40), 0.9, "semantic"), RankedItem(make_item("b" * 400), 0.8, "semantic"),
+              RankedItem(make_item("c" * 40), 0.7, "semantic")]
+    kept, omitted = pack(ranked, Budgets(items=10, bytes=100, tokens=1000))
+    assert [r.item.content[0] for r in kept] == ["a", "c"] and omitted == 1
+    kept, omitted = pack(ranked, Budgets(items=1))
+    assert len(kept) == 1 and omitted == 2
+    kept, _ = pack(ranked, Budgets(tokens=estimate_tokens("a" * 40)))
+    assert [r.item.content[0] for r in kept] == ["a"]
+
+
+def test_startup_score_weights_and_recency() -> None:
+    fresh = make_item(importance=1.0, source_trust=1.0, memory_confidence=1.0, human_verified=True)
+    assert startup_score(fresh, NOW) == pytest.approx(1.0)
+    old = make_item(importance=1.0, source_trust=1.0, memory_confidence=1.0, created_at=NOW - timedelta(days=30))
+    assert recency(old.created_at, NOW) == pytest.approx(0.5)
+    assert startup_score(old, NOW) == pytest.approx(0.30 + 0.25 + 0.20 + 0.075)
+
+
+def test_trust_prefers_authority_and_marks_proposals_down() -> None:
+    user, inferred = make_item(source_trust=1.0), make_item(source_trust=0.2)
+    assert 0.5 <= trust_score(inferred) < trust_score(user) <= 1.0
+    assert trust_score(make_item(review_status="proposed")) == pytest.approx(trust_score(user) * 0.85)
+
+
+def test_fusion_is_a_min_max_weighted_sum() -> None:
+    assert min_max({"a": 2.0, "b": 4.0}) == {"a": 0.0, "b": 1.0}
+    assert min_max({"a": 3.0}) == {"a": 1.0}
+    fused = fuse({"a": 1.0, "b": 0.5}, {"b": 0.9, "c": 0.8}, dense_weight=0.5)
+    assert fused == pytest.approx({"a": 0.5, "b": 0.5, "c": 0.0})
+
+
+def test_envelope_round_trip_and_subjects() -> None:
+    event = Event(type="engram.memory.created", tenant_id="t1", subject="i1", data={"item_id": "i1"},
+                  traceparent="00-abc-def-01")
+    decoded = Event.decode(event.encode())
+    assert decoded == event and decoded.entity_action == "memory.created"
+    envelope = event.to_json()
+    assert envelope["specversion"] == "1.0" and envelope["tenantid"] == "t1" and envelope["source"] == "engram"
+    assert subject_for("engram.events", "t1", "memory.created") == "engram.events.t1.memory.created"
+    assert filter_for("engram.events", "memory.created") == "engram.events.*.memory.created"
+    with pytest.raises(ValueError):
+        Event.decode(b'{"id": "x"}')
