@@ -32,6 +32,7 @@ class Settings(BaseSettings):
     ingest_addr: str = Field(default="127.0.0.1:50051", description="host:port of the ingest gRPC server.")
     recall_addr: str = Field(default="127.0.0.1:50052", description="host:port of the recall gRPC server.")
     metrics_port: int = Field(default=0, description="Prometheus port of a gRPC/consumer process (0 = off).")
+    metrics_host: str = Field(default="127.0.0.1", description="Address the metrics port binds (0.0.0.0 in a pod).")
 
     events_stream: str = "ENGRAM_EVENTS"
     events_subject_prefix: str = "engram.events"

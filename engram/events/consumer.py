@@ -9,9 +9,11 @@ redelivered with back-off; after ``max_deliver`` attempts it goes to the dead-le
 
 from __future__ import annotations
 
+import functools
 import logging
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
+from typing import Any
 
 from faststream import AckPolicy, Context
 from faststream.nats import ConsumerConfig, JStream, NatsBroker, PullSub
@@ -20,7 +22,7 @@ from nats.aio.msg import Msg
 
 from engram.config import Settings
 from engram.events.envelope import Event, filter_for
-from engram.events.stream import deadletter_subject
+from engram.events.stream import deadletter_stream, deadletter_subject
 from engram.telemetry.metrics import CONSUMED, DEAD_LETTERED, REDELIVERED
 
 log = logging.getLogger(__name__)
@@ -37,7 +39,36 @@ class ConsumerSpec:
     batch_size: int = 32
     max_deliver: int = 5
     ack_wait_s: float = 30.0
-    fetch_timeout_s: float = 0.5
+    fetch_timeout_s: float = 0.1  # how long a pulled batch may wait to fill (bench/consumer_latency.py)
+
+
+def patch_nats_fetch_timeout() -> None:
+    """Make ``PullSubscription.fetch`` time out with ``nats.errors.TimeoutError`` only.
+
+    nats-py 2.16 raises the builtin ``TimeoutError`` when a fetch's deadline runs out between its requests;
+    faststream 0.7.8's pull loop catches only the nats subclass, so the exception kills its fetch task.
+    faststream restarts the task, but a message already handed to the dead fetch then waits out the
+    consumer's ack_wait (measured here: 1 of 400 messages delivered 30 s late). Idempotent.
+    """
+    from nats.errors import TimeoutError as NatsTimeoutError
+    from nats.js.client import JetStreamContext
+
+    pull = JetStreamContext.PullSubscription
+    if getattr(pull.fetch, "_engram_patched", False):
+        return
+    original = pull.fetch
+
+    @functools.wraps(original)
+    async def fetch(self: Any, *args: Any, **kwargs: Any) -> Any:
+        try:
+            return await original(self, *args, **kwargs)
+        except NatsTimeoutError:
+            raise
+        except TimeoutError as exc:
+            raise NatsTimeoutError from exc
+
+    fetch._engram_patched = True  # type: ignore[attr-defined]
+    pull.fetch = fetch  # type: ignore[method-assign]
 
 
 def retry_delay(attempt: int) -> float:
@@ -48,11 +79,13 @@ def retry_delay(attempt: int) -> float:
 def register_consumer(broker: NatsBroker, settings: Settings, spec: ConsumerSpec, handle: BatchHandler,
                       on_dead: DeadHandler | None = None) -> None:
     """Subscribe ``handle`` as the durable consumer ``spec.name``."""
+    patch_nats_fetch_timeout()
     subject = filter_for(settings.events_subject_prefix, spec.event)
 
     async def dead_letter(raw: Msg, reason: str) -> None:
         headers = {"Engram-Dead-Reason": reason[:500], "Engram-Original-Subject": raw.subject}
-        await broker.publish(raw.data, deadletter_subject(settings, spec.name), headers=headers)
+        await broker.publish(raw.data, deadletter_subject(settings, spec.name), headers=headers,
+                             stream=deadletter_stream(settings))  # a JetStream publish: acknowledged before term
         DEAD_LETTERED.labels(spec.name).inc()
         await raw.term()
 

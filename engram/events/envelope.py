@@ -51,7 +51,11 @@ class Event:
     @classmethod
     def decode(cls, raw: bytes | str | dict[str, Any]) -> Event:
         body = raw if isinstance(raw, dict) else json.loads(raw)
+        if not isinstance(body, dict):
+            raise ValueError(f"not an Engram CloudEvent (a JSON {type(body).__name__}, not an object)")
         missing = [k for k in ("id", "type", "tenantid", "subject", "data") if k not in body]
+        if not missing and not isinstance(body["data"], dict):
+            missing = ["data (an object)"]
         if missing or body.get("specversion") != SPEC_VERSION:
             raise ValueError(f"not an Engram CloudEvent (missing {missing or 'specversion 1.0'})")
         return cls(

@@ -62,7 +62,7 @@ class OutboxRelay:
                     OUTBOX_FAILURES.inc()
                     backoff = min(max(backoff * 2, 0.2), 10.0)
                     log.warning("outbox publish failed, retrying in %.1fs: %r", backoff, exc)
-                    published = 0
+                    await self._report_backlog()
                     await _sleep_or_stop(stop, backoff)
                     continue
                 if published >= self._batch_size:

@@ -42,7 +42,7 @@ def translate_errors(method: Handler) -> Handler:
             return await method(self, request, context)
         except EngramError as exc:
             await _abort(context, exc)
-        except (OSError, asyncpg.PostgresConnectionStatusError, asyncpg.CannotConnectNowError) as exc:
+        except (OSError, asyncpg.PostgresConnectionError, asyncpg.InterfaceError) as exc:
             await _abort(context, Unavailable(f"dependency unavailable: {exc}"))
         except Exception:
             log.exception("unhandled error in %s", method.__name__)

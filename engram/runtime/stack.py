@@ -111,6 +111,7 @@ async def _start(
 
     url = gateway_url(settings.gateway_host, settings.gateway_port)
     base_env = _service_env(settings, home, database_url, nats_url)
+    metrics: dict[str, str] = {}
     for name in services:
         env = dict(base_env)
         if name == "gateway":
@@ -118,10 +119,11 @@ async def _start(
             ready, timeout = _http_ready(f"{url}/ready"), GATEWAY_READY_TIMEOUT
         else:
             env["ENGRAM_METRICS_PORT"] = str(free_port())
+            metrics[name] = f"http://{settings.metrics_host}:{env['ENGRAM_METRICS_PORT']}/metrics"
             ready, timeout = None, 60.0
         await supervisor.start(ChildSpec(name=name, argv=command(name), env=env, ready=ready, ready_timeout=timeout))
 
-    _write_stack_file(home, url, database_url, nats_url, base_env)
+    _write_stack_file(home, url, database_url, nats_url, base_env, metrics)
     print(f"gateway: {url}", flush=True)
     if on_ready is not None:
         on_ready(url)
@@ -187,10 +189,12 @@ def _http_ready(url: str) -> Callable[[], Awaitable[bool]]:
 STACK_FILE = "stack.json"
 
 
-def _write_stack_file(home: Path, gateway: str, database_url: str, nats_url: str, env: dict[str, str]) -> None:
+def _write_stack_file(home: Path, gateway: str, database_url: str, nats_url: str, env: dict[str, str],
+                      metrics: dict[str, str]) -> None:
     """Where the running stack's parts are, for operators and tools (removed again on stop)."""
     info = {"gateway": gateway, "database_url": database_url, "nats_url": nats_url,
-            "ingest_addr": env["ENGRAM_INGEST_ADDR"], "recall_addr": env["ENGRAM_RECALL_ADDR"], "pid": os.getpid()}
+            "ingest_addr": env["ENGRAM_INGEST_ADDR"], "recall_addr": env["ENGRAM_RECALL_ADDR"],
+            "metrics": {"gateway": f"{gateway}/metrics", **metrics}, "pid": os.getpid()}
     (home / STACK_FILE).write_text(json.dumps(info, indent=2) + "\n")
 
 

@@ -32,7 +32,7 @@ SEARCHABLE_LAG = Histogram(
 )
 
 
-def serve_metrics(port: int) -> None:
-    """Expose /metrics on ``port`` (a gRPC or consumer process); 0 leaves it off."""
+def serve_metrics(port: int, host: str = "127.0.0.1") -> None:
+    """Expose /metrics on ``host:port`` (a gRPC or consumer process); port 0 leaves it off."""
     if port:
-        start_http_server(port, addr="127.0.0.1")
+        start_http_server(port, addr=host)

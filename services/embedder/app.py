@@ -31,7 +31,7 @@ async def declare_streams(settings: Settings) -> None:
 async def serve(settings: Settings, stop: asyncio.Event) -> None:
     if not settings.database_url or not settings.nats_url:
         raise SystemExit("embedder needs ENGRAM_DATABASE_URL and ENGRAM_NATS_URL")
-    serve_metrics(settings.metrics_port)
+    serve_metrics(settings.metrics_port, settings.metrics_host)
     provider = create_provider(settings)
     pool = await create_pool(settings.database_url, role=settings.app_role)
     broker = NatsBroker(settings.nats_url, max_reconnect_attempts=-1, reconnect_time_wait=1,

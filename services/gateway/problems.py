@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import logging
 from typing import Any
 
 from fastapi import FastAPI, Request
@@ -12,6 +13,7 @@ from starlette.exceptions import HTTPException as StarletteHTTPException
 from engram.errors import EngramError
 
 PROBLEM = "application/problem+json"
+log = logging.getLogger(__name__)
 
 
 def problem(status: int, code: str, title: str, detail: str, *, field: str | None = None,
@@ -43,6 +45,11 @@ def install(app: FastAPI) -> None:
         detail = "; ".join(f"{e['field']}: {e['message']}" for e in errors)
         return problem(422, "validation_failed", "Invalid request", detail, field=first["field"],
                        extra={"errors": errors})
+
+    @app.exception_handler(Exception)
+    async def unexpected(_: Request, exc: Exception) -> JSONResponse:
+        log.exception("unhandled error in the gateway", exc_info=exc)
+        return problem(500, "internal", "Internal error", "an unexpected error occurred; it has been logged")
 
     @app.exception_handler(StarletteHTTPException)
     async def http_error(_: Request, exc: StarletteHTTPException) -> JSONResponse:

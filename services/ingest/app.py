@@ -20,6 +20,7 @@ from services.ingest.service import IngestService
 from services.ingest.servicer import IngestServicer
 
 log = logging.getLogger(__name__)
+RELAY_STOP_TIMEOUT_S = 5.0
 
 
 async def run_relay(settings: Settings, pool: asyncpg.Pool, stop: asyncio.Event) -> None:
@@ -47,7 +48,7 @@ async def run_relay(settings: Settings, pool: asyncpg.Pool, stop: asyncio.Event)
 async def serve(settings: Settings, stop: asyncio.Event) -> None:
     if not settings.database_url or not settings.nats_url:
         raise SystemExit("ingest needs ENGRAM_DATABASE_URL and ENGRAM_NATS_URL")
-    serve_metrics(settings.metrics_port)
+    serve_metrics(settings.metrics_port, settings.metrics_host)
     pool = await create_pool(settings.database_url, role=settings.app_role)
     try:
         service = IngestService(pool, settings)
@@ -62,6 +63,9 @@ async def serve(settings: Settings, stop: asyncio.Event) -> None:
         finally:
             await stop_server(server, health)
             stop.set()
-            await relay
+            try:  # the relay finishes its batch; one stuck on an unreachable NATS is cancelled
+                await asyncio.wait_for(relay, RELAY_STOP_TIMEOUT_S)
+            except TimeoutError:
+                log.warning("outbox relay did not stop within %.0fs; cancelled", RELAY_STOP_TIMEOUT_S)
     finally:
         await pool.close()

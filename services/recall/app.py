@@ -20,7 +20,7 @@ log = logging.getLogger(__name__)
 async def serve(settings: Settings, stop: asyncio.Event) -> None:
     if not settings.database_url:
         raise SystemExit("recall needs ENGRAM_DATABASE_URL")
-    serve_metrics(settings.metrics_port)
+    serve_metrics(settings.metrics_port, settings.metrics_host)
     embedder = create_provider(settings)
     pool = await create_pool(settings.database_url, role=settings.app_role)
     try:

@@ -86,6 +86,7 @@ class RecallService:
 
     async def _ranked(self, ctx: CallerContext, mode: str, query: str, filters: Filters,
                       limit: int) -> list[RankedItem]:
+        _check_filters(filters)
         vector: np.ndarray | None = None
         if mode in ("semantic", "hybrid"):
             vector = await self._embedder.embed_query(query)
@@ -128,6 +129,7 @@ class RecallService:
         return ranked
 
     async def _startup(self, ctx: CallerContext, q: RecallQuery) -> list[RankedItem]:
+        _check_filters(q.filters)
         limit = max(q.budgets.items * 4, MIN_CANDIDATES)
         async with tenant_tx(self._pool, ctx.tenant_id) as conn:
             await _check_kinds(conn, q.filters)
@@ -149,6 +151,14 @@ class RecallService:
         pinned.sort(key=lambda r: -r.score)
         rest.sort(key=lambda r: -r.score)
         return pinned + rest
+
+
+def _check_filters(filters: Filters) -> None:
+    if filters.workspace_id:
+        try:
+            uuid.UUID(filters.workspace_id)
+        except ValueError as exc:
+            raise ValidationFailed("workspace_id must be a UUID", field="workspace_id") from exc
 
 
 async def _check_kinds(conn: asyncpg.Connection, filters: Filters) -> None:

@@ -47,7 +47,8 @@ class RecallServicer(recall_pb2_grpc.RecallServiceServicer):
     async def Search(self, request: recall_pb2.SearchRequest,  # noqa: N802
                      context: grpc.aio.ServicerContext) -> recall_pb2.SearchResponse:
         ctx = from_metadata(context.invocation_metadata())
-        limit = _optional(request, "limit") or DEFAULT_SEARCH_LIMIT
+        limit = _optional(request, "limit")
+        limit = DEFAULT_SEARCH_LIMIT if limit is None else limit
         ranked = await self._service.search(ctx, request.mode, request.query, _filters(request.filters), limit)
         return recall_pb2.SearchResponse(items=[ranked_to_proto(r) for r in ranked], mode=request.mode or "hybrid")
 

@@ -26,6 +26,7 @@ START_TIMEOUT_S = 180.0
 class Stack:
     home: Path
     port: int
+    extra_env: dict[str, str] = field(default_factory=dict)
     process: subprocess.Popen[str] | None = None
     url: str = ""
     output: list[str] = field(default_factory=list)
@@ -34,6 +35,7 @@ class Stack:
     def start(self) -> Stack:
         env = {k: v for k, v in os.environ.items() if not k.startswith("ENGRAM_")}
         env.update(ENGRAM_HOME=str(self.home), ENGRAM_GATEWAY_PORT=str(self.port), PYTHONUNBUFFERED="1")
+        env.update(self.extra_env)
         started = time.monotonic()
         self.process = subprocess.Popen([sys.executable, "-m", "engram.cli", "up"], env=env, cwd=self.home.parent,
                                         stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)

@@ -150,3 +150,40 @@ def test_data_survives_a_restart_and_stop_leaves_no_process(tmp_path) -> None:  
     finally:
         second.stop()
     print(f"\nengram up ready in {first.startup_seconds:.1f}s (first run), {second.startup_seconds:.1f}s (restart)")
+
+
+def test_external_servers_are_used_instead_of_embedded_ones(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    from engram.runtime.nats import EmbeddedNats
+    from engram.runtime.postgres import EmbeddedPostgres
+
+    postgres, broker = EmbeddedPostgres(tmp_path / "external-pg"), EmbeddedNats(tmp_path / "external-nats")
+    database_url, nats_url = postgres.start(), broker.start()
+    try:
+        stack = Stack(home=tmp_path / "home", port=free_port(),
+                      extra_env={"ENGRAM_DATABASE_URL": database_url, "ENGRAM_NATS_URL": nats_url}).start()
+        try:
+            names = " ".join(" ".join(p.cmdline()) for p in stack.children())
+            assert "services.gateway" in names
+            assert "postgres" not in names and "nats-server" not in names
+            assert not (tmp_path / "home" / "pgdata").exists()
+            assert stack.info()["database_url"] == database_url and stack.info()["nats_url"] == nats_url
+            with stack.client() as client:
+                item_id = remember(client, "External mode keeps data in the operator's own servers.")["id"]
+                wait_embedded(client, item_id)
+        finally:
+            stack.stop()
+        conn_check = asyncio.run(_count_items(database_url, item_id))
+        assert conn_check == 1  # the write landed in the external database
+    finally:
+        broker.stop()
+        postgres.stop()
+
+
+async def _count_items(database_url: str, item_id: str) -> int:
+    import asyncpg
+
+    conn = await asyncpg.connect(database_url)
+    try:
+        return int(await conn.fetchval("SELECT count(*) FROM memory_items WHERE id = $1::uuid", item_id))
+    finally:
+        await conn.close()

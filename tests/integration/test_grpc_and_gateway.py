@@ -118,6 +118,10 @@ async def test_gateway_maps_rest_to_grpc_and_problems(gateway: httpx.AsyncClient
     assert missing.status_code == 404 and missing.json()["code"] == "not_found"
     bad_mode = await gateway.post("/v1/recall", json={"mode": "psychic", "query": "x"})
     assert bad_mode.status_code == 422 and bad_mode.json()["field"] == "mode"
+    zero = await gateway.post("/v1/search", json={"query": "gateway", "limit": 0})
+    assert zero.status_code == 422 and zero.json()["field"] == "limit"
+    bad_workspace = await gateway.post("/v1/recall", json={"query": "gateway", "workspace_id": "abc"})
+    assert bad_workspace.status_code == 422 and bad_workspace.json()["field"] == "workspace_id"
     openapi = (await gateway.get("/openapi.json")).json()
     assert {"/v1/remember", "/v1/recall", "/v1/search", "/v1/items/{item_id}",
             "/v1/items/{item_id}/status"} <= set(openapi["paths"])

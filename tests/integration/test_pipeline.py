@@ -8,6 +8,7 @@ from collections.abc import AsyncIterator, Awaitable, Callable
 
 import asyncpg
 import nats
+import pytest
 import pytest_asyncio
 from faststream.nats import NatsBroker
 from nats.js import JetStreamContext
@@ -15,7 +16,7 @@ from nats.js import JetStreamContext
 from engram.config import Settings
 from engram.domain.models import CallerContext
 from engram.embeddings.provider import EmbeddingProvider
-from engram.events.consumer import ConsumerSpec, register_consumer
+from engram.events.consumer import ConsumerSpec, patch_nats_fetch_timeout, register_consumer
 from engram.events.envelope import Event
 from engram.events.relay import OutboxRelay
 from engram.events.stream import deadletter_stream, ensure_streams
@@ -119,3 +120,21 @@ async def test_write_flows_through_jetstream_to_the_embedder(
         stop.set()
         await relay_task
         await broker.stop()
+
+
+async def test_fetch_timeouts_reach_faststream_as_nats_timeouts(settings: Settings, js: JetStreamContext,
+                                                                monkeypatch: pytest.MonkeyPatch) -> None:
+    """nats-py can raise the builtin TimeoutError from fetch; faststream only survives nats' own subclass."""
+    from nats.errors import TimeoutError as NatsTimeoutError
+    from nats.js.client import JetStreamContext as Context
+
+    patch_nats_fetch_timeout()
+    sub = await js.pull_subscribe(f"{settings.events_subject_prefix}.>", durable="timeouts",
+                                  stream=settings.events_stream)
+
+    async def deadline_ran_out(*_: object, **__: object) -> list[object]:
+        raise TimeoutError  # what nats-py 2.16 raises when the deadline ran out between its requests
+
+    monkeypatch.setattr(Context.PullSubscription, "_fetch_n", deadline_ran_out)
+    with pytest.raises(NatsTimeoutError):
+        await sub.fetch(5, timeout=1)

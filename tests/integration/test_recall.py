@@ -123,6 +123,7 @@ async def test_status_shows_the_embedding_stage(recall_service: RecallService, a
     (RecallQuery(mode="psychic", query="x"), "mode"),
     (RecallQuery(mode="keyword", query="x", filters=Filters(kinds=["fact", "gossip"])), "kinds"),
     (RecallQuery(mode="startup", filters=Filters(kinds=["gossip"])), "kinds"),
+    (RecallQuery(mode="hybrid", query="x", filters=Filters(workspace_id="abc")), "workspace_id"),
 ])
 async def test_bad_recall_input_names_the_field(recall_service: RecallService, tenant: CallerContext,
                                                 query: RecallQuery, field: str) -> None:

@@ -102,5 +102,8 @@ def test_envelope_round_trip_and_subjects() -> None:
     assert envelope["specversion"] == "1.0" and envelope["tenantid"] == "t1" and envelope["source"] == "engram"
     assert subject_for("engram.events", "t1", "memory.created") == "engram.events.t1.memory.created"
     assert filter_for("engram.events", "memory.created") == "engram.events.*.memory.created"
+    for garbage in (b'{"id": "x"}', b"5", b'"text"', b"\xff", b"not json"):
+        with pytest.raises(ValueError):
+            Event.decode(garbage)
     with pytest.raises(ValueError):
-        Event.decode(b'{"id": "x"}')
+        Event.decode({**envelope, "data": [1, 2]})

