@@ -37,7 +37,7 @@ proto: $(STAMP) ## Regenerate engram/v1 from proto/engram/v1
 	$(BIN)/python -m grpc_tools.protoc -Iproto --python_out=. --grpc_python_out=. --pyi_out=. proto/engram/v1/*.proto
 
 lint: $(STAMP) ## ruff and mypy
-	$(BIN)/ruff check engram services tests
+	$(BIN)/ruff check engram services tests bench
 	$(BIN)/mypy engram services
 
 clean: ## Remove the virtualenv and caches (not your data in .engram)

@@ -55,7 +55,7 @@ def percentiles(samples: list[float]) -> dict[str, float]:
     ordered = sorted(samples)
 
     def pick(q: float) -> float:
-        return ordered[min(len(ordered) - 1, int(round(q * (len(ordered) - 1))))]
+        return ordered[min(len(ordered) - 1, round(q * (len(ordered) - 1)))]
 
     return {"n": len(ordered), "p50_ms": round(pick(0.50) * 1000, 2), "p95_ms": round(pick(0.95) * 1000, 2),
             "p99_ms": round(pick(0.99) * 1000, 2), "mean_ms": round(statistics.fmean(ordered) * 1000, 2)}
@@ -81,10 +81,10 @@ async def remember_load(client: httpx.AsyncClient, texts: list[str], writers: in
     return {"writers": writers, "per_second": round(len(texts) / elapsed, 1), **percentiles(latencies)}
 
 
-async def wait_all_embedded(client: httpx.AsyncClient, probe_id: str, timeout: float = 3600) -> float:
+async def wait_all_embedded(client: httpx.AsyncClient, probe_id: str, within_s: float = 3600) -> float:
     started = time.perf_counter()
     while (await client.get(f"/v1/items/{probe_id}/status")).json()["embedding"] != "done":
-        if time.perf_counter() - started > timeout:
+        if time.perf_counter() - started > within_s:
             raise TimeoutError("embedding backlog did not drain")
         await asyncio.sleep(0.5)
     return time.perf_counter() - started

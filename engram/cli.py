@@ -13,9 +13,14 @@ SERVICES = ("gateway", "ingest", "recall", "embedder")
 
 
 def _up(settings: Settings) -> int:
+    from engram.errors import EngramError
     from engram.runtime.stack import run_stack
 
-    asyncio.run(run_stack(settings))
+    try:
+        asyncio.run(run_stack(settings))
+    except EngramError as exc:
+        print(f"engram: {exc.detail}", file=sys.stderr)
+        return 1
     return 0
 
 

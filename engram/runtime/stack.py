@@ -15,6 +15,7 @@ import httpx
 
 import engram
 from engram.config import Settings
+from engram.runtime.home_lock import hold_home
 from engram.runtime.nats import EmbeddedNats
 from engram.runtime.ports import free_port
 from engram.runtime.postgres import EmbeddedPostgres
@@ -60,32 +61,33 @@ async def run_stack(
     ``services``, ``command`` and ``migrate`` exist for tests. Nothing started is left running on return,
     including when start-up fails or is interrupted.
     """
-    loop = asyncio.get_running_loop()
-    handled: list[signal.Signals] = []
-    if stop_event is None:
-        stop_event = asyncio.Event()
-        for sig in (signal.SIGINT, signal.SIGTERM):
-            loop.add_signal_handler(sig, stop_event.set)
-            handled.append(sig)
-    supervisor = Supervisor()
-    startup = asyncio.create_task(_start(settings, supervisor, services, command, migrate, on_ready))
-    stopper = asyncio.create_task(stop_event.wait())
-    try:
-        await asyncio.wait({startup, stopper}, return_when=asyncio.FIRST_COMPLETED)
-        if startup.done():
-            startup.result()  # re-raises a start-up failure
-            await stopper
-    finally:
-        for task in (startup, stopper):
-            task.cancel()
-            with contextlib.suppress(asyncio.CancelledError, Exception):
-                await task
+    with hold_home(settings.home.expanduser().resolve()):
+        loop = asyncio.get_running_loop()
+        handled: list[signal.Signals] = []
+        if stop_event is None:
+            stop_event = asyncio.Event()
+            for sig in (signal.SIGINT, signal.SIGTERM):
+                loop.add_signal_handler(sig, stop_event.set)
+                handled.append(sig)
+        supervisor = Supervisor()
+        startup = asyncio.create_task(_start(settings, supervisor, services, command, migrate, on_ready))
+        stopper = asyncio.create_task(stop_event.wait())
         try:
-            await supervisor.stop()
+            await asyncio.wait({startup, stopper}, return_when=asyncio.FIRST_COMPLETED)
+            if startup.done():
+                startup.result()  # re-raises a start-up failure
+                await stopper
         finally:
-            (settings.home.expanduser().resolve() / STACK_FILE).unlink(missing_ok=True)
-            for sig in handled:
-                loop.remove_signal_handler(sig)
+            for task in (startup, stopper):
+                task.cancel()
+                with contextlib.suppress(asyncio.CancelledError, Exception):
+                    await task
+            try:
+                await supervisor.stop()
+            finally:
+                (settings.home.expanduser().resolve() / STACK_FILE).unlink(missing_ok=True)
+                for sig in handled:
+                    loop.remove_signal_handler(sig)
 
 
 async def _start(

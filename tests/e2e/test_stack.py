@@ -187,3 +187,19 @@ async def _count_items(database_url: str, item_id: str) -> int:
         return int(await conn.fetchval("SELECT count(*) FROM memory_items WHERE id = $1::uuid", item_id))
     finally:
         await conn.close()
+
+
+def test_a_second_engram_up_on_the_same_home_is_refused(stack: Stack) -> None:
+    import os
+    import subprocess
+    import sys
+
+    env = {k: v for k, v in os.environ.items() if not k.startswith("ENGRAM_")}
+    env.update(ENGRAM_HOME=str(stack.home), ENGRAM_GATEWAY_PORT=str(free_port()))
+    second = subprocess.run([sys.executable, "-m", "engram.cli", "up"], env=env, capture_output=True, text=True,
+                            timeout=60)
+    assert second.returncode == 1
+    assert "already running with ENGRAM_HOME" in second.stderr
+    with stack.client() as client:  # the first stack is untouched
+        assert client.get("/ready").status_code == 200
+    assert stack.process is not None and stack.process.poll() is None
