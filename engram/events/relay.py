@@ -55,6 +55,8 @@ class OutboxRelay:
         backoff = 0.0
         try:
             while not stop.is_set():
+                # cleared before looking, so a NOTIFY that lands while we publish is not lost
+                self._wake.clear()
                 try:
                     published = await self.publish_pending()
                     backoff = 0.0
@@ -68,7 +70,6 @@ class OutboxRelay:
                 if published >= self._batch_size:
                     continue
                 await self._report_backlog()
-                self._wake.clear()
                 await _first_of(stop.wait(), self._wake.wait(), within_s=self._poll_interval_s)
         finally:
             with contextlib.suppress(Exception):

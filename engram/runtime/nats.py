@@ -8,17 +8,16 @@ from __future__ import annotations
 
 import contextlib
 import shutil
-import signal
 import socket
 import subprocess
 import sysconfig
-import time
 from pathlib import Path
+from typing import Any
 
 import httpx
 import psutil
 
-from engram.runtime.logfiles import with_tail
+from engram.runtime.foreground import ForegroundServer
 from engram.runtime.ports import free_port
 from engram.runtime.process_tree import descendants, is_alive, kill_remains, wait_gone_sync
 
@@ -39,8 +38,10 @@ def nats_server_binary() -> Path:
     return Path(found)
 
 
-class EmbeddedNats:
+class EmbeddedNats(ForegroundServer):
     """One NATS server with JetStream storing under ``store_dir``, on 127.0.0.1 only."""
+
+    name = "nats-server"
 
     def __init__(self, store_dir: Path, port: int | None = None, monitor_port: int | None = None) -> None:
         self.store_dir = Path(store_dir).expanduser().resolve()
@@ -63,10 +64,6 @@ class EmbeddedNats:
     @property
     def log_path(self) -> Path:
         return self.store_dir.parent / "nats.log"
-
-    @property
-    def process(self) -> subprocess.Popen[bytes] | None:
-        return self._process
 
     def command(self) -> list[str]:
         """The argv that runs the server in the foreground."""
@@ -129,41 +126,5 @@ class EmbeddedNats:
             return False
         return health.status_code == 200 and self._accepts_tcp()
 
-    def start(self, timeout: float = 30.0) -> str:
-        """Start the server as a child process and wait until it is ready; returns the URL.
-
-        Blocking. Raises ``RuntimeError`` with the tail of the server log when it exits or times out.
-        """
-        if self._process is not None and self._process.poll() is None:
-            return self.url
-        self.prepare()
-        with self.log_path.open("ab") as log:
-            self._process = subprocess.Popen(
-                self.command(), stdin=subprocess.DEVNULL, stdout=log, stderr=subprocess.STDOUT, start_new_session=True
-            )
-        deadline = time.monotonic() + timeout
-        while not self.is_ready():
-            code = self._process.poll()
-            if code is not None:
-                self._process = None
-                raise RuntimeError(with_tail(f"nats-server exited with code {code} while starting", self.log_path))
-            if time.monotonic() > deadline:
-                self.stop()
-                raise RuntimeError(with_tail(f"nats-server not ready after {timeout:.0f}s", self.log_path))
-            time.sleep(0.01)
-        return self.url
-
-    def stop(self, timeout: float = 10.0) -> None:
-        """Graceful stop (SIGTERM); SIGKILL after ``timeout`` s."""
-        proc, self._process = self._process, None
-        if proc is None:
-            return
-        children = descendants(proc.pid)
-        if proc.poll() is None:
-            proc.send_signal(signal.SIGTERM)
-            try:
-                proc.wait(timeout)
-            except subprocess.TimeoutExpired:
-                proc.kill()
-                proc.wait()
-        kill_remains(proc.pid, children)
+    def popen_args(self) -> tuple[list[str], dict[str, Any]]:
+        return self.command(), {}

@@ -13,7 +13,6 @@ import signal
 import socket
 import stat
 import subprocess
-import time
 import warnings
 from dataclasses import dataclass
 from pathlib import Path
@@ -21,7 +20,7 @@ from typing import Any
 
 import psutil
 
-from engram.runtime.logfiles import with_tail
+from engram.runtime.foreground import ForegroundServer
 from engram.runtime.ports import free_port
 from engram.runtime.process_tree import descendants, is_alive, kill_remains, wait_gone_sync
 
@@ -46,8 +45,12 @@ def bin_dir() -> Path:
     return Path(POSTGRES_BIN_PATH).resolve()
 
 
-class EmbeddedPostgres:
+class EmbeddedPostgres(ForegroundServer):
     """One PostgreSQL server on ``data_dir``, listening on 127.0.0.1:``port`` with trust auth."""
+
+    name = "postgres"
+    stop_signal = signal.SIGINT  # fast shutdown
+    poll_interval_s = 0.02
 
     def __init__(self, data_dir: Path, port: int | None = None) -> None:
         self.data_dir = Path(data_dir).expanduser().resolve()
@@ -66,11 +69,6 @@ class EmbeddedPostgres:
     @property
     def log_path(self) -> Path:
         return self.data_dir.parent / "postgres.log"
-
-    @property
-    def process(self) -> subprocess.Popen[bytes] | None:
-        """The server process started by ``start()`` (None before, or when run by a supervisor)."""
-        return self._process
 
     def command(self) -> PostgresCommand:
         """The argv and user that run the server in the foreground (call ``prepare()`` first)."""
@@ -174,57 +172,9 @@ class EmbeddedPostgres:
         except OSError:
             return False
 
-    async def ready(self) -> bool:
-        """``is_ready()`` for a supervisor's readiness probe."""
-        return self.is_ready()
-
-    # -- standalone lifecycle ----------------------------------------------------------------------
-
-    def start(self, timeout: float = 60.0) -> str:
-        """Prepare, start the server as a child and wait until it accepts connections; returns the URL.
-
-        Blocking (call it through ``asyncio.to_thread`` from async code). Raises ``RuntimeError`` with the
-        tail of the server log when the server exits or is not ready within ``timeout`` s.
-        """
-        if self._process is not None and self._process.poll() is None:
-            return self.url
-        self.prepare()
+    def popen_args(self) -> tuple[list[str], dict[str, Any]]:
         cmd = self.command()
-        with self.log_path.open("ab") as log:
-            self._process = subprocess.Popen(
-                cmd.argv,
-                stdin=subprocess.DEVNULL,
-                stdout=log,
-                stderr=subprocess.STDOUT,
-                start_new_session=True,
-                **_run_as(cmd.user),
-            )
-        deadline = time.monotonic() + timeout
-        while not self.is_ready():
-            code = self._process.poll()
-            if code is not None:
-                self._process = None
-                raise RuntimeError(with_tail(f"postgres exited with code {code} while starting", self.log_path))
-            if time.monotonic() > deadline:
-                self.stop()
-                raise RuntimeError(with_tail(f"postgres not ready after {timeout:.0f}s", self.log_path))
-            time.sleep(0.02)
-        return self.url
-
-    def stop(self, timeout: float = 10.0) -> None:
-        """Fast shutdown (SIGINT); SIGKILL the server and its children after ``timeout`` s."""
-        proc, self._process = self._process, None
-        if proc is None:
-            return
-        children = descendants(proc.pid)
-        if proc.poll() is None:
-            proc.send_signal(signal.SIGINT)
-            try:
-                proc.wait(timeout)
-            except subprocess.TimeoutExpired:
-                proc.kill()
-                proc.wait()
-        kill_remains(proc.pid, children)
+        return cmd.argv, _run_as(cmd.user)
 
 
 def _pid_alive(pid: int) -> bool:
