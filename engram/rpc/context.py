@@ -12,9 +12,11 @@ PRINCIPAL = "x-engram-principal-id"
 PRINCIPAL_TYPE = "x-engram-principal-type"
 SCOPES = "x-engram-scopes"
 REQUEST_ID = "x-request-id"
+INTERNAL_TOKEN = "x-engram-internal-token"
 
 
-def to_metadata(ctx: CallerContext, traceparent: str | None = None) -> tuple[tuple[str, str], ...]:
+def to_metadata(ctx: CallerContext, traceparent: str | None = None,
+                internal_token: str | None = None) -> tuple[tuple[str, str], ...]:
     pairs = [
         (TENANT, ctx.tenant_id),
         (PRINCIPAL, ctx.principal_id),
@@ -24,6 +26,8 @@ def to_metadata(ctx: CallerContext, traceparent: str | None = None) -> tuple[tup
     ]
     if traceparent:
         pairs.append(("traceparent", traceparent))
+    if internal_token:
+        pairs.append((INTERNAL_TOKEN, internal_token))
     return tuple(pairs)
 
 

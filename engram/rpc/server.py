@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import hmac
 import time
 from collections.abc import Awaitable, Callable
 from typing import Any
@@ -10,6 +11,8 @@ import grpc
 from grpc_health.v1 import health_pb2, health_pb2_grpc
 from grpc_health.v1._async import HealthServicer
 
+from engram.rpc.context import INTERNAL_TOKEN
+from engram.rpc.errors import CODE_KEY, STATUS_KEY
 from engram.telemetry.metrics import RPC_LATENCY
 
 
@@ -47,10 +50,38 @@ class MetricsInterceptor(grpc.aio.ServerInterceptor):
         )
 
 
+class InternalTokenInterceptor(grpc.aio.ServerInterceptor):
+    """Refuses every call but health checks unless it carries the shared internal token."""
+
+    def __init__(self, token: str) -> None:
+        self._token = token.encode()
+
+    async def intercept_service(
+        self, continuation: Callable[[grpc.HandlerCallDetails], Awaitable[grpc.RpcMethodHandler]],
+        handler_call_details: grpc.HandlerCallDetails,
+    ) -> grpc.RpcMethodHandler:
+        if handler_call_details.method.startswith("/grpc.health.v1.Health/"):
+            return await continuation(handler_call_details)
+        presented = dict(handler_call_details.invocation_metadata or ()).get(INTERNAL_TOKEN, "")
+        if isinstance(presented, str) and hmac.compare_digest(presented.encode(), self._token):
+            return await continuation(handler_call_details)
+
+        async def refuse(request: Any, context: grpc.aio.ServicerContext) -> Any:
+            context.set_trailing_metadata(((CODE_KEY, "unauthenticated"), (STATUS_KEY, "401")))
+            await context.abort(grpc.StatusCode.UNAUTHENTICATED, "internal token missing or wrong")
+
+        return grpc.unary_unary_rpc_method_handler(refuse)
+
+
 async def start_server(address: str, service_label: str, service_names: list[str],
-                       register: Callable[[grpc.aio.Server], None]) -> tuple[grpc.aio.Server, HealthServicer]:
-    """Bind, register the servicers and the standard health service (SERVING), and start."""
-    server = grpc.aio.server(interceptors=[MetricsInterceptor(service_label)])
+                       register: Callable[[grpc.aio.Server], None],
+                       internal_token: str | None = None) -> tuple[grpc.aio.Server, HealthServicer]:
+    """Bind, register the servicers and the standard health service (SERVING), and start. With
+    ``internal_token`` every other call must present it."""
+    interceptors: list[grpc.aio.ServerInterceptor] = [MetricsInterceptor(service_label)]
+    if internal_token:
+        interceptors.insert(0, InternalTokenInterceptor(internal_token))
+    server = grpc.aio.server(interceptors=interceptors)
     register(server)
     health = HealthServicer()
     health_pb2_grpc.add_HealthServicer_to_server(health, server)

@@ -6,6 +6,7 @@ import asyncio
 import contextlib
 import json
 import os
+import secrets
 import signal
 import sys
 from collections.abc import Awaitable, Callable, Sequence
@@ -15,6 +16,7 @@ import httpx
 
 import engram
 from engram.config import Settings
+from engram.runtime.dev_key import DEV_KEY_FILE, ensure_dev_key
 from engram.runtime.home_lock import hold_home
 from engram.runtime.nats import EmbeddedNats
 from engram.runtime.ports import free_port
@@ -110,6 +112,7 @@ async def _start(
         migrate = default_migrate
     applied = await migrate(database_url, settings)
     _say(f"migrations applied: {', '.join(applied)}" if applied else "database schema is up to date")
+    dev_key = await ensure_dev_key(database_url, settings, home) if settings.auth_enabled else None
 
     url = gateway_url(settings.gateway_host, settings.gateway_port)
     base_env = _service_env(settings, home, database_url, nats_url)
@@ -127,6 +130,10 @@ async def _start(
 
     _write_stack_file(home, url, database_url, nats_url, base_env, metrics)
     print(f"gateway: {url}", flush=True)
+    if dev_key is not None:
+        print(f"dev key: {dev_key}  (also in {home / DEV_KEY_FILE})", flush=True)
+    else:
+        _say("authentication is OFF (ENGRAM_AUTH_ENABLED=false): every request runs as the development admin")
     if on_ready is not None:
         on_ready(url)
 
@@ -172,6 +179,8 @@ def _service_env(settings: Settings, home: Path, database_url: str, nats_url: st
         "ENGRAM_RECALL_ADDR": f"127.0.0.1:{free_port()}",
         "ENGRAM_GATEWAY_HOST": settings.gateway_host,
         "ENGRAM_GATEWAY_PORT": str(settings.gateway_port),
+        # the gateway presents it to ingest and recall; a fresh one per run unless the operator set one
+        "ENGRAM_INTERNAL_TOKEN": settings.internal_token or secrets.token_urlsafe(32),
         "PYTHONUNBUFFERED": "1",
         "PYTHONPATH": os.pathsep.join(python_path),
     }

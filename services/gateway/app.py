@@ -12,8 +12,10 @@ from fastapi.responses import JSONResponse
 from prometheus_client import CONTENT_TYPE_LATEST, generate_latest
 
 from engram.config import Settings
+from engram.db.pool import create_pool
 from engram.telemetry.metrics import HTTP_LATENCY
-from services.gateway import problems
+from services.gateway import admin, problems
+from services.gateway.auth import PUBLIC, Authenticator, policy
 from services.gateway.clients import Downstream
 from services.gateway.routes import router
 
@@ -21,16 +23,22 @@ from services.gateway.routes import router
 def create_app(settings: Settings) -> FastAPI:
     @asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
+        if not settings.database_url:
+            raise SystemExit("gateway needs ENGRAM_DATABASE_URL")
+        app.state.pool = await create_pool(settings.database_url, role=settings.app_role, max_size=5)
+        app.state.authenticator = Authenticator(app.state.pool, settings)
         app.state.downstream = Downstream.connect(settings)
         try:
             yield
         finally:
             await app.state.downstream.close()
+            await app.state.pool.close()
 
     app = FastAPI(title="Engram", version="0.1.0", lifespan=lifespan,
                   description="Trustable memory for AI agents: remember, recall, and know why.")
     problems.install(app)
     app.include_router(router)
+    app.include_router(admin.router)
 
     @app.middleware("http")
     async def record_latency(request: Request, call_next: Callable[[Request], Awaitable[Response]]) -> Response:
@@ -41,18 +49,18 @@ def create_app(settings: Settings) -> FastAPI:
         HTTP_LATENCY.labels(path, request.method, str(response.status_code)).observe(time.perf_counter() - started)
         return response
 
-    @app.get("/health", summary="Liveness: the process answers")
+    @app.get("/health", summary="Liveness: the process answers", **policy(PUBLIC))
     async def health() -> dict[str, str]:
         return {"status": "ok"}
 
-    @app.get("/ready", summary="Readiness: database, NATS and both gRPC services reachable")
+    @app.get("/ready", summary="Readiness: database, NATS and both gRPC services reachable", **policy(PUBLIC))
     async def ready(request: Request) -> JSONResponse:
         checks = await request.app.state.downstream.readiness()
         ok = all(value == "ok" for value in checks.values())
         body: dict[str, Any] = {"status": "ready" if ok else "not_ready", "checks": checks}
         return JSONResponse(body, status_code=200 if ok else 503)
 
-    @app.get("/metrics", summary="Prometheus metrics", include_in_schema=False)
+    @app.get("/metrics", summary="Prometheus metrics", include_in_schema=False, **policy(PUBLIC))
     async def metrics() -> Response:
         return Response(generate_latest(), media_type=CONTENT_TYPE_LATEST)
 

@@ -43,7 +43,8 @@ class Downstream:
     async def call(self, method: Any, request: Any, ctx: CallerContext) -> Any:
         """One unary call with the caller's context in metadata; gRPC errors come back as EngramError."""
         try:
-            return await method(request, metadata=to_metadata(ctx), timeout=RPC_TIMEOUT_S)
+            metadata = to_metadata(ctx, internal_token=self.settings.internal_token)
+            return await method(request, metadata=metadata, timeout=RPC_TIMEOUT_S)
         except grpc.aio.AioRpcError as exc:
             raise from_rpc_error(exc) from exc
 

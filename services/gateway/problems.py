@@ -10,7 +10,7 @@ from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
-from engram.errors import EngramError
+from engram.errors import EngramError, Unauthenticated
 
 PROBLEM = "application/problem+json"
 log = logging.getLogger(__name__)
@@ -36,6 +36,8 @@ def install(app: FastAPI) -> None:
     @app.exception_handler(EngramError)
     async def engram_error(_: Request, exc: EngramError) -> JSONResponse:
         headers = {"Retry-After": "1"} if exc.retryable else None
+        if isinstance(exc, Unauthenticated):
+            headers = {"WWW-Authenticate": 'Bearer realm="engram"'}
         return problem(exc.http_status, exc.code, exc.title, exc.detail, field=exc.field, headers=headers)
 
     @app.exception_handler(RequestValidationError)

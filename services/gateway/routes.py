@@ -2,17 +2,16 @@
 
 from __future__ import annotations
 
-import uuid
 from typing import Any
 
 from fastapi import APIRouter, Depends, Request
 from fastapi.responses import JSONResponse
 from google.protobuf import struct_pb2
 
-from engram.config import DEFAULT_PRINCIPAL_ID, DEFAULT_TENANT_ID
 from engram.domain.models import CallerContext
 from engram.rpc.convert import timestamp
 from engram.v1 import ingest_pb2, memory_pb2, recall_pb2
+from services.gateway.auth import caller, policy
 from services.gateway.clients import Downstream
 from services.gateway.mapping import item_json, recalled_json, status_json
 from services.gateway.schemas import FilterFields, RecallBody, RememberBody, SearchBody
@@ -24,19 +23,12 @@ def downstream(request: Request) -> Downstream:
     return request.app.state.downstream  # type: ignore[no-any-return]
 
 
-def caller(request: Request) -> CallerContext:
-    """Until authentication lands every request runs as the seeded development principal."""
-    request_id = request.headers.get("x-request-id") or str(uuid.uuid4())
-    return CallerContext(tenant_id=DEFAULT_TENANT_ID, principal_id=DEFAULT_PRINCIPAL_ID, principal_type="user",
-                         scopes=frozenset({"read", "write"}), request_id=request_id)
-
-
 def _filters(body: FilterFields) -> memory_pb2.RecallFilters:
     return memory_pb2.RecallFilters(kinds=body.kinds, tags=body.tags, workspace_id=body.workspace_id or "",
                                     wing=body.wing or "", room=body.room or "")
 
 
-@router.post("/remember", status_code=201, summary="Store a memory")
+@router.post("/remember", status_code=201, summary="Store a memory", **policy("write"))
 async def remember(body: RememberBody, ctx: CallerContext = Depends(caller),  # noqa: B008
                    ds: Downstream = Depends(downstream)) -> JSONResponse:  # noqa: B008
     """201 with the new item, or 200 with ``status: deduplicated`` and the first item when the same
@@ -61,7 +53,7 @@ async def remember(body: RememberBody, ctx: CallerContext = Depends(caller),  # 
     return JSONResponse(payload, status_code=201 if reply.status == "created" else 200)
 
 
-@router.post("/recall", summary="Recall memories for a task or a session start")
+@router.post("/recall", summary="Recall memories for a task or a session start", **policy("read"))
 async def recall(body: RecallBody, ctx: CallerContext = Depends(caller),  # noqa: B008
                  ds: Downstream = Depends(downstream)) -> dict[str, Any]:  # noqa: B008
     request = recall_pb2.RecallRequest(mode=body.mode, query=body.query or "", filters=_filters(body))
@@ -74,7 +66,7 @@ async def recall(body: RecallBody, ctx: CallerContext = Depends(caller),  # noqa
             "scoring_version": reply.scoring_version, "recall_id": reply.recall_id, "omitted": reply.omitted}
 
 
-@router.post("/search", summary="Search memories by keyword, meaning, or both")
+@router.post("/search", summary="Search memories by keyword, meaning, or both", **policy("read"))
 async def search(body: SearchBody, ctx: CallerContext = Depends(caller),  # noqa: B008
                  ds: Downstream = Depends(downstream)) -> dict[str, Any]:  # noqa: B008
     request = recall_pb2.SearchRequest(query=body.query, mode=body.mode, filters=_filters(body))
@@ -84,14 +76,15 @@ async def search(body: SearchBody, ctx: CallerContext = Depends(caller),  # noqa
     return {"items": [recalled_json(r) for r in reply.items], "mode": reply.mode}
 
 
-@router.get("/items/{item_id}", summary="Read one memory")
+@router.get("/items/{item_id}", summary="Read one memory", **policy("read"))
 async def get_item(item_id: str, ctx: CallerContext = Depends(caller),  # noqa: B008
                    ds: Downstream = Depends(downstream)) -> dict[str, Any]:  # noqa: B008
     reply = await ds.call(ds.recall.GetItem, recall_pb2.GetItemRequest(id=item_id), ctx)
     return item_json(reply.item)
 
 
-@router.get("/items/{item_id}/status", summary="Where a memory is in the processing pipeline")
+@router.get("/items/{item_id}/status", summary="Where a memory is in the processing pipeline",
+            **policy("read"))
 async def get_status(item_id: str, ctx: CallerContext = Depends(caller),  # noqa: B008
                      ds: Downstream = Depends(downstream)) -> dict[str, Any]:  # noqa: B008
     reply = await ds.call(ds.recall.GetStatus, recall_pb2.GetStatusRequest(id=item_id), ctx)

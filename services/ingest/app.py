@@ -55,6 +55,7 @@ async def serve(settings: Settings, stop: asyncio.Event) -> None:
         server, health = await start_server(
             settings.ingest_addr, "ingest", ["engram.v1.IngestService"],
             lambda s: ingest_pb2_grpc.add_IngestServiceServicer_to_server(IngestServicer(service), s),
+            internal_token=settings.internal_token,
         )
         log.info("ingest serving on %s", settings.ingest_addr)
         relay = asyncio.create_task(run_relay(settings, pool, stop))

@@ -28,6 +28,7 @@ async def serve(settings: Settings, stop: asyncio.Event) -> None:
         server, health = await start_server(
             settings.recall_addr, "recall", ["engram.v1.RecallService"],
             lambda s: recall_pb2_grpc.add_RecallServiceServicer_to_server(RecallServicer(service), s),
+            internal_token=settings.internal_token,
         )
         log.info("recall serving on %s", settings.recall_addr)
         try:

@@ -81,8 +81,13 @@ class Stack:
         self.process.wait(timeout=60)
         return pids
 
-    def client(self) -> httpx.Client:
-        return httpx.Client(base_url=self.url, timeout=30.0)
+    @property
+    def dev_key(self) -> str:
+        return (self.home / "dev-key").read_text().strip()
+
+    def client(self, authenticated: bool = True) -> httpx.Client:
+        headers = {"authorization": f"Bearer {self.dev_key}"} if authenticated else {}
+        return httpx.Client(base_url=self.url, timeout=30.0, headers=headers)
 
 
 def wait_for(check, timeout: float = 60.0, interval: float = 0.1):  # type: ignore[no-untyped-def]

@@ -34,6 +34,18 @@ def wait_embedded(client: httpx.Client, item_id: str) -> None:
     wait_for(lambda: client.get(f"/v1/items/{item_id}/status").json()["embedding"] == "done")
 
 
+def test_the_development_key_is_printed_kept_and_required(stack: Stack) -> None:
+    key = stack.dev_key
+    assert any(line.startswith(f"dev key: {key}") for line in stack.output)
+    assert (stack.home / "dev-key").stat().st_mode & 0o077 == 0
+    with stack.client(authenticated=False) as anonymous:
+        refused = anonymous.post("/v1/recall", json={"query": "anything"})
+        assert refused.status_code == 401 and refused.json()["code"] == "unauthenticated"
+        assert anonymous.get("/ready").status_code == 200
+    with stack.client() as client:
+        assert client.post("/v1/recall", json={"query": "anything"}).status_code == 200
+
+
 def test_remember_then_recall_by_meaning(stack: Stack) -> None:
     with stack.client() as client:
         ids = [remember(client, text, kind=kind)["id"] for text, kind in MEMORIES]
@@ -140,9 +152,11 @@ def test_data_survives_a_restart_and_stop_leaves_no_process(tmp_path) -> None:  
     wait_for(lambda: not [p for p in pids if psutil.pid_exists(p) and psutil.Process(p).status() != "zombie"],
              timeout=20)
     assert not (tmp_path / "home" / "stack.json").exists()
+    key = first.dev_key
 
     second = Stack(home=tmp_path / "home", port=free_port()).start()
     try:
+        assert second.dev_key == key  # the development key survives a restart
         with second.client() as client:
             answer = client.post("/v1/recall", json={"query": "when does the wireless network secret change?",
                                                      "mode": "semantic"}).json()
@@ -203,3 +217,22 @@ def test_a_second_engram_up_on_the_same_home_is_refused(stack: Stack) -> None:
     with stack.client() as client:  # the first stack is untouched
         assert client.get("/ready").status_code == 200
     assert stack.process is not None and stack.process.poll() is None
+
+
+def test_bootstrap_key_prints_a_working_admin_key(stack: Stack) -> None:
+    import os
+    import subprocess
+    import sys
+
+    env = {k: v for k, v in os.environ.items() if not k.startswith("ENGRAM_")}
+    env["ENGRAM_HOME"] = str(stack.home)
+    result = subprocess.run([sys.executable, "-m", "engram.cli", "bootstrap-key"], env=env, capture_output=True,
+                            text=True, timeout=60)
+    assert result.returncode == 0, result.stderr
+    key = result.stdout.strip()
+    assert key.startswith("eng_") and key != stack.dev_key
+    with httpx.Client(base_url=stack.url, headers={"authorization": f"Bearer {key}"}) as client:
+        keys = client.get("/v1/admin/api-keys")
+        assert keys.status_code == 200
+        assert {"development key (engram up)", "bootstrap key (engram bootstrap-key)"} <= {
+            k["label"] for k in keys.json()["items"]}

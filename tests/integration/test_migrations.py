@@ -11,7 +11,7 @@ import asyncpg
 import pytest
 
 from engram.config import Settings
-from engram.db.migrate import MIGRATIONS_DIR, MigrationError, migrate
+from engram.db.migrate import MIGRATIONS_DIR, MigrationError, load_migrations, migrate
 from engram.db.pool import tenant_tx
 from tests.conftest import create_tenant
 
@@ -30,10 +30,10 @@ async def test_second_run_applies_nothing(migrated: str) -> None:
 async def test_concurrent_runs_apply_each_migration_once(owner_pool: asyncpg.Pool, migrated: str) -> None:
     url = await _fresh_database(owner_pool, migrated)
     first, second = await asyncio.gather(migrate(url, Settings()), migrate(url, Settings()))
-    assert sorted(first + second) == ["001_schema.sql"]
+    assert sorted(first + second) == [m.name for m in load_migrations()]
     conn = await asyncpg.connect(url)
     try:
-        assert await conn.fetchval("SELECT count(*) FROM schema_migrations") == 1
+        assert await conn.fetchval("SELECT count(*) FROM schema_migrations") == len(load_migrations())
         assert await conn.fetchval("SELECT count(*) FROM memory_kinds WHERE tenant_id IS NULL") == 9
     finally:
         await conn.close()
@@ -44,7 +44,7 @@ async def test_an_edited_applied_migration_is_refused(owner_pool: asyncpg.Pool, 
     url = await _fresh_database(owner_pool, migrated)
     directory = tmp_path / "migrations"
     shutil.copytree(MIGRATIONS_DIR, directory)
-    assert await migrate(url, Settings(), directory) == ["001_schema.sql"]
+    assert await migrate(url, Settings(), directory) == [m.name for m in load_migrations()]
     edited = directory / "001_schema.sql"
     edited.write_text(edited.read_text() + "\n-- an innocent-looking edit\n")
     with pytest.raises(MigrationError, match="edited after it was applied"):

@@ -223,7 +223,8 @@ async def test_run_stack_starts_supervises_and_stops_everything(
     tmp_path: Path, capfd: pytest.CaptureFixture[str]
 ) -> None:
     home = tmp_path / "home"
-    settings = Settings(home=home, gateway_port=free_port(), database_url=None, nats_url=None)
+    # fake migrations create no schema, so no development key can be issued: authentication off
+    settings = Settings(home=home, gateway_port=free_port(), database_url=None, nats_url=None, auth_enabled=False)
     stop = asyncio.Event()
     ready: list[str] = []
     began = time.monotonic()
@@ -286,7 +287,8 @@ async def test_run_stack_cleans_up_when_start_up_fails(tmp_path: Path) -> None:
     async def broken_migrate(database_url: str, settings: Settings) -> list[str]:
         raise RuntimeError("migration 002 is broken")
 
-    settings = Settings(home=home, gateway_port=free_port(), database_url=None, nats_url=None)
+    # fake migrations create no schema, so no development key can be issued: authentication off
+    settings = Settings(home=home, gateway_port=free_port(), database_url=None, nats_url=None, auth_enabled=False)
     with pytest.raises(RuntimeError, match="migration 002 is broken"):
         await run_stack(settings, None, asyncio.Event(), command=fake_command, migrate=broken_migrate)
     assert not processes_mentioning(str(home))

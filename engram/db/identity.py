@@ -1,0 +1,136 @@
+"""Tenants, workspaces, principals, memberships and API keys."""
+
+from __future__ import annotations
+
+import uuid
+from dataclasses import dataclass
+from datetime import datetime
+
+import asyncpg
+
+from engram.db.pool import tenant_tx
+from engram.domain.keys import IssuedKey, issue_key
+
+
+@dataclass(frozen=True)
+class KeyRecord:
+    key_id: str
+    tenant_id: str
+    principal_id: str
+    principal_type: str
+    salt: bytes
+    secret_hash: bytes
+    scopes: tuple[str, ...]
+    usable: bool  # not revoked, principal not disabled
+
+
+@dataclass(frozen=True)
+class KeyInfo:
+    key_id: str
+    principal_id: str
+    scopes: list[str]
+    label: str
+    created_at: datetime
+    revoked_at: datetime | None
+    last_used_at: datetime | None
+
+
+async def find_key(pool: asyncpg.Pool, key_id: str) -> KeyRecord | None:
+    """The key with this id, in whichever tenant it lives (the key_lookup policy allows this one row)."""
+    async with pool.acquire() as conn, conn.transaction():
+        await conn.execute("SELECT set_config('app.api_key_id', $1, true)", key_id)
+        key = await conn.fetchrow(
+            "SELECT tenant_id, principal_id, salt, secret_hash, scopes, revoked_at FROM api_keys WHERE id = $1",
+            key_id)
+        if key is None:
+            return None
+        await conn.execute("SELECT set_config('app.tenant_id', $1, true)", str(key["tenant_id"]))
+        principal = await conn.fetchrow("SELECT type, disabled_at FROM principals WHERE id = $1",
+                                        key["principal_id"])
+        if principal is None:
+            return None
+        await conn.execute(
+            "UPDATE api_keys SET last_used_at = now() WHERE id = $1 "
+            "AND (last_used_at IS NULL OR last_used_at < now() - interval '1 minute')", key_id)
+    return KeyRecord(key_id=key_id, tenant_id=str(key["tenant_id"]), principal_id=str(key["principal_id"]),
+                     principal_type=principal["type"], salt=bytes(key["salt"]), secret_hash=bytes(key["secret_hash"]),
+                     scopes=tuple(key["scopes"]),
+                     usable=key["revoked_at"] is None and principal["disabled_at"] is None)
+
+
+async def create_key(pool: asyncpg.Pool, tenant_id: str, principal_id: str, scopes: list[str],
+                     label: str) -> IssuedKey:
+    issued = issue_key()
+    async with tenant_tx(pool, tenant_id) as conn:
+        await conn.execute(
+            "INSERT INTO api_keys (tenant_id, id, principal_id, salt, secret_hash, scopes, label) "
+            "VALUES ($1, $2, $3, $4, $5, $6, $7)",
+            tenant_id, issued.key_id, principal_id, issued.salt, issued.secret_hash, scopes, label)
+    return issued
+
+
+async def list_keys(pool: asyncpg.Pool, tenant_id: str) -> list[KeyInfo]:
+    async with tenant_tx(pool, tenant_id) as conn:
+        rows = await conn.fetch(
+            "SELECT id, principal_id, scopes, label, created_at, revoked_at, last_used_at FROM api_keys "
+            "WHERE tenant_id = $1 ORDER BY created_at", tenant_id)
+    return [KeyInfo(r["id"], str(r["principal_id"]), list(r["scopes"]), r["label"], r["created_at"],
+                    r["revoked_at"], r["last_used_at"]) for r in rows]
+
+
+async def revoke_key(pool: asyncpg.Pool, tenant_id: str, key_id: str) -> bool:
+    async with tenant_tx(pool, tenant_id) as conn:
+        status = await conn.execute(
+            "UPDATE api_keys SET revoked_at = coalesce(revoked_at, now()) WHERE id = $1 AND tenant_id = $2",
+            key_id, tenant_id)
+    return status.endswith(" 1")
+
+
+async def create_tenant(pool: asyncpg.Pool, name: str) -> str:
+    """A tenant with its default workspace."""
+    tenant_id = str(uuid.uuid4())
+    async with tenant_tx(pool, tenant_id) as conn:
+        await conn.execute("INSERT INTO tenants (id, name) VALUES ($1, $2)", tenant_id, name)
+        await conn.execute("INSERT INTO workspaces (tenant_id, id, name) VALUES ($1, $2, 'default')",
+                           tenant_id, uuid.uuid4())
+    return tenant_id
+
+
+async def create_workspace(pool: asyncpg.Pool, tenant_id: str, name: str) -> str:
+    workspace_id = str(uuid.uuid4())
+    async with tenant_tx(pool, tenant_id) as conn:
+        await conn.execute("INSERT INTO workspaces (tenant_id, id, name) VALUES ($1, $2, $3)",
+                           tenant_id, workspace_id, name)
+    return workspace_id
+
+
+async def create_principal(pool: asyncpg.Pool, tenant_id: str, name: str, principal_type: str,
+                           trusted: bool = False) -> str:
+    principal_id = str(uuid.uuid4())
+    async with tenant_tx(pool, tenant_id) as conn:
+        await conn.execute("INSERT INTO principals (tenant_id, id, name, type, trusted) VALUES ($1, $2, $3, $4, $5)",
+                           tenant_id, principal_id, name, principal_type, trusted)
+    return principal_id
+
+
+async def add_member(pool: asyncpg.Pool, tenant_id: str, workspace_id: str, principal_id: str, role: str) -> None:
+    async with tenant_tx(pool, tenant_id) as conn:
+        await conn.execute(
+            """INSERT INTO workspace_members (tenant_id, workspace_id, principal_id, role) VALUES ($1, $2, $3, $4)
+               ON CONFLICT (workspace_id, principal_id) DO UPDATE SET role = EXCLUDED.role""",
+            tenant_id, workspace_id, principal_id, role)
+
+
+async def tenant_exists(pool: asyncpg.Pool, tenant_id: str) -> bool:
+    async with tenant_tx(pool, tenant_id) as conn:
+        return bool(await conn.fetchval("SELECT true FROM tenants WHERE id = $1", tenant_id))
+
+
+async def principal_exists(pool: asyncpg.Pool, tenant_id: str, principal_id: str) -> bool:
+    async with tenant_tx(pool, tenant_id) as conn:
+        return bool(await conn.fetchval("SELECT true FROM principals WHERE id = $1", principal_id))
+
+
+async def workspace_exists(pool: asyncpg.Pool, tenant_id: str, workspace_id: str) -> bool:
+    async with tenant_tx(pool, tenant_id) as conn:
+        return bool(await conn.fetchval("SELECT true FROM workspaces WHERE id = $1", workspace_id))

@@ -1,0 +1,164 @@
+"""Admin API: tenants, workspaces, members, principals and API keys (admin scope).
+
+A caller with the admin scope manages its own tenant. A principal of type ``admin`` (the platform
+administrator, e.g. the development admin) may also name another tenant and create tenants. A tenant the
+caller may not manage answers 404, like one that does not exist.
+"""
+
+from __future__ import annotations
+
+import uuid
+from datetime import datetime
+from typing import Any, Literal
+
+import asyncpg
+from fastapi import APIRouter, Depends, Request, Response
+from pydantic import Field
+
+from engram.db import identity
+from engram.domain.keys import normalize_scopes
+from engram.domain.models import CallerContext
+from engram.errors import Conflict, NotFound, PermissionDenied
+from services.gateway.auth import caller, policy
+from services.gateway.schemas import Body
+
+router = APIRouter(prefix="/v1/admin", tags=["admin"])
+Name = Field(min_length=1, max_length=200)
+
+
+class TenantBody(Body):
+    name: str = Name
+
+
+class WorkspaceBody(Body):
+    tenant_id: str | None = None
+    name: str = Name
+
+
+class MemberBody(Body):
+    principal_id: str
+    role: Literal["owner", "admin", "member", "viewer"]
+    tenant_id: str | None = None
+
+
+class PrincipalBody(Body):
+    tenant_id: str | None = None
+    name: str = Name
+    type: Literal["agent", "user", "system", "admin"]
+    trusted: bool = Field(default=False, description="Trusted agents write with authority 30 instead of 20.")
+
+
+class ApiKeyBody(Body):
+    tenant_id: str | None = None
+    principal_id: str
+    scopes: list[str] | None = Field(default=None, description="Omitted: read and write.")
+    label: str = Field(default="", max_length=200)
+
+
+def _pool(request: Request) -> asyncpg.Pool:
+    return request.app.state.pool  # type: ignore[no-any-return]
+
+
+async def _tenant(pool: asyncpg.Pool, ctx: CallerContext, requested: str | None) -> str:
+    """The tenant an admin call acts on: its own, or any for the platform administrator."""
+    tenant_id = requested or ctx.tenant_id
+    if tenant_id != ctx.tenant_id and ctx.principal_type != "admin":
+        raise NotFound("no such tenant", field="tenant_id")
+    if not _is_uuid(tenant_id) or not await identity.tenant_exists(pool, tenant_id):
+        raise NotFound("no such tenant", field="tenant_id")
+    return tenant_id
+
+
+def _is_uuid(value: str) -> bool:
+    try:
+        uuid.UUID(value)
+    except ValueError:
+        return False
+    return True
+
+
+async def _principal(pool: asyncpg.Pool, tenant_id: str, principal_id: str) -> str:
+    if not _is_uuid(principal_id) or not await identity.principal_exists(pool, tenant_id, principal_id):
+        raise NotFound("no such principal in this tenant", field="principal_id")
+    return principal_id
+
+
+@router.post("/tenants", status_code=201, summary="Create a tenant (platform administrator)", **policy("admin"))
+async def create_tenant(body: TenantBody, request: Request,
+                        ctx: CallerContext = Depends(caller)) -> dict[str, str]:  # noqa: B008
+    if ctx.principal_type != "admin":
+        raise PermissionDenied("creating tenants needs the platform administrator", code="platform_admin_only")
+    try:
+        return {"id": await identity.create_tenant(_pool(request), body.name)}
+    except asyncpg.UniqueViolationError as exc:
+        raise Conflict(f"a tenant named {body.name!r} exists", field="name", code="name_taken") from exc
+
+
+@router.post("/workspaces", status_code=201, summary="Create a workspace", **policy("admin"))
+async def create_workspace(body: WorkspaceBody, request: Request,
+                           ctx: CallerContext = Depends(caller)) -> dict[str, str]:  # noqa: B008
+    pool = _pool(request)
+    tenant_id = await _tenant(pool, ctx, body.tenant_id)
+    try:
+        return {"id": await identity.create_workspace(pool, tenant_id, body.name)}
+    except asyncpg.UniqueViolationError as exc:
+        raise Conflict(f"a workspace named {body.name!r} exists", field="name", code="name_taken") from exc
+
+
+@router.post("/workspaces/{workspace_id}/members", summary="Add a member (or change its role)", **policy("admin"))
+async def add_member(workspace_id: str, body: MemberBody, request: Request,
+                     ctx: CallerContext = Depends(caller)) -> dict[str, str]:  # noqa: B008
+    pool = _pool(request)
+    tenant_id = await _tenant(pool, ctx, body.tenant_id)
+    if not _is_uuid(workspace_id) or not await identity.workspace_exists(pool, tenant_id, workspace_id):
+        raise NotFound("no such workspace")
+    await identity.add_member(pool, tenant_id, workspace_id, await _principal(pool, tenant_id, body.principal_id),
+                              body.role)
+    return {"workspace_id": workspace_id, "principal_id": body.principal_id, "role": body.role}
+
+
+@router.post("/principals", status_code=201, summary="Create a principal (agent, user, system, admin)",
+             **policy("admin"))
+async def create_principal(body: PrincipalBody, request: Request,
+                           ctx: CallerContext = Depends(caller)) -> dict[str, str]:  # noqa: B008
+    pool = _pool(request)
+    tenant_id = await _tenant(pool, ctx, body.tenant_id)
+    if body.type == "admin" and ctx.principal_type != "admin":
+        raise PermissionDenied("only the platform administrator creates admin principals",
+                               code="platform_admin_only")
+    return {"id": await identity.create_principal(pool, tenant_id, body.name, body.type, body.trusted)}
+
+
+@router.post("/api-keys", status_code=201, summary="Issue an API key (shown once)", **policy("admin"))
+async def create_api_key(body: ApiKeyBody, request: Request,
+                         ctx: CallerContext = Depends(caller)) -> dict[str, Any]:  # noqa: B008
+    pool = _pool(request)
+    scopes = normalize_scopes(body.scopes)
+    tenant_id = await _tenant(pool, ctx, body.tenant_id)
+    principal_id = await _principal(pool, tenant_id, body.principal_id)
+    issued = await identity.create_key(pool, tenant_id, principal_id, scopes, body.label)
+    return {"id": issued.key_id, "key": issued.key, "tenant_id": tenant_id, "principal_id": principal_id,
+            "scopes": scopes, "label": body.label}
+
+
+@router.get("/api-keys", summary="List API keys (never their secrets)", **policy("admin"))
+async def list_api_keys(request: Request, tenant_id: str | None = None,
+                        ctx: CallerContext = Depends(caller)) -> dict[str, Any]:  # noqa: B008
+    pool = _pool(request)
+    keys = await identity.list_keys(pool, await _tenant(pool, ctx, tenant_id))
+    return {"items": [{"id": k.key_id, "principal_id": k.principal_id, "scopes": k.scopes, "label": k.label,
+                       "created_at": _iso(k.created_at), "revoked_at": _iso(k.revoked_at),
+                       "last_used_at": _iso(k.last_used_at)} for k in keys]}
+
+
+@router.delete("/api-keys/{key_id}", status_code=204, summary="Revoke an API key", **policy("admin"))
+async def revoke_api_key(key_id: str, request: Request, tenant_id: str | None = None,
+                         ctx: CallerContext = Depends(caller)) -> Response:  # noqa: B008
+    pool = _pool(request)
+    if not await identity.revoke_key(pool, await _tenant(pool, ctx, tenant_id), key_id):
+        raise NotFound("no such API key")
+    return Response(status_code=204)
+
+
+def _iso(value: datetime | None) -> str | None:
+    return value.isoformat() if value else None

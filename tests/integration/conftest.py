@@ -1,0 +1,69 @@
+"""Fixtures for tests that go through gRPC or the gateway: the real ingest and recall servers in-process
+(with the internal token on), and the gateway app on top of them through httpx's ASGI transport."""
+
+from __future__ import annotations
+
+import secrets
+from collections.abc import AsyncIterator, Awaitable, Callable
+
+import asyncpg
+import httpx
+import pytest_asyncio
+
+from engram.config import Settings
+from engram.db import identity
+from engram.domain.models import CallerContext
+from engram.embeddings.provider import EmbeddingProvider
+from engram.rpc.server import start_server, stop_server
+from engram.runtime.ports import free_port
+from engram.v1 import ingest_pb2_grpc, recall_pb2_grpc
+from services.gateway.app import create_app
+from services.ingest.service import IngestService
+from services.ingest.servicer import IngestServicer
+from services.recall.service import RecallService
+from services.recall.servicer import RecallServicer
+
+KeyMaker = Callable[..., Awaitable[str]]
+
+
+@pytest_asyncio.fixture
+async def servers(app_pool: asyncpg.Pool, settings: Settings,
+                  embedder: EmbeddingProvider) -> AsyncIterator[Settings]:
+    configured = settings.model_copy(update={"ingest_addr": f"127.0.0.1:{free_port()}",
+                                             "recall_addr": f"127.0.0.1:{free_port()}",
+                                             "internal_token": secrets.token_urlsafe(16)})
+    ingest = await start_server(
+        configured.ingest_addr, "ingest", ["engram.v1.IngestService"],
+        lambda s: ingest_pb2_grpc.add_IngestServiceServicer_to_server(
+            IngestServicer(IngestService(app_pool, configured)), s),
+        internal_token=configured.internal_token)
+    recall = await start_server(
+        configured.recall_addr, "recall", ["engram.v1.RecallService"],
+        lambda s: recall_pb2_grpc.add_RecallServiceServicer_to_server(
+            RecallServicer(RecallService(app_pool, configured, embedder)), s),
+        internal_token=configured.internal_token)
+    yield configured
+    for server, health in (ingest, recall):
+        await stop_server(server, health, grace_s=1)
+
+
+@pytest_asyncio.fixture
+async def gateway(servers: Settings) -> AsyncIterator[httpx.AsyncClient]:
+    """The gateway with authentication on; callers pass their own Authorization header."""
+    app = create_app(servers)
+    async with app.router.lifespan_context(app):
+        transport = httpx.ASGITransport(app=app)
+        async with httpx.AsyncClient(transport=transport, base_url="http://gateway") as client:
+            yield client
+
+
+@pytest_asyncio.fixture
+async def make_key(app_pool: asyncpg.Pool) -> KeyMaker:
+    """``await make_key(ctx, scopes)`` → an Authorization header value for that principal."""
+
+    async def make(ctx: CallerContext, scopes: list[str] | None = None) -> str:
+        issued = await identity.create_key(app_pool, ctx.tenant_id, ctx.principal_id, scopes or ["read", "write"],
+                                           "test")
+        return f"Bearer {issued.key}"
+
+    return make

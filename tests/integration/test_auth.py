@@ -1,0 +1,189 @@
+"""Authentication, scopes and the admin API through the gateway (real servers, real database)."""
+
+from __future__ import annotations
+
+import uuid
+from typing import Any
+
+import asyncpg
+import httpx
+import pytest
+from fastapi.routing import APIRoute
+
+from engram.config import DEFAULT_ADMIN_ID, DEFAULT_TENANT_ID, Settings
+from engram.db import identity
+from engram.domain.models import CallerContext
+from services.gateway.app import create_app
+from services.gateway.auth import POLICY
+from tests.conftest import create_tenant
+from tests.integration.conftest import KeyMaker
+
+# (method, path, body, scope it needs) for every v1 route; {id} is filled with a real item id
+ROUTES = [
+    ("POST", "/v1/remember", {"content": "scope matrix probe"}, "write"),
+    ("POST", "/v1/recall", {"query": "probe", "mode": "keyword"}, "read"),
+    ("POST", "/v1/search", {"query": "probe", "mode": "keyword"}, "read"),
+    ("GET", "/v1/items/{id}", None, "read"),
+    ("GET", "/v1/items/{id}/status", None, "read"),
+    ("GET", "/v1/admin/api-keys", None, "admin"),
+]
+
+
+async def _item_id(gateway: httpx.AsyncClient, auth: str) -> str:
+    response = await gateway.post("/v1/remember", json={"content": "an item to read"},
+                                  headers={"authorization": auth})
+    return str(response.json()["id"])
+
+
+async def test_bad_keys_all_get_the_same_401(gateway: httpx.AsyncClient, tenant: CallerContext,
+                                             make_key: KeyMaker, app_pool: asyncpg.Pool) -> None:
+    good = await make_key(tenant)
+    ok = await gateway.post("/v1/recall", json={"query": "x", "mode": "keyword"}, headers={"authorization": good})
+    assert ok.status_code == 200  # positive control
+    revoked = await make_key(tenant)
+    assert await identity.revoke_key(app_pool, tenant.tenant_id, revoked.split("_")[1])
+    key_id = good.split("_")[1]
+    bad_headers: list[dict[str, str]] = [
+        {}, {"authorization": "Bearer"}, {"authorization": "Basic abc"}, {"authorization": "Bearer nonsense"},
+        {"authorization": good.replace("Bearer ", "Token ")},
+        {"authorization": f"Bearer eng_{key_id}_{'A' * 43}"},  # right id, wrong secret
+        {"authorization": f"Bearer eng_{'0' * 16}_{'A' * 43}"},  # unknown id
+        {"authorization": revoked},
+    ]
+    bodies = []
+    for headers in bad_headers:
+        response = await gateway.post("/v1/recall", json={"query": "x", "mode": "keyword"}, headers=headers)
+        assert response.status_code == 401, headers
+        assert response.headers["www-authenticate"].startswith("Bearer")
+        assert response.headers["content-type"] == "application/problem+json"
+        bodies.append(response.json())
+    assert all(body == bodies[0] for body in bodies) and bodies[0]["code"] == "unauthenticated"
+
+
+async def test_public_routes_need_no_key(gateway: httpx.AsyncClient) -> None:
+    assert (await gateway.get("/health")).status_code == 200
+    assert (await gateway.get("/metrics")).status_code == 200
+    assert (await gateway.get("/ready")).status_code in (200, 503)  # a report, never a 401
+    assert (await gateway.get("/openapi.json")).status_code == 200
+
+
+@pytest.mark.parametrize("granted", [["read"], ["write"], ["review"], ["export"], ["admin"], ["read", "write"]])
+async def test_scope_matrix(granted: list[str], gateway: httpx.AsyncClient, tenant: CallerContext,
+                            make_key: KeyMaker) -> None:
+    auth = await make_key(tenant, granted)
+    item_id = await _item_id(gateway, await make_key(tenant, ["write"]))
+    for method, path, body, needed in ROUTES:
+        response = await gateway.request(method, path.replace("{id}", item_id), json=body,
+                                         headers={"authorization": auth})
+        allowed = needed in granted or "admin" in granted
+        if allowed:
+            assert response.status_code < 400, (granted, path, response.text)
+        else:
+            assert response.status_code == 403, (granted, path)
+            assert response.json()["detail"] == f"Requires scope: {needed}"
+            assert response.json()["code"] == "insufficient_scope"
+
+
+async def test_a_refused_write_writes_nothing(gateway: httpx.AsyncClient, tenant: CallerContext,
+                                              make_key: KeyMaker, owner_pool: asyncpg.Pool) -> None:
+    async with owner_pool.acquire() as conn:
+        before = await conn.fetchval("SELECT count(*) FROM memory_items WHERE tenant_id = $1::uuid", tenant.tenant_id)
+    refused = await gateway.post("/v1/remember", json={"content": "read-only callers cannot write this"},
+                                 headers={"authorization": await make_key(tenant, ["read"])})
+    assert refused.status_code == 403
+    async with owner_pool.acquire() as conn:
+        after = await conn.fetchval("SELECT count(*) FROM memory_items WHERE tenant_id = $1::uuid", tenant.tenant_id)
+    assert after == before
+
+
+def _api_routes(routes: list[Any]) -> list[APIRoute]:
+    """Every APIRoute, including those of included routers."""
+    found: list[APIRoute] = []
+    for route in routes:
+        if isinstance(route, APIRoute):
+            found.append(route)
+        elif hasattr(route, "original_router"):
+            found.extend(_api_routes(route.original_router.routes))
+    return found
+
+
+def test_every_route_declares_a_scope_policy(servers: Settings) -> None:
+    app = create_app(servers)
+    routes = _api_routes(app.routes)
+    assert len(routes) >= 14
+    missing = [r.path for r in routes if POLICY not in (r.openapi_extra or {})]
+    assert missing == []
+    spec = app.openapi()
+    for path, operations in spec["paths"].items():
+        for method, operation in operations.items():
+            assert POLICY in operation, f"{method.upper()} {path} has no {POLICY} in OpenAPI"
+
+
+async def test_admin_api_builds_an_isolated_tenant(gateway: httpx.AsyncClient, make_key: KeyMaker,
+                                                   owner_pool: asyncpg.Pool) -> None:
+    platform = await make_key(CallerContext(DEFAULT_TENANT_ID, DEFAULT_ADMIN_ID, "admin"), ["admin"])
+    admin = {"authorization": platform}
+    created_tenant = await gateway.post("/v1/admin/tenants", json={"name": f"acme-{uuid.uuid4().hex[:8]}"},
+                                        headers=admin)
+    assert created_tenant.status_code == 201
+    tenant_id = created_tenant.json()["id"]
+    workspace = await gateway.post("/v1/admin/workspaces", json={"tenant_id": tenant_id, "name": "research"},
+                                   headers=admin)
+    assert workspace.status_code == 201
+    agent = await gateway.post("/v1/admin/principals", json={"tenant_id": tenant_id, "name": "scout", "type": "agent"},
+                               headers=admin)
+    agent_id = agent.json()["id"]
+    member = await gateway.post(f"/v1/admin/workspaces/{workspace.json()['id']}/members",
+                                json={"tenant_id": tenant_id, "principal_id": agent_id, "role": "member"},
+                                headers=admin)
+    assert member.status_code == 200 and member.json()["role"] == "member"
+    unknown = await gateway.post("/v1/admin/api-keys", json={"tenant_id": tenant_id, "principal_id": agent_id,
+                                                             "scopes": ["read", "superpower"]}, headers=admin)
+    assert unknown.status_code == 422 and unknown.json()["field"] == "scopes"
+    issued = await gateway.post("/v1/admin/api-keys", json={"tenant_id": tenant_id, "principal_id": agent_id,
+                                                            "label": "scout key"}, headers=admin)
+    assert issued.status_code == 201 and issued.json()["scopes"] == ["read", "write"]
+    key = issued.json()["key"]
+    assert key.startswith(f"eng_{issued.json()['id']}_")
+    async with owner_pool.acquire() as conn:  # only a salted hash is stored
+        stored = await conn.fetchrow("SELECT * FROM api_keys WHERE id = $1", issued.json()["id"])
+    assert key.split("_", 2)[2].encode() not in bytes(stored["secret_hash"]) and len(stored["salt"]) == 16
+
+    created = await gateway.post("/v1/remember", json={"content": "The scout found the north pass."},
+                                 headers={"authorization": f"Bearer {key}"})
+    assert created.status_code == 201 and created.json()["item"]["tenant_id"] == tenant_id
+    assert created.json()["authority"] == 20  # an untrusted agent
+    listed = await gateway.get("/v1/admin/api-keys", params={"tenant_id": tenant_id}, headers=admin)
+    assert [k["label"] for k in listed.json()["items"]] == ["scout key"] and "key" not in listed.json()["items"][0]
+    assert (await gateway.delete(f"/v1/admin/api-keys/{issued.json()['id']}", params={"tenant_id": tenant_id},
+                                 headers=admin)).status_code == 204
+    again = await gateway.post("/v1/recall", json={"query": "pass", "mode": "keyword"},
+                               headers={"authorization": f"Bearer {key}"})
+    assert again.status_code == 401
+
+
+async def test_tenant_admins_manage_only_their_own_tenant(gateway: httpx.AsyncClient, owner_pool: asyncpg.Pool,
+                                                          make_key: KeyMaker) -> None:
+    mine, other = await create_tenant(owner_pool), await create_tenant(owner_pool)
+    auth = {"authorization": await make_key(mine, ["admin"])}
+    own = await gateway.post("/v1/admin/principals", json={"name": "helper", "type": "agent"}, headers=auth)
+    assert own.status_code == 201  # positive control: its own tenant
+    for path, body in (("/v1/admin/principals", {"tenant_id": other.tenant_id, "name": "x", "type": "agent"}),
+                       ("/v1/admin/workspaces", {"tenant_id": other.tenant_id, "name": "x"}),
+                       ("/v1/admin/api-keys", {"tenant_id": other.tenant_id, "principal_id": other.principal_id})):
+        response = await gateway.post(path, json=body, headers=auth)
+        assert response.status_code == 404, path
+    refused = await gateway.post("/v1/admin/tenants", json={"name": "mine-too"}, headers=auth)
+    assert refused.status_code == 403 and refused.json()["code"] == "platform_admin_only"
+    elevated = await gateway.post("/v1/admin/principals", json={"name": "root", "type": "admin"}, headers=auth)
+    assert elevated.status_code == 403
+
+
+async def test_auth_disabled_runs_as_the_development_admin(servers: Settings) -> None:
+    app = create_app(servers.model_copy(update={"auth_enabled": False}))
+    async with app.router.lifespan_context(app):
+        async with httpx.AsyncClient(transport=httpx.ASGITransport(app=app), base_url="http://gw") as client:
+            created = await client.post("/v1/remember", json={"content": "written with auth disabled"})
+            assert created.status_code == 201
+            assert created.json()["item"]["principal_id"] == DEFAULT_ADMIN_ID
+            assert (await client.get("/v1/admin/api-keys")).status_code == 200
