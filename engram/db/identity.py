@@ -106,10 +106,14 @@ async def create_workspace(pool: asyncpg.Pool, tenant_id: str, name: str) -> str
 
 async def create_principal(pool: asyncpg.Pool, tenant_id: str, name: str, principal_type: str,
                            trusted: bool = False) -> str:
+    """A principal, made a ``member`` of the tenant's default workspace so it can start writing at once."""
     principal_id = str(uuid.uuid4())
     async with tenant_tx(pool, tenant_id) as conn:
         await conn.execute("INSERT INTO principals (tenant_id, id, name, type, trusted) VALUES ($1, $2, $3, $4, $5)",
                            tenant_id, principal_id, name, principal_type, trusted)
+        await conn.execute(
+            "INSERT INTO workspace_members (tenant_id, workspace_id, principal_id, role) "
+            "SELECT $1, id, $2, 'member' FROM workspaces WHERE name = 'default'", tenant_id, principal_id)
     return principal_id
 
 

@@ -49,6 +49,15 @@ class NewItem:
     metadata: dict[str, Any]
 
 
+def visible_to(viewer_param: str, alias: str = "i") -> str:
+    """SQL that keeps the items the principal in ``viewer_param`` may read (RLS already bounds the tenant):
+    private → its author; workspace → members of its workspace; tenant and public → any principal."""
+    return (f"({alias}.visibility IN ('tenant', 'public')"
+            f" OR ({alias}.visibility = 'private' AND {alias}.principal_id = {viewer_param}::uuid)"
+            f" OR ({alias}.visibility = 'workspace' AND EXISTS (SELECT 1 FROM workspace_members m"
+            f" WHERE m.workspace_id = {alias}.workspace_id AND m.principal_id = {viewer_param}::uuid)))")
+
+
 def row_to_item(row: asyncpg.Record) -> MemoryItem:
     values = dict(row)
     if isinstance(values.get("metadata"), str):
@@ -69,10 +78,6 @@ async def get_kind(conn: asyncpg.Connection, name: str) -> MemoryKind | None:
 async def enabled_kind_names(conn: asyncpg.Connection) -> list[str]:
     rows = await conn.fetch("SELECT DISTINCT name FROM memory_kinds WHERE enabled ORDER BY name")
     return [r["name"] for r in rows]
-
-
-async def workspace_exists(conn: asyncpg.Connection, workspace_id: str) -> bool:
-    return bool(await conn.fetchval("SELECT true FROM workspaces WHERE id = $1", workspace_id))
 
 
 async def default_workspace(conn: asyncpg.Connection) -> str | None:
@@ -112,9 +117,20 @@ async def find_live_duplicate(conn: asyncpg.Connection, workspace_id: str, princ
     return row_to_item(row) if row else None
 
 
-async def get(conn: asyncpg.Connection, item_id: str) -> MemoryItem | None:
-    row = await conn.fetchrow(f"SELECT {ITEM_COLUMNS} FROM memory_items WHERE id = $1", item_id)
+async def get(conn: asyncpg.Connection, item_id: str, viewer: str | None = None) -> MemoryItem | None:
+    """The item, if it exists and ``viewer`` may read it (no viewer: pipeline consumers, which see all)."""
+    if viewer is None:
+        row = await conn.fetchrow(f"SELECT {ITEM_COLUMNS} FROM memory_items WHERE id = $1", item_id)
+    else:
+        row = await conn.fetchrow(
+            f"SELECT {ITEM_COLUMNS} FROM memory_items i WHERE i.id = $1 AND {visible_to('$2')}", item_id, viewer)
     return row_to_item(row) if row else None
+
+
+async def workspace_role(conn: asyncpg.Connection, workspace_id: str, principal_id: str) -> str | None:
+    value = await conn.fetchval("SELECT role FROM workspace_members WHERE workspace_id = $1 AND principal_id = $2",
+                                workspace_id, principal_id)
+    return str(value) if value else None
 
 
 async def get_many(conn: asyncpg.Connection, item_ids: list[str]) -> list[MemoryItem]:

@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 import asyncpg
 import numpy as np
 
-from engram.db.items import ITEM_COLUMNS, row_to_item
+from engram.db.items import ITEM_COLUMNS, row_to_item, visible_to
 from engram.domain.models import MemoryItem
 
 LIVE = ("i.invalidated_at IS NULL AND i.superseded_by IS NULL AND (i.expires_at IS NULL OR i.expires_at > now()) "
@@ -28,13 +28,14 @@ class Filters:
     room: str | None = None
 
 
-def _where(filters: Filters, args: list[object]) -> str:
-    """Filter clauses with numbered parameters appended to ``args``."""
-    clauses = [LIVE]
+def _where(filters: Filters, viewer: str, args: list[object]) -> str:
+    """Live items ``viewer`` may read that match the filters; parameters are appended to ``args``."""
 
     def param(value: object) -> str:
         args.append(value)
         return f"${len(args)}"
+
+    clauses = [LIVE, visible_to(param(viewer))]
 
     if filters.kinds:
         clauses.append(f"i.kind = ANY({param(filters.kinds)}::text[])")
@@ -49,11 +50,11 @@ def _where(filters: Filters, args: list[object]) -> str:
     return " AND ".join(clauses)
 
 
-async def keyword(conn: asyncpg.Connection, query: str, filters: Filters,
+async def keyword(conn: asyncpg.Connection, query: str, filters: Filters, viewer: str,
                   limit: int) -> list[tuple[MemoryItem, float]]:
     """Full-text match with OR semantics over the query's stemmed words, ranked by ts_rank."""
     args: list[object] = [query, limit]
-    where = _where(filters, args)
+    where = _where(filters, viewer, args)
     rows = await conn.fetch(
         f"""WITH q AS (
                 SELECT to_tsquery('simple', string_agg(quote_literal(lexeme), ' | ')) AS tsq
@@ -69,13 +70,13 @@ async def keyword(conn: asyncpg.Connection, query: str, filters: Filters,
 
 
 async def semantic(conn: asyncpg.Connection, vector: np.ndarray, profile: str, dimensions: int, filters: Filters,
-                   limit: int) -> list[tuple[MemoryItem, float]]:
+                   viewer: str, limit: int) -> list[tuple[MemoryItem, float]]:
     """Nearest items by cosine similarity through the profile's partial HNSW index."""
     dims = int(dimensions)
     await conn.execute("SET LOCAL hnsw.iterative_scan = 'strict_order'")
     await conn.execute(f"SET LOCAL hnsw.ef_search = {max(40, min(int(limit) * 2, 1000))}")
     args: list[object] = [vector, profile, limit]
-    where = _where(filters, args)
+    where = _where(filters, viewer, args)
     rows = await conn.fetch(
         f"""SELECT {ITEM_COLUMNS_I}, 1 - (e.embedding::vector({dims}) <=> $1::vector({dims})) AS similarity
             FROM memory_embeddings e JOIN memory_items i ON i.id = e.item_id
@@ -87,10 +88,10 @@ async def semantic(conn: asyncpg.Connection, vector: np.ndarray, profile: str, d
     return [(row_to_item(r), float(r["similarity"])) for r in rows]
 
 
-async def startup(conn: asyncpg.Connection, filters: Filters, limit: int) -> list[MemoryItem]:
+async def startup(conn: asyncpg.Connection, filters: Filters, viewer: str, limit: int) -> list[MemoryItem]:
     """Active items for the start of a session: pinned and important first, bounded."""
     args: list[object] = [limit]
-    where = _where(filters, args)
+    where = _where(filters, viewer, args)
     rows = await conn.fetch(
         f"""SELECT {ITEM_COLUMNS_I} FROM memory_items i
             WHERE {where} AND i.review_status = 'active'

@@ -16,11 +16,12 @@ from engram.domain import validation
 from engram.domain.authority import default_source_type, derive_authority, source_trust
 from engram.domain.content import content_hash
 from engram.domain.models import CallerContext, MemoryItem
-from engram.errors import Conflict, ValidationFailed
+from engram.errors import Conflict, NotFound, PermissionDenied, ValidationFailed
 from engram.events.envelope import Event
 from engram.telemetry.metrics import REMEMBERED
 
 DEFAULT_KIND = "fact"
+WRITING_ROLES = ("owner", "admin", "member")
 
 
 @dataclass
@@ -79,8 +80,12 @@ class IngestService:
                 known = ", ".join(await items.enabled_kind_names(conn))
                 raise ValidationFailed(f"unknown or disabled kind {kind_name!r}; known kinds: {known}", field="kind")
             workspace_id = cmd.workspace_id or await items.default_workspace(conn)
-            if not workspace_id or not await items.workspace_exists(conn, workspace_id):
-                raise ValidationFailed("workspace does not exist", field="workspace_id")
+            role = await items.workspace_role(conn, workspace_id, ctx.principal_id) if workspace_id else None
+            if workspace_id is None or role is None:  # missing and not-a-member look the same
+                raise NotFound("no such workspace", field="workspace_id")
+            if role not in WRITING_ROLES:
+                raise PermissionDenied(f"a {role} cannot write into this workspace", field="workspace_id",
+                                       code="workspace_read_only")
             trusted = bool(await conn.fetchval("SELECT trusted FROM principals WHERE id = $1", ctx.principal_id))
             authority = derive_authority(source_type, ctx.principal_type, trusted=trusted)
             new = items.NewItem(

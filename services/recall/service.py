@@ -71,7 +71,7 @@ class RecallService:
     async def get_item(self, ctx: CallerContext, item_id: str) -> MemoryItem:
         _check_uuid(item_id)
         async with tenant_tx(self._pool, ctx.tenant_id) as conn:
-            item = await items.get(conn, item_id)
+            item = await items.get(conn, item_id, ctx.principal_id)
         if item is None:
             raise NotFound(f"no item {item_id}")
         return item
@@ -79,7 +79,7 @@ class RecallService:
     async def get_status(self, ctx: CallerContext, item_id: str) -> tuple[MemoryItem, list[Stage]]:
         _check_uuid(item_id)
         async with tenant_tx(self._pool, ctx.tenant_id) as conn:
-            item = await items.get(conn, item_id)
+            item = await items.get(conn, item_id, ctx.principal_id)
             if item is None:
                 raise NotFound(f"no item {item_id}")
             return item, await items.stages(conn, item_id)
@@ -96,12 +96,13 @@ class RecallService:
         async with tenant_tx(self._pool, ctx.tenant_id) as conn:
             await _check_kinds(conn, filters)
             if mode in ("keyword", "hybrid"):
-                for item, rank in await search.keyword(conn, query, filters, limit):
+                for item, rank in await search.keyword(conn, query, filters, ctx.principal_id, limit):
                     by_id[str(item.id)] = item
                     keyword[str(item.id)] = rank
             if vector is not None:
                 for item, similarity in await search.semantic(
-                        conn, vector, self._embedder.profile, self._embedder.dimensions, filters, limit):
+                        conn, vector, self._embedder.profile, self._embedder.dimensions, filters, ctx.principal_id,
+                        limit):
                     by_id[str(item.id)] = item
                     dense[str(item.id)] = similarity
         if mode == "keyword":
@@ -133,7 +134,7 @@ class RecallService:
         limit = max(q.budgets.items * 4, MIN_CANDIDATES)
         async with tenant_tx(self._pool, ctx.tenant_id) as conn:
             await _check_kinds(conn, q.filters)
-            candidates = await search.startup(conn, q.filters, limit)
+            candidates = await search.startup(conn, q.filters, ctx.principal_id, limit)
         now = datetime.now(UTC)
         pinned_ceiling = max(1, int(q.budgets.items * PINNED_CEILING_SHARE))
         pinned: list[RankedItem] = []
