@@ -59,6 +59,10 @@ class Settings(BaseSettings):
         default=None, description="Shared secret the gateway presents to ingest/recall; unset accepts any caller."
     )
 
+    rate_limit_remember_per_minute: int = Field(default=600, description="Per principal; tenant config overrides.")
+    rate_limit_recall_per_minute: int = Field(default=1200, description="Recall and search, per principal.")
+    rate_limit_feedback_per_minute: int = 120
+
     max_content_bytes: int = 16_384
     log_level: str = "INFO"
 

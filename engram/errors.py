@@ -50,6 +50,17 @@ class Conflict(EngramError):
     title = "Conflict"
 
 
+class RateLimited(EngramError):
+    code = "rate_limited"
+    retryable = True
+    http_status = 429
+    title = "Too many requests"
+
+    def __init__(self, detail: str, *, retry_after_s: float) -> None:
+        super().__init__(detail)
+        self.retry_after_s = retry_after_s
+
+
 class Unavailable(EngramError):
     """A dependency (database, NATS, a downstream service) cannot be reached right now."""
 

@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import json
 import uuid
 from dataclasses import dataclass
 from datetime import datetime
+from typing import Any
 
 import asyncpg
 
@@ -138,3 +140,25 @@ async def principal_exists(pool: asyncpg.Pool, tenant_id: str, principal_id: str
 async def workspace_exists(pool: asyncpg.Pool, tenant_id: str, workspace_id: str) -> bool:
     async with tenant_tx(pool, tenant_id) as conn:
         return bool(await conn.fetchval("SELECT true FROM workspaces WHERE id = $1", workspace_id))
+
+
+async def tenant_config(pool: asyncpg.Pool, tenant_id: str) -> tuple[dict[str, Any], int]:
+    """The tenant's configuration and its version (empty and 0 when never set)."""
+    async with tenant_tx(pool, tenant_id) as conn:
+        row = await conn.fetchrow("SELECT config, version FROM tenant_config WHERE tenant_id = $1", tenant_id)
+    if row is None:
+        return {}, 0
+    return json.loads(row["config"]), int(row["version"])
+
+
+async def merge_tenant_config(pool: asyncpg.Pool, tenant_id: str, patch: dict[str, Any],
+                              actor_id: str) -> tuple[dict[str, Any], int]:
+    """Merge ``patch`` into the top level of the tenant's configuration; returns the new config and version."""
+    async with tenant_tx(pool, tenant_id) as conn:
+        row = await conn.fetchrow(
+            """INSERT INTO tenant_config (tenant_id, config, updated_by) VALUES ($1, $2::jsonb, $3)
+               ON CONFLICT (tenant_id) DO UPDATE SET config = tenant_config.config || EXCLUDED.config,
+                   version = tenant_config.version + 1, updated_at = now(), updated_by = EXCLUDED.updated_by
+               RETURNING config, version""",
+            tenant_id, json.dumps(patch), actor_id)
+    return json.loads(row["config"]), int(row["version"])

@@ -18,6 +18,7 @@ from pydantic import Field
 from engram.db import identity
 from engram.domain.keys import normalize_scopes
 from engram.domain.models import CallerContext
+from engram.domain.ratelimit import validate_limits
 from engram.errors import Conflict, NotFound, PermissionDenied
 from services.gateway.auth import caller, policy
 from services.gateway.schemas import Body
@@ -158,6 +159,35 @@ async def revoke_api_key(key_id: str, request: Request, tenant_id: str | None = 
     if not await identity.revoke_key(pool, await _tenant(pool, ctx, tenant_id), key_id):
         raise NotFound("no such API key")
     return Response(status_code=204)
+
+
+class TenantConfigBody(Body):
+    tenant_id: str | None = None
+    rate_limits: dict[str, int] | None = Field(
+        default=None, description="Requests a minute per principal, by route class: remember, recall, feedback.")
+
+
+@router.get("/tenant-config", summary="Read a tenant's configuration", **policy("admin"))
+async def get_tenant_config(request: Request, tenant_id: str | None = None,
+                            ctx: CallerContext = Depends(caller)) -> dict[str, Any]:  # noqa: B008
+    pool = _pool(request)
+    tenant = await _tenant(pool, ctx, tenant_id)
+    config, version = await identity.tenant_config(pool, tenant)
+    return {"tenant_id": tenant, "config": config, "version": version}
+
+
+@router.patch("/tenant-config", summary="Change a tenant's configuration (merged, versioned)", **policy("admin"))
+async def patch_tenant_config(body: TenantConfigBody, request: Request,
+                              ctx: CallerContext = Depends(caller)) -> dict[str, Any]:  # noqa: B008
+    pool = _pool(request)
+    tenant = await _tenant(pool, ctx, body.tenant_id)
+    patch: dict[str, Any] = {}
+    if body.rate_limits is not None:
+        current, _ = await identity.tenant_config(pool, tenant)
+        patch["rate_limits"] = {**current.get("rate_limits", {}), **validate_limits(body.rate_limits)}
+    config, version = await identity.merge_tenant_config(pool, tenant, patch, ctx.principal_id)
+    request.app.state.limits.forget(tenant)
+    return {"tenant_id": tenant, "config": config, "version": version}
 
 
 def _iso(value: datetime | None) -> str | None:

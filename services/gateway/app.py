@@ -17,6 +17,7 @@ from engram.telemetry.metrics import HTTP_LATENCY
 from services.gateway import admin, problems
 from services.gateway.auth import PUBLIC, Authenticator, policy
 from services.gateway.clients import Downstream
+from services.gateway.limits import Limits
 from services.gateway.routes import router
 
 
@@ -27,6 +28,7 @@ def create_app(settings: Settings) -> FastAPI:
             raise SystemExit("gateway needs ENGRAM_DATABASE_URL")
         app.state.pool = await create_pool(settings.database_url, role=settings.app_role, max_size=5)
         app.state.authenticator = Authenticator(app.state.pool, settings)
+        app.state.limits = Limits(app.state.pool, settings)
         app.state.downstream = Downstream.connect(settings)
         try:
             yield

@@ -10,7 +10,8 @@ from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
-from engram.errors import EngramError, Unauthenticated
+from engram.domain.ratelimit import retry_after_header
+from engram.errors import EngramError, RateLimited, Unauthenticated
 
 PROBLEM = "application/problem+json"
 log = logging.getLogger(__name__)
@@ -38,6 +39,8 @@ def install(app: FastAPI) -> None:
         headers = {"Retry-After": "1"} if exc.retryable else None
         if isinstance(exc, Unauthenticated):
             headers = {"WWW-Authenticate": 'Bearer realm="engram"'}
+        if isinstance(exc, RateLimited):
+            headers = {"Retry-After": retry_after_header(exc.retry_after_s)}
         return problem(exc.http_status, exc.code, exc.title, exc.detail, field=exc.field, headers=headers)
 
     @app.exception_handler(RequestValidationError)

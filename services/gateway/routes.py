@@ -13,6 +13,7 @@ from engram.rpc.convert import timestamp
 from engram.v1 import ingest_pb2, memory_pb2, recall_pb2
 from services.gateway.auth import caller, policy
 from services.gateway.clients import Downstream
+from services.gateway.limits import limited
 from services.gateway.mapping import item_json, recalled_json, status_json
 from services.gateway.schemas import FilterFields, RecallBody, RememberBody, SearchBody
 
@@ -29,7 +30,7 @@ def _filters(body: FilterFields) -> memory_pb2.RecallFilters:
 
 
 @router.post("/remember", status_code=201, summary="Store a memory", **policy("write"))
-async def remember(body: RememberBody, ctx: CallerContext = Depends(caller),  # noqa: B008
+async def remember(body: RememberBody, ctx: CallerContext = Depends(limited("remember")),  # noqa: B008
                    ds: Downstream = Depends(downstream)) -> JSONResponse:  # noqa: B008
     """201 with the new item, or 200 with ``status: deduplicated`` and the first item when the same
     canonical content is already stored."""
@@ -54,7 +55,7 @@ async def remember(body: RememberBody, ctx: CallerContext = Depends(caller),  # 
 
 
 @router.post("/recall", summary="Recall memories for a task or a session start", **policy("read"))
-async def recall(body: RecallBody, ctx: CallerContext = Depends(caller),  # noqa: B008
+async def recall(body: RecallBody, ctx: CallerContext = Depends(limited("recall")),  # noqa: B008
                  ds: Downstream = Depends(downstream)) -> dict[str, Any]:  # noqa: B008
     request = recall_pb2.RecallRequest(mode=body.mode, query=body.query or "", filters=_filters(body))
     for name in ("item_budget", "byte_budget", "token_budget"):
@@ -67,7 +68,7 @@ async def recall(body: RecallBody, ctx: CallerContext = Depends(caller),  # noqa
 
 
 @router.post("/search", summary="Search memories by keyword, meaning, or both", **policy("read"))
-async def search(body: SearchBody, ctx: CallerContext = Depends(caller),  # noqa: B008
+async def search(body: SearchBody, ctx: CallerContext = Depends(limited("recall")),  # noqa: B008
                  ds: Downstream = Depends(downstream)) -> dict[str, Any]:  # noqa: B008
     request = recall_pb2.SearchRequest(query=body.query, mode=body.mode, filters=_filters(body))
     if body.limit is not None:

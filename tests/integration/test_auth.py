@@ -187,3 +187,26 @@ async def test_auth_disabled_runs_as_the_development_admin(servers: Settings) ->
             assert created.status_code == 201
             assert created.json()["item"]["principal_id"] == DEFAULT_ADMIN_ID
             assert (await client.get("/v1/admin/api-keys")).status_code == 200
+
+
+async def test_rate_limits_per_principal_from_tenant_config(gateway: httpx.AsyncClient, owner_pool: asyncpg.Pool,
+                                                             make_key: KeyMaker, app_pool: asyncpg.Pool) -> None:
+    tenant = await create_tenant(owner_pool)
+    admin = {"authorization": await make_key(tenant, ["admin"])}
+    bad = await gateway.patch("/v1/admin/tenant-config", json={"rate_limits": {"teleport": 1}}, headers=admin)
+    assert bad.status_code == 422 and bad.json()["field"] == "rate_limits"
+    changed = await gateway.patch("/v1/admin/tenant-config", json={"rate_limits": {"remember": 2}}, headers=admin)
+    assert changed.status_code == 200 and changed.json()["config"]["rate_limits"] == {"remember": 2}
+    writer = {"authorization": await make_key(tenant)}
+    statuses = [(await gateway.post("/v1/remember", json={"content": f"note {n}"}, headers=writer)).status_code
+                for n in range(3)]
+    assert statuses == [201, 201, 429]
+    limited = await gateway.post("/v1/remember", json={"content": "note 4"}, headers=writer)
+    assert limited.status_code == 429 and int(limited.headers["retry-after"]) >= 1
+    assert limited.json()["code"] == "rate_limited"
+    # recall has its own budget, and another principal of the tenant its own bucket
+    assert (await gateway.post("/v1/recall", json={"query": "note", "mode": "keyword"},
+                               headers=writer)).status_code == 200
+    other_principal = await identity.create_principal(app_pool, tenant.tenant_id, "other", "user")
+    other = {"authorization": await make_key(CallerContext(tenant.tenant_id, other_principal, "user"))}
+    assert (await gateway.post("/v1/remember", json={"content": "other note"}, headers=other)).status_code == 201
