@@ -162,3 +162,14 @@ async def merge_tenant_config(pool: asyncpg.Pool, tenant_id: str, patch: dict[st
                RETURNING config, version""",
             tenant_id, json.dumps(patch), actor_id)
     return json.loads(row["config"]), int(row["version"])
+
+
+async def tenant_public(pool: asyncpg.Pool, tenant_id: str) -> bool:
+    async with tenant_tx(pool, tenant_id) as conn:
+        return bool(await conn.fetchval("SELECT public_enabled FROM tenants WHERE id = $1", tenant_id))
+
+
+async def set_tenant_public(pool: asyncpg.Pool, tenant_id: str, enabled: bool) -> None:
+    """Whether the tenant's ``public`` items are readable by callers of every tenant."""
+    async with tenant_tx(pool, tenant_id) as conn:
+        await conn.execute("UPDATE tenants SET public_enabled = $2 WHERE id = $1", tenant_id, enabled)

@@ -165,6 +165,8 @@ class TenantConfigBody(Body):
     tenant_id: str | None = None
     rate_limits: dict[str, int] | None = Field(
         default=None, description="Requests a minute per principal, by route class: remember, recall, feedback.")
+    public_enabled: bool | None = Field(
+        default=None, description="Let callers of every tenant read this tenant's `public` items.")
 
 
 @router.get("/tenant-config", summary="Read a tenant's configuration", **policy("admin"))
@@ -173,7 +175,8 @@ async def get_tenant_config(request: Request, tenant_id: str | None = None,
     pool = _pool(request)
     tenant = await _tenant(pool, ctx, tenant_id)
     config, version = await identity.tenant_config(pool, tenant)
-    return {"tenant_id": tenant, "config": config, "version": version}
+    return {"tenant_id": tenant, "config": config, "version": version,
+            "public_enabled": await identity.tenant_public(pool, tenant)}
 
 
 @router.patch("/tenant-config", summary="Change a tenant's configuration (merged, versioned)", **policy("admin"))
@@ -186,8 +189,11 @@ async def patch_tenant_config(body: TenantConfigBody, request: Request,
         current, _ = await identity.tenant_config(pool, tenant)
         patch["rate_limits"] = {**current.get("rate_limits", {}), **validate_limits(body.rate_limits)}
     config, version = await identity.merge_tenant_config(pool, tenant, patch, ctx.principal_id)
+    if body.public_enabled is not None:
+        await identity.set_tenant_public(pool, tenant, body.public_enabled)
     request.app.state.limits.forget(tenant)
-    return {"tenant_id": tenant, "config": config, "version": version}
+    return {"tenant_id": tenant, "config": config, "version": version,
+            "public_enabled": await identity.tenant_public(pool, tenant)}
 
 
 def _iso(value: datetime | None) -> str | None:

@@ -137,3 +137,32 @@ async def test_writes_need_a_writing_membership(gateway: httpx.AsyncClient, worl
                                    world.secret_workspace) == before
     member = await gateway.post("/v1/remember", json=body, headers=world.alice)
     assert member.status_code == 201  # positive control
+
+
+async def test_public_items_reach_other_tenants_only_where_enabled(gateway: httpx.AsyncClient, world: World,
+                                                                   app_pool: asyncpg.Pool, settings: Settings,
+                                                                   owner_pool: asyncpg.Pool,
+                                                                   embedder: EmbeddingProvider) -> None:
+    published = await gateway.post("/v1/remember", json={"content": "Bluebird press release is public.",
+                                                          "visibility": "public"}, headers=world.alice)
+    public_id = published.json()["id"]
+    tenant_a = published.json()["item"]["tenant_id"]
+    async with owner_pool.acquire() as conn:
+        rows = await conn.fetch("SELECT envelope FROM outbox WHERE envelope->>'subject' = $1", public_id)
+    await EmbedderService(app_pool, settings, embedder).handle_created(
+        [Event.decode(json.loads(r["envelope"])) for r in rows])
+    # not enabled: the public item stays inside its tenant
+    assert public_id in (await _seen(gateway, world.bob))["recall:keyword"]  # positive control
+    for path, ids in (await _seen(gateway, world.carol)).items():
+        assert public_id not in ids, path
+    assert await _readable(gateway, world.carol, public_id) == {404}
+
+    alice_id = published.json()["item"]["principal_id"]
+    issued = await identity.create_key(app_pool, tenant_a, alice_id, ["admin"], "publisher")
+    admin = {"authorization": f"Bearer {issued.key}"}
+    enabled = await gateway.patch("/v1/admin/tenant-config", json={"public_enabled": True}, headers=admin)
+    assert enabled.status_code == 200 and enabled.json()["public_enabled"] is True
+    for path, ids in (await _seen(gateway, world.carol)).items():
+        assert public_id in ids, path
+        assert not ids & set(world.items.values()), path  # the tenant's other items stay hidden
+    assert await _readable(gateway, world.carol, public_id) == {200}
