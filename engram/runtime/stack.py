@@ -129,11 +129,11 @@ async def _start(
         await supervisor.start(ChildSpec(name=name, argv=command(name), env=env, ready=ready, ready_timeout=timeout))
 
     _write_stack_file(home, url, database_url, nats_url, base_env, metrics)
-    print(f"gateway: {url}", flush=True)
-    if dev_key is not None:
+    if dev_key is not None:  # before the gateway line, which is the "ready" signal tools wait for
         print(f"dev key: {dev_key}  (also in {home / DEV_KEY_FILE})", flush=True)
     else:
         _say("authentication is OFF (ENGRAM_AUTH_ENABLED=false): every request runs as the development admin")
+    print(f"gateway: {url}", flush=True)
     if on_ready is not None:
         on_ready(url)
 

@@ -161,8 +161,11 @@ async def test_public_items_reach_other_tenants_only_where_enabled(gateway: http
     issued = await identity.create_key(app_pool, tenant_a, alice_id, ["admin"], "publisher")
     admin = {"authorization": f"Bearer {issued.key}"}
     enabled = await gateway.patch("/v1/admin/tenant-config", json={"public_enabled": True}, headers=admin)
-    assert enabled.status_code == 200 and enabled.json()["public_enabled"] is True
-    for path, ids in (await _seen(gateway, world.carol)).items():
-        assert public_id in ids, path
-        assert not ids & set(world.items.values()), path  # the tenant's other items stay hidden
-    assert await _readable(gateway, world.carol, public_id) == {200}
+    try:
+        assert enabled.status_code == 200 and enabled.json()["public_enabled"] is True
+        for path, ids in (await _seen(gateway, world.carol)).items():
+            assert public_id in ids, path
+            assert not ids & set(world.items.values()), path  # the tenant's other items stay hidden
+        assert await _readable(gateway, world.carol, public_id) == {200}
+    finally:  # other tests' tenants share this database: publish nothing beyond this test
+        await identity.set_tenant_public(app_pool, tenant_a, False)
