@@ -18,6 +18,7 @@ class CallerContext:
     principal_type: str
     scopes: frozenset[str] = frozenset()
     request_id: str = ""
+    traceparent: str = ""  # W3C trace context of the request, carried into gRPC metadata and events
 
 
 @dataclass(frozen=True)

@@ -13,10 +13,10 @@ PRINCIPAL_TYPE = "x-engram-principal-type"
 SCOPES = "x-engram-scopes"
 REQUEST_ID = "x-request-id"
 INTERNAL_TOKEN = "x-engram-internal-token"
+TRACEPARENT = "traceparent"
 
 
-def to_metadata(ctx: CallerContext, traceparent: str | None = None,
-                internal_token: str | None = None) -> tuple[tuple[str, str], ...]:
+def to_metadata(ctx: CallerContext, internal_token: str | None = None) -> tuple[tuple[str, str], ...]:
     pairs = [
         (TENANT, ctx.tenant_id),
         (PRINCIPAL, ctx.principal_id),
@@ -24,8 +24,8 @@ def to_metadata(ctx: CallerContext, traceparent: str | None = None,
         (SCOPES, ",".join(sorted(ctx.scopes))),
         (REQUEST_ID, ctx.request_id),
     ]
-    if traceparent:
-        pairs.append(("traceparent", traceparent))
+    if ctx.traceparent:
+        pairs.append((TRACEPARENT, ctx.traceparent))
     if internal_token:
         pairs.append((INTERNAL_TOKEN, internal_token))
     return tuple(pairs)
@@ -43,4 +43,5 @@ def from_metadata(metadata: Sequence[tuple[str, str | bytes]] | None) -> CallerC
         principal_type=values[PRINCIPAL_TYPE],
         scopes=frozenset(s for s in values.get(SCOPES, "").split(",") if s),
         request_id=values.get(REQUEST_ID, ""),
+        traceparent=values.get(TRACEPARENT, ""),
     )

@@ -7,7 +7,10 @@ declares nothing is refused (fail closed). Missing, malformed, unknown and revok
 
 from __future__ import annotations
 
+import re
+import secrets
 import uuid
+from dataclasses import replace
 from typing import Any
 
 import asyncpg
@@ -36,10 +39,14 @@ class Authenticator:
         self._enabled = settings.auth_enabled
 
     async def authenticate(self, request: Request) -> CallerContext:
-        request_id = request.headers.get("x-request-id") or str(uuid.uuid4())
+        ctx = await self._authenticate(request)
+        return replace(ctx, request_id=request.headers.get("x-request-id") or str(uuid.uuid4()),
+                       traceparent=trace_context(request.headers.get("traceparent", "")))
+
+    async def _authenticate(self, request: Request) -> CallerContext:
         if not self._enabled:  # the explicit opt-out: the development admin, through the same scope checks
             return CallerContext(tenant_id=DEFAULT_TENANT_ID, principal_id=DEFAULT_ADMIN_ID, principal_type="admin",
-                                 scopes=frozenset({"admin"}), request_id=request_id)
+                                 scopes=frozenset({"admin"}))
         header = request.headers.get("authorization", "")
         scheme, _, presented = header.partition(" ")
         parsed = parse_key(presented.strip()) if scheme.lower() == "bearer" else None
@@ -50,8 +57,17 @@ class Authenticator:
         if record is None or not record.usable or not secret_matches(record.salt, record.secret_hash, secret):
             raise _refused()
         return CallerContext(tenant_id=record.tenant_id, principal_id=record.principal_id,
-                             principal_type=record.principal_type, scopes=frozenset(record.scopes),
-                             request_id=request_id)
+                             principal_type=record.principal_type, scopes=frozenset(record.scopes))
+
+
+_TRACEPARENT = re.compile(r"^00-[0-9a-f]{32}-[0-9a-f]{16}-[0-9a-f]{2}$")
+
+
+def trace_context(incoming: str) -> str:
+    """The caller's W3C traceparent when well formed, else a new trace (so every write's events carry one)."""
+    if _TRACEPARENT.match(incoming) and incoming[3:35] != "0" * 32:
+        return incoming
+    return f"00-{secrets.token_hex(16)}-{secrets.token_hex(8)}-01"
 
 
 def _refused() -> Unauthenticated:

@@ -57,7 +57,7 @@ class IngestService:
         self._pool = pool
         self._settings = settings
 
-    async def remember(self, ctx: CallerContext, cmd: RememberCommand, traceparent: str = "") -> RememberResult:
+    async def remember(self, ctx: CallerContext, cmd: RememberCommand) -> RememberResult:
         """Store one memory; the same canonical content again answers ``deduplicated`` with the first item."""
         validation.validate_content(cmd.content, self._settings.max_content_bytes)
         validation.validate_importance(cmd.importance)
@@ -115,7 +115,7 @@ class IngestService:
             )
             await items.set_stage(conn, tenant_id=ctx.tenant_id, item_id=stored.id, stage="embedding",
                                   status="pending")
-            await outbox.add(conn, created_event(stored, traceparent), self._settings.events_subject_prefix)
+            await outbox.add(conn, created_event(stored, ctx.traceparent), self._settings.events_subject_prefix)
         REMEMBERED.labels("created").inc()
         return RememberResult("created", stored)
 

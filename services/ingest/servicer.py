@@ -18,9 +18,7 @@ class IngestServicer(ingest_pb2_grpc.IngestServiceServicer):
     @translate_errors
     async def Remember(self, request: ingest_pb2.RememberRequest,  # noqa: N802 (gRPC method name)
                        context: grpc.aio.ServicerContext) -> ingest_pb2.RememberResponse:
-        metadata = context.invocation_metadata()
-        ctx = from_metadata(metadata)
-        traceparent = next((v for k, v in metadata or () if k == "traceparent" and isinstance(v, str)), "")
+        ctx = from_metadata(context.invocation_metadata())
         command = RememberCommand(
             content=request.content, kind=request.kind,
             importance=request.importance if request.HasField("importance") else None,
@@ -31,7 +29,7 @@ class IngestServicer(ingest_pb2_grpc.IngestServiceServicer):
             expires_at=from_timestamp(request, "expires_at"), external_id=request.external_id,
             metadata=from_struct(request, "metadata"), workspace_id=request.workspace_id,
         )
-        result = await self._service.remember(ctx, command, traceparent)
+        result = await self._service.remember(ctx, command)
         return ingest_pb2.RememberResponse(
             id=str(result.item.id), status=result.status, review_status=result.item.review_status,
             authority=result.item.authority, item=item_to_proto(result.item),

@@ -3,6 +3,9 @@ ingest and recall servers running in-process on real PostgreSQL."""
 
 from __future__ import annotations
 
+import json
+import re
+
 import asyncpg
 import grpc
 import httpx
@@ -95,3 +98,20 @@ async def test_gateway_maps_rest_to_grpc_and_problems(gateway: httpx.AsyncClient
     openapi = (await gateway.get("/openapi.json")).json()
     assert {"/v1/remember", "/v1/recall", "/v1/search", "/v1/items/{item_id}",
             "/v1/items/{item_id}/status"} <= set(openapi["paths"])
+
+
+async def test_trace_context_travels_from_rest_into_the_event(gateway: httpx.AsyncClient, owner_pool: asyncpg.Pool,
+                                                              tenant: CallerContext, make_key: KeyMaker) -> None:
+    auth = {"authorization": await make_key(tenant)}
+    incoming = "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01"
+    traced = await gateway.post("/v1/remember", json={"content": "traced write"},
+                                headers={**auth, "traceparent": incoming})
+    untraced = await gateway.post("/v1/remember", json={"content": "untraced write"},
+                                  headers={**auth, "traceparent": "garbage"})
+    async with owner_pool.acquire() as conn:
+        envelopes = {r["subject"]: json.loads(r["envelope"]) for r in await conn.fetch(
+            "SELECT envelope->>'subject' AS subject, envelope FROM outbox WHERE tenant_id = $1::uuid",
+            tenant.tenant_id)}
+    assert envelopes[traced.json()["id"]]["traceparent"] == incoming
+    fresh = envelopes[untraced.json()["id"]]["traceparent"]
+    assert re.fullmatch(r"00-[0-9a-f]{32}-[0-9a-f]{16}-01", fresh) and fresh[3:35] != incoming[3:35]
