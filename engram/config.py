@@ -11,7 +11,8 @@ from typing import Literal
 from pydantic import Field
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
-# The seeded development identity used until authentication lands (migration 001 creates these rows).
+# The seeded development tenant, workspace and principals (migrations 001 and 002 create these rows);
+# the admin is the one `engram up` issues the development key for.
 DEFAULT_TENANT_ID = "00000000-0000-4000-8000-000000000001"
 DEFAULT_WORKSPACE_ID = "00000000-0000-4000-8000-000000000002"
 DEFAULT_PRINCIPAL_ID = "00000000-0000-4000-8000-000000000003"
@@ -27,6 +28,10 @@ class Settings(BaseSettings):
     )
     nats_url: str | None = Field(default=None, description="NATS URL. Unset: `engram up` runs an embedded server.")
     app_role: str = Field(default="engram_app", description="Non-owner role services act as (RLS applies).")
+    app_database_url: str | None = Field(
+        default=None, description="URL the services log in with as the app role. Unset: the owner URL, switching "
+        "to the app role at connection start (SET ROLE; weaker, since a session could RESET ROLE).",
+    )
 
     gateway_host: str = "127.0.0.1"
     gateway_port: int = 8080

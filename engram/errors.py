@@ -56,8 +56,9 @@ class RateLimited(EngramError):
     http_status = 429
     title = "Too many requests"
 
-    def __init__(self, detail: str, *, retry_after_s: float) -> None:
-        super().__init__(detail)
+    def __init__(self, detail: str, *, retry_after_s: float = 1.0, field: str | None = None,
+                 code: str | None = None) -> None:
+        super().__init__(detail, field=field, code=code)
         self.retry_after_s = retry_after_s
 
 
@@ -72,11 +73,11 @@ class Unavailable(EngramError):
 
 ERRORS_BY_CODE: dict[str, type[EngramError]] = {
     cls.code: cls for cls in (EngramError, ValidationFailed, NotFound, Unauthenticated, PermissionDenied,
-                              Conflict, Unavailable)
+                              Conflict, RateLimited, Unavailable)
 }
 
 # For codes that specialise a class (e.g. ``authority_too_low`` is a PermissionDenied): the HTTP status finds it.
 ERRORS_BY_STATUS: dict[str, type[EngramError]] = {
     str(cls.http_status): cls for cls in (ValidationFailed, NotFound, Unauthenticated, PermissionDenied, Conflict,
-                                          Unavailable)
+                                          RateLimited, Unavailable)
 }

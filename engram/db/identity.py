@@ -24,6 +24,7 @@ class KeyRecord:
     secret_hash: bytes
     scopes: tuple[str, ...]
     usable: bool  # not revoked, principal not disabled
+    last_used_stale: bool  # last_used_at is unset or older than a minute
 
 
 @dataclass(frozen=True)
@@ -42,7 +43,8 @@ async def find_key(pool: asyncpg.Pool, key_id: str) -> KeyRecord | None:
     async with pool.acquire() as conn, conn.transaction():
         await conn.execute("SELECT set_config('app.api_key_id', $1, true)", key_id)
         key = await conn.fetchrow(
-            "SELECT tenant_id, principal_id, salt, secret_hash, scopes, revoked_at FROM api_keys WHERE id = $1",
+            "SELECT tenant_id, principal_id, salt, secret_hash, scopes, revoked_at, "
+            "coalesce(last_used_at < now() - interval '1 minute', true) AS stale FROM api_keys WHERE id = $1",
             key_id)
         if key is None:
             return None
@@ -51,13 +53,17 @@ async def find_key(pool: asyncpg.Pool, key_id: str) -> KeyRecord | None:
                                         key["principal_id"])
         if principal is None:
             return None
-        await conn.execute(
-            "UPDATE api_keys SET last_used_at = now() WHERE id = $1 "
-            "AND (last_used_at IS NULL OR last_used_at < now() - interval '1 minute')", key_id)
     return KeyRecord(key_id=key_id, tenant_id=str(key["tenant_id"]), principal_id=str(key["principal_id"]),
                      principal_type=principal["type"], salt=bytes(key["salt"]), secret_hash=bytes(key["secret_hash"]),
                      scopes=tuple(key["scopes"]),
-                     usable=key["revoked_at"] is None and principal["disabled_at"] is None)
+                     usable=key["revoked_at"] is None and principal["disabled_at"] is None,
+                     last_used_stale=bool(key["stale"]))
+
+
+async def touch_key(pool: asyncpg.Pool, tenant_id: str, key_id: str) -> None:
+    """Record a successful use (called only after the secret matched)."""
+    async with tenant_tx(pool, tenant_id) as conn:
+        await conn.execute("UPDATE api_keys SET last_used_at = now() WHERE id = $1", key_id)
 
 
 async def create_key(pool: asyncpg.Pool, tenant_id: str, principal_id: str, scopes: list[str],
@@ -135,6 +141,12 @@ async def tenant_exists(pool: asyncpg.Pool, tenant_id: str) -> bool:
 async def principal_exists(pool: asyncpg.Pool, tenant_id: str, principal_id: str) -> bool:
     async with tenant_tx(pool, tenant_id) as conn:
         return bool(await conn.fetchval("SELECT true FROM principals WHERE id = $1", principal_id))
+
+
+async def principal_type(pool: asyncpg.Pool, tenant_id: str, principal_id: str) -> str | None:
+    async with tenant_tx(pool, tenant_id) as conn:
+        value = await conn.fetchval("SELECT type FROM principals WHERE id = $1", principal_id)
+    return str(value) if value else None
 
 
 async def workspace_exists(pool: asyncpg.Pool, tenant_id: str, workspace_id: str) -> bool:

@@ -106,7 +106,9 @@ async def _grant_app_role(conn: asyncpg.Connection, role: str) -> None:
     exists = await conn.fetchval("SELECT 1 FROM pg_roles WHERE rolname = $1", role)
     ident = _quote_ident(role)
     if not exists:
-        await conn.execute(f"CREATE ROLE {ident} NOLOGIN NOBYPASSRLS")
+        await conn.execute(f"CREATE ROLE {ident} LOGIN NOBYPASSRLS")
+    # it logs in (passwordless where the server trusts local connections; set a password for remote ones)
+    await conn.execute(f"ALTER ROLE {ident} LOGIN NOBYPASSRLS NOSUPERUSER NOCREATEDB NOCREATEROLE")
     await conn.execute(f"GRANT USAGE ON SCHEMA public TO {ident}")
     await conn.execute(f"GRANT SELECT, INSERT, UPDATE, DELETE ON ALL TABLES IN SCHEMA public TO {ident}")
     await conn.execute(f"REVOKE ALL ON schema_migrations FROM {ident}")

@@ -4,10 +4,12 @@ from __future__ import annotations
 
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
+from urllib.parse import urlsplit, urlunsplit
 
 import asyncpg
 from pgvector.asyncpg import register_vector
 
+from engram.config import Settings
 from engram.errors import Unavailable
 
 
@@ -30,6 +32,24 @@ async def create_pool(database_url: str, *, role: str | None, min_size: int = 1,
         raise Unavailable(f"cannot connect to PostgreSQL: {exc}") from exc
     assert pool is not None
     return pool
+
+
+async def service_pool(settings: Settings, *, min_size: int = 1, max_size: int = 10) -> asyncpg.Pool:
+    """The pool a service uses: logged in as the app role when ENGRAM_APP_DATABASE_URL is set, otherwise the
+    owner URL switched to the app role at connection start."""
+    if settings.app_database_url:
+        return await create_pool(settings.app_database_url, role=None, min_size=min_size, max_size=max_size)
+    if not settings.database_url:
+        raise Unavailable("ENGRAM_DATABASE_URL (or ENGRAM_APP_DATABASE_URL) is not set")
+    return await create_pool(settings.database_url, role=settings.app_role, min_size=min_size, max_size=max_size)
+
+
+def with_user(url: str, user: str) -> str:
+    """``url`` logging in as ``user`` (no password: for servers that trust local connections)."""
+    parts = urlsplit(url)
+    host = parts.hostname or ""
+    netloc = f"{user}@{host}" + (f":{parts.port}" if parts.port else "")
+    return urlunsplit((parts.scheme, netloc, parts.path, parts.query, parts.fragment))
 
 
 @asynccontextmanager

@@ -94,7 +94,7 @@ async def startup(conn: asyncpg.Connection, filters: Filters, viewer: str, limit
     where = _where(filters, viewer, args)
     rows = await conn.fetch(
         f"""SELECT {ITEM_COLUMNS_I} FROM memory_items i
-            WHERE {where} AND i.review_status = 'active'
+            WHERE {where} AND i.review_status = 'active' AND i.tenant_id = engram_current_tenant()
             ORDER BY i.pinned DESC, i.importance DESC, i.created_at DESC
             LIMIT $1""",
         *args,

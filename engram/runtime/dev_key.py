@@ -39,6 +39,7 @@ async def ensure_dev_key(database_url: str, settings: Settings, home: Path) -> s
                 return current
     key = await issue_admin_key(database_url, settings, "development key (engram up)")
     fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+    os.fchmod(fd, 0o600)  # also when the file already existed with a wider mode
     with os.fdopen(fd, "w") as handle:
         handle.write(key + "\n")
     return key

@@ -16,6 +16,7 @@ import httpx
 
 import engram
 from engram.config import Settings
+from engram.db.pool import with_user
 from engram.runtime.dev_key import DEV_KEY_FILE, ensure_dev_key
 from engram.runtime.home_lock import hold_home
 from engram.runtime.nats import EmbeddedNats
@@ -102,6 +103,7 @@ async def _start(
 ) -> None:
     home = settings.home.expanduser().resolve()
     home.mkdir(parents=True, exist_ok=True)
+    external_database = settings.database_url is not None
     database_url = settings.database_url or await _start_postgres(supervisor, home)
     nats_url = settings.nats_url or await _start_nats(supervisor, home)
     settings = settings.model_copy(update={"home": home, "database_url": database_url, "nats_url": nats_url})
@@ -115,7 +117,7 @@ async def _start(
     dev_key = await ensure_dev_key(database_url, settings, home) if settings.auth_enabled else None
 
     url = gateway_url(settings.gateway_host, settings.gateway_port)
-    base_env = _service_env(settings, home, database_url, nats_url)
+    base_env = _service_env(settings, home, database_url, nats_url, embedded_database=not external_database)
     metrics: dict[str, str] = {}
     for name in services:
         env = dict(base_env)
@@ -168,12 +170,14 @@ async def _start_nats(supervisor: Supervisor, home: Path) -> str:
     return nats.url
 
 
-def _service_env(settings: Settings, home: Path, database_url: str, nats_url: str) -> dict[str, str]:
+def _service_env(settings: Settings, home: Path, database_url: str, nats_url: str,
+                 embedded_database: bool) -> dict[str, str]:
     python_path = [str(source_root()), *filter(None, os.environ.get("PYTHONPATH", "").split(os.pathsep))]
     return {
         **os.environ,
         "ENGRAM_HOME": str(home),
         "ENGRAM_DATABASE_URL": database_url,
+        **({"ENGRAM_APP_DATABASE_URL": with_user(database_url, settings.app_role)} if embedded_database else {}),
         "ENGRAM_NATS_URL": nats_url,
         "ENGRAM_INGEST_ADDR": f"127.0.0.1:{free_port()}",
         "ENGRAM_RECALL_ADDR": f"127.0.0.1:{free_port()}",

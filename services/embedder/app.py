@@ -9,7 +9,7 @@ import nats
 from faststream.nats import NatsBroker
 
 from engram.config import Settings
-from engram.db.pool import create_pool
+from engram.db.pool import service_pool
 from engram.embeddings.provider import create_provider
 from engram.events.consumer import ConsumerSpec, register_consumer
 from engram.events.stream import ensure_streams
@@ -33,7 +33,7 @@ async def serve(settings: Settings, stop: asyncio.Event) -> None:
         raise SystemExit("embedder needs ENGRAM_DATABASE_URL and ENGRAM_NATS_URL")
     serve_metrics(settings.metrics_port, settings.metrics_host)
     provider = create_provider(settings)
-    pool = await create_pool(settings.database_url, role=settings.app_role)
+    pool = await service_pool(settings)
     broker = NatsBroker(settings.nats_url, max_reconnect_attempts=-1, reconnect_time_wait=1,
                         logger=logging.getLogger("faststream"))
     try:

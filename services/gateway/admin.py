@@ -8,7 +8,7 @@ caller may not manage answers 404, like one that does not exist.
 from __future__ import annotations
 
 import uuid
-from datetime import datetime
+from datetime import UTC, datetime
 from typing import Any, Literal
 
 import asyncpg
@@ -19,7 +19,7 @@ from engram.db import identity
 from engram.domain.keys import normalize_scopes
 from engram.domain.models import CallerContext
 from engram.domain.ratelimit import validate_limits
-from engram.errors import Conflict, NotFound, PermissionDenied
+from engram.errors import Conflict, NotFound, PermissionDenied, ValidationFailed
 from services.gateway.auth import caller, policy
 from services.gateway.schemas import Body
 
@@ -137,6 +137,9 @@ async def create_api_key(body: ApiKeyBody, request: Request,
     scopes = normalize_scopes(body.scopes)
     tenant_id = await _tenant(pool, ctx, body.tenant_id)
     principal_id = await _principal(pool, tenant_id, body.principal_id)
+    if await identity.principal_type(pool, tenant_id, principal_id) == "admin" and ctx.principal_type != "admin":
+        raise PermissionDenied("only the platform administrator issues keys for admin principals",
+                               code="platform_admin_only")
     issued = await identity.create_key(pool, tenant_id, principal_id, scopes, body.label)
     return {"id": issued.key_id, "key": issued.key, "tenant_id": tenant_id, "principal_id": principal_id,
             "scopes": scopes, "label": body.label}
@@ -184,11 +187,17 @@ async def patch_tenant_config(body: TenantConfigBody, request: Request,
                               ctx: CallerContext = Depends(caller)) -> dict[str, Any]:  # noqa: B008
     pool = _pool(request)
     tenant = await _tenant(pool, ctx, body.tenant_id)
+    if body.rate_limits is None and body.public_enabled is None:
+        raise ValidationFailed("nothing to change: give rate_limits or public_enabled", field="body")
+    if body.public_enabled is not None and ctx.principal_type != "admin":
+        raise PermissionDenied("publishing a tenant to every other tenant is the platform administrator's call",
+                               code="platform_admin_only", field="public_enabled")
     patch: dict[str, Any] = {}
     if body.rate_limits is not None:
         current, _ = await identity.tenant_config(pool, tenant)
         patch["rate_limits"] = {**current.get("rate_limits", {}), **validate_limits(body.rate_limits)}
-    config, version = await identity.merge_tenant_config(pool, tenant, patch, ctx.principal_id)
+    config, version = (await identity.merge_tenant_config(pool, tenant, patch, ctx.principal_id) if patch
+                       else await identity.tenant_config(pool, tenant))
     if body.public_enabled is not None:
         await identity.set_tenant_public(pool, tenant, body.public_enabled)
     request.app.state.limits.forget(tenant)
@@ -197,4 +206,5 @@ async def patch_tenant_config(body: TenantConfigBody, request: Request,
 
 
 def _iso(value: datetime | None) -> str | None:
-    return value.isoformat() if value else None
+    """UTC with a Z, like every other time the API returns."""
+    return value.astimezone(UTC).replace(tzinfo=None).isoformat() + "Z" if value else None

@@ -12,7 +12,7 @@ from fastapi.responses import JSONResponse
 from prometheus_client import CONTENT_TYPE_LATEST, generate_latest
 
 from engram.config import Settings
-from engram.db.pool import create_pool
+from engram.db.pool import service_pool
 from engram.telemetry.metrics import HTTP_LATENCY
 from services.gateway import admin, problems
 from services.gateway.auth import PUBLIC, Authenticator, policy
@@ -24,9 +24,9 @@ from services.gateway.routes import router
 def create_app(settings: Settings) -> FastAPI:
     @asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
-        if not settings.database_url:
-            raise SystemExit("gateway needs ENGRAM_DATABASE_URL")
-        app.state.pool = await create_pool(settings.database_url, role=settings.app_role, max_size=5)
+        if not (settings.database_url or settings.app_database_url):
+            raise SystemExit("gateway needs ENGRAM_DATABASE_URL or ENGRAM_APP_DATABASE_URL")
+        app.state.pool = await service_pool(settings, max_size=5)
         app.state.authenticator = Authenticator(app.state.pool, settings)
         app.state.limits = Limits(app.state.pool, settings)
         app.state.downstream = Downstream.connect(settings)

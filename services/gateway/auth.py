@@ -56,6 +56,8 @@ class Authenticator:
         record = await identity.find_key(self._pool, key_id)
         if record is None or not record.usable or not secret_matches(record.salt, record.secret_hash, secret):
             raise _refused()
+        if record.last_used_stale:
+            await identity.touch_key(self._pool, record.tenant_id, key_id)
         return CallerContext(tenant_id=record.tenant_id, principal_id=record.principal_id,
                              principal_type=record.principal_type, scopes=frozenset(record.scopes))
 

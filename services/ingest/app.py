@@ -10,7 +10,7 @@ import asyncpg
 import nats
 
 from engram.config import Settings
-from engram.db.pool import create_pool
+from engram.db.pool import service_pool
 from engram.events.relay import OutboxRelay
 from engram.events.stream import ensure_streams
 from engram.rpc.server import start_server, stop_server
@@ -49,7 +49,7 @@ async def serve(settings: Settings, stop: asyncio.Event) -> None:
     if not settings.database_url or not settings.nats_url:
         raise SystemExit("ingest needs ENGRAM_DATABASE_URL and ENGRAM_NATS_URL")
     serve_metrics(settings.metrics_port, settings.metrics_host)
-    pool = await create_pool(settings.database_url, role=settings.app_role)
+    pool = await service_pool(settings)
     try:
         service = IngestService(pool, settings)
         server, health = await start_server(

@@ -6,7 +6,7 @@ import asyncio
 import logging
 
 from engram.config import Settings
-from engram.db.pool import create_pool
+from engram.db.pool import service_pool
 from engram.embeddings.provider import create_provider
 from engram.rpc.server import start_server, stop_server
 from engram.telemetry.metrics import serve_metrics
@@ -22,7 +22,7 @@ async def serve(settings: Settings, stop: asyncio.Event) -> None:
         raise SystemExit("recall needs ENGRAM_DATABASE_URL")
     serve_metrics(settings.metrics_port, settings.metrics_host)
     embedder = create_provider(settings)
-    pool = await create_pool(settings.database_url, role=settings.app_role)
+    pool = await service_pool(settings)
     try:
         service = RecallService(pool, settings, embedder)
         server, health = await start_server(

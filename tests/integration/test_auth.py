@@ -220,3 +220,38 @@ async def test_rate_limits_per_principal_from_tenant_config(gateway: httpx.Async
     other_principal = await identity.create_principal(app_pool, tenant.tenant_id, "other", "user")
     other = {"authorization": await make_key(CallerContext(tenant.tenant_id, other_principal, "user"))}
     assert (await gateway.post("/v1/remember", json={"content": "other note"}, headers=other)).status_code == 201
+
+
+async def test_tenant_admins_cannot_become_platform_administrators(gateway: httpx.AsyncClient,
+                                                                   make_key: KeyMaker,
+                                                                   app_pool: asyncpg.Pool) -> None:
+    """A tenant admin of the development tenant must not mint keys for its admin principal, or publish it."""
+    user = await identity.create_principal(app_pool, DEFAULT_TENANT_ID, f"tenant-admin-{uuid.uuid4().hex[:6]}",
+                                           "user")
+    auth = {"authorization": await make_key(CallerContext(DEFAULT_TENANT_ID, user, "user"), ["admin"])}
+    agent = await gateway.post("/v1/admin/principals", json={"name": "a helper", "type": "agent"}, headers=auth)
+    issued = await gateway.post("/v1/admin/api-keys", json={"principal_id": agent.json()["id"], "scopes": ["admin"]},
+                                headers=auth)
+    assert issued.status_code == 201  # positive control: keys for ordinary principals
+    escalate = await gateway.post("/v1/admin/api-keys", json={"principal_id": DEFAULT_ADMIN_ID, "scopes": ["admin"]},
+                                  headers=auth)
+    assert escalate.status_code == 403 and escalate.json()["code"] == "platform_admin_only"
+    publish = await gateway.patch("/v1/admin/tenant-config", json={"public_enabled": True}, headers=auth)
+    assert publish.status_code == 403 and publish.json()["code"] == "platform_admin_only"
+    empty = await gateway.patch("/v1/admin/tenant-config", json={}, headers=auth)
+    assert empty.status_code == 422
+
+
+async def test_last_used_is_recorded_only_for_successful_use(gateway: httpx.AsyncClient, tenant: CallerContext,
+                                                             make_key: KeyMaker, owner_pool: asyncpg.Pool) -> None:
+    auth = await make_key(tenant)
+    key_id = auth.split("_")[1]
+    wrong = await gateway.post("/v1/recall", json={"query": "x", "mode": "keyword"},
+                               headers={"authorization": f"Bearer eng_{key_id}_{'B' * 43}"})
+    assert wrong.status_code == 401
+    async with owner_pool.acquire() as conn:
+        assert await conn.fetchval("SELECT last_used_at FROM api_keys WHERE id = $1", key_id) is None
+    ok = await gateway.post("/v1/recall", json={"query": "x", "mode": "keyword"}, headers={"authorization": auth})
+    assert ok.status_code == 200
+    async with owner_pool.acquire() as conn:
+        assert await conn.fetchval("SELECT last_used_at FROM api_keys WHERE id = $1", key_id) is not None

@@ -89,3 +89,22 @@ async def test_services_role_cannot_bypass_rls(app_pool: asyncpg.Pool) -> None:
     async with app_pool.acquire() as conn:
         row = await conn.fetchrow("SELECT rolsuper, rolbypassrls FROM pg_roles WHERE rolname = current_user")
     assert row is not None and not row["rolsuper"] and not row["rolbypassrls"]
+
+
+async def test_services_can_log_in_as_the_app_role_itself(owner_pool: asyncpg.Pool, migrated: str) -> None:
+    """Logged in as the app role (not switched to it), a session cannot RESET ROLE back to the owner."""
+    from engram.db.pool import with_user
+
+    first = await create_tenant(owner_pool)
+    conn = await asyncpg.connect(with_user(migrated, Settings().app_role))
+    try:
+        await conn.execute("RESET ROLE")
+        assert await conn.fetchval("SELECT session_user") == await conn.fetchval("SELECT current_user") == "engram_app"
+        assert await conn.fetchval("SELECT count(*) FROM workspaces") == 0
+        async with conn.transaction():
+            await conn.execute("SELECT set_config('app.tenant_id', $1, true)", first.tenant_id)
+            assert await conn.fetchval("SELECT count(*) FROM workspaces") == 1  # positive control
+        with pytest.raises(asyncpg.InsufficientPrivilegeError):
+            await conn.execute("SET ROLE postgres")
+    finally:
+        await conn.close()
