@@ -117,14 +117,38 @@ async def find_live_duplicate(conn: asyncpg.Connection, workspace_id: str, princ
     return row_to_item(row) if row else None
 
 
-async def get(conn: asyncpg.Connection, item_id: str, viewer: str | None = None) -> MemoryItem | None:
-    """The item, if it exists and ``viewer`` may read it (no viewer: pipeline consumers, which see all)."""
+async def get(conn: asyncpg.Connection, item_id: str, viewer: str | None = None, *,
+              for_update: bool = False) -> MemoryItem | None:
+    """The item, if it exists and ``viewer`` may read it (no viewer: pipeline consumers, which see all).
+    ``for_update`` locks the row for the rest of the transaction."""
+    lock = " FOR UPDATE OF i" if for_update else ""
     if viewer is None:
-        row = await conn.fetchrow(f"SELECT {ITEM_COLUMNS} FROM memory_items WHERE id = $1", item_id)
+        row = await conn.fetchrow(f"SELECT {ITEM_COLUMNS} FROM memory_items i WHERE i.id = $1{lock}", item_id)
     else:
         row = await conn.fetchrow(
-            f"SELECT {ITEM_COLUMNS} FROM memory_items i WHERE i.id = $1 AND {visible_to('$2')}", item_id, viewer)
+            f"SELECT {ITEM_COLUMNS} FROM memory_items i WHERE i.id = $1 AND {visible_to('$2')}{lock}",
+            item_id, viewer)
     return row_to_item(row) if row else None
+
+
+async def set_review_status(conn: asyncpg.Connection, item_id: str, status: str) -> MemoryItem:
+    row = await conn.fetchrow(
+        f"UPDATE memory_items SET review_status = $2 WHERE id = $1 RETURNING {ITEM_COLUMNS}", item_id, status)
+    return row_to_item(row)
+
+
+async def set_verified(conn: asyncpg.Connection, item_id: str, verifier: str) -> MemoryItem:
+    row = await conn.fetchrow(
+        f"""UPDATE memory_items SET human_verified = true, human_verified_by = $2, human_verified_at = now()
+            WHERE id = $1 RETURNING {ITEM_COLUMNS}""", item_id, verifier)
+    return row_to_item(row)
+
+
+async def events(conn: asyncpg.Connection, item_id: str) -> list[asyncpg.Record]:
+    """The audit trail of one item, oldest first."""
+    return await conn.fetch(
+        "SELECT id, action, actor_id, old_value::text AS old_value, new_value::text AS new_value, reason, "
+        "request_id, created_at FROM item_events WHERE item_id = $1 ORDER BY id", item_id)
 
 
 async def workspace_role(conn: asyncpg.Connection, workspace_id: str, principal_id: str) -> str | None:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from datetime import UTC, datetime
 from typing import Any
 
@@ -64,3 +65,14 @@ def ranked_to_proto(ranked: RankedItem) -> memory_pb2.RecalledItem:
 def stage_to_proto(stage: Stage) -> recall_pb2.Stage:
     return recall_pb2.Stage(name=stage.name, status=stage.status, detail=stage.detail,
                             updated_at=timestamp(stage.updated_at))
+
+
+def event_to_proto(row: Any) -> recall_pb2.ItemEvent:
+    """One item_events row (old/new values as JSON text) as a protobuf message."""
+    event = recall_pb2.ItemEvent(id=row["id"], action=row["action"], actor_id=str(row["actor_id"] or ""),
+                                 reason=row["reason"] or "", request_id=row["request_id"] or "",
+                                 created_at=timestamp(row["created_at"]))
+    for name in ("old_value", "new_value"):
+        if row[name] is not None:
+            getattr(event, name).update(json.loads(row[name]))
+    return event

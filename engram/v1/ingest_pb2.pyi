@@ -11,6 +11,30 @@ from typing import ClassVar as _ClassVar, Optional as _Optional, Union as _Union
 
 DESCRIPTOR: _descriptor.FileDescriptor
 
+class ReviewRequest(_message.Message):
+    __slots__ = ("id", "action", "reason")
+    ID_FIELD_NUMBER: _ClassVar[int]
+    ACTION_FIELD_NUMBER: _ClassVar[int]
+    REASON_FIELD_NUMBER: _ClassVar[int]
+    id: str
+    action: str
+    reason: str
+    def __init__(self, id: _Optional[str] = ..., action: _Optional[str] = ..., reason: _Optional[str] = ...) -> None: ...
+
+class VerifyRequest(_message.Message):
+    __slots__ = ("id", "reason")
+    ID_FIELD_NUMBER: _ClassVar[int]
+    REASON_FIELD_NUMBER: _ClassVar[int]
+    id: str
+    reason: str
+    def __init__(self, id: _Optional[str] = ..., reason: _Optional[str] = ...) -> None: ...
+
+class ItemResponse(_message.Message):
+    __slots__ = ("item",)
+    ITEM_FIELD_NUMBER: _ClassVar[int]
+    item: _memory_pb2.MemoryItem
+    def __init__(self, item: _Optional[_Union[_memory_pb2.MemoryItem, _Mapping]] = ...) -> None: ...
+
 class RememberRequest(_message.Message):
     __slots__ = ("content", "kind", "importance", "tags", "subject", "wing", "room", "pinned", "visibility", "source_type", "source_uri", "source_session", "valid_from", "valid_to", "expires_at", "external_id", "metadata", "workspace_id")
     CONTENT_FIELD_NUMBER: _ClassVar[int]

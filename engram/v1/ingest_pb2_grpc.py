@@ -39,6 +39,16 @@ class IngestServiceStub:
                 request_serializer=engram_dot_v1_dot_ingest__pb2.RememberRequest.SerializeToString,
                 response_deserializer=engram_dot_v1_dot_ingest__pb2.RememberResponse.FromString,
                 _registered_method=True)
+        self.Review = channel.unary_unary(
+                '/engram.v1.IngestService/Review',
+                request_serializer=engram_dot_v1_dot_ingest__pb2.ReviewRequest.SerializeToString,
+                response_deserializer=engram_dot_v1_dot_ingest__pb2.ItemResponse.FromString,
+                _registered_method=True)
+        self.Verify = channel.unary_unary(
+                '/engram.v1.IngestService/Verify',
+                request_serializer=engram_dot_v1_dot_ingest__pb2.VerifyRequest.SerializeToString,
+                response_deserializer=engram_dot_v1_dot_ingest__pb2.ItemResponse.FromString,
+                _registered_method=True)
 
 
 class IngestServiceServicer:
@@ -51,6 +61,20 @@ class IngestServiceServicer:
         context.set_details('Method not implemented!')
         raise NotImplementedError('Method not implemented!')
 
+    def Review(self, request, context):
+        """Move an item through the review lifecycle (activate, dispute, reject, archive, reactivate, withdraw).
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def Verify(self, request, context):
+        """Mark an item as verified by a human reviewer.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
 
 def add_IngestServiceServicer_to_server(servicer, server):
     rpc_method_handlers = {
@@ -58,6 +82,16 @@ def add_IngestServiceServicer_to_server(servicer, server):
                     servicer.Remember,
                     request_deserializer=engram_dot_v1_dot_ingest__pb2.RememberRequest.FromString,
                     response_serializer=engram_dot_v1_dot_ingest__pb2.RememberResponse.SerializeToString,
+            ),
+            'Review': grpc.unary_unary_rpc_method_handler(
+                    servicer.Review,
+                    request_deserializer=engram_dot_v1_dot_ingest__pb2.ReviewRequest.FromString,
+                    response_serializer=engram_dot_v1_dot_ingest__pb2.ItemResponse.SerializeToString,
+            ),
+            'Verify': grpc.unary_unary_rpc_method_handler(
+                    servicer.Verify,
+                    request_deserializer=engram_dot_v1_dot_ingest__pb2.VerifyRequest.FromString,
+                    response_serializer=engram_dot_v1_dot_ingest__pb2.ItemResponse.SerializeToString,
             ),
     }
     generic_handler = grpc.method_handlers_generic_handler(
@@ -87,6 +121,60 @@ class IngestService:
             '/engram.v1.IngestService/Remember',
             engram_dot_v1_dot_ingest__pb2.RememberRequest.SerializeToString,
             engram_dot_v1_dot_ingest__pb2.RememberResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def Review(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/engram.v1.IngestService/Review',
+            engram_dot_v1_dot_ingest__pb2.ReviewRequest.SerializeToString,
+            engram_dot_v1_dot_ingest__pb2.ItemResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def Verify(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/engram.v1.IngestService/Verify',
+            engram_dot_v1_dot_ingest__pb2.VerifyRequest.SerializeToString,
+            engram_dot_v1_dot_ingest__pb2.ItemResponse.FromString,
             options,
             channel_credentials,
             insecure,

@@ -1,6 +1,7 @@
 import datetime
 
 from engram.v1 import memory_pb2 as _memory_pb2
+from google.protobuf import struct_pb2 as _struct_pb2
 from google.protobuf import timestamp_pb2 as _timestamp_pb2
 from google.protobuf.internal import containers as _containers
 from google.protobuf import descriptor as _descriptor
@@ -9,6 +10,40 @@ from collections.abc import Iterable as _Iterable, Mapping as _Mapping
 from typing import ClassVar as _ClassVar, Optional as _Optional, Union as _Union
 
 DESCRIPTOR: _descriptor.FileDescriptor
+
+class GetEventsRequest(_message.Message):
+    __slots__ = ("id",)
+    ID_FIELD_NUMBER: _ClassVar[int]
+    id: str
+    def __init__(self, id: _Optional[str] = ...) -> None: ...
+
+class ItemEvent(_message.Message):
+    __slots__ = ("id", "action", "actor_id", "old_value", "new_value", "reason", "request_id", "created_at")
+    ID_FIELD_NUMBER: _ClassVar[int]
+    ACTION_FIELD_NUMBER: _ClassVar[int]
+    ACTOR_ID_FIELD_NUMBER: _ClassVar[int]
+    OLD_VALUE_FIELD_NUMBER: _ClassVar[int]
+    NEW_VALUE_FIELD_NUMBER: _ClassVar[int]
+    REASON_FIELD_NUMBER: _ClassVar[int]
+    REQUEST_ID_FIELD_NUMBER: _ClassVar[int]
+    CREATED_AT_FIELD_NUMBER: _ClassVar[int]
+    id: int
+    action: str
+    actor_id: str
+    old_value: _struct_pb2.Struct
+    new_value: _struct_pb2.Struct
+    reason: str
+    request_id: str
+    created_at: _timestamp_pb2.Timestamp
+    def __init__(self, id: _Optional[int] = ..., action: _Optional[str] = ..., actor_id: _Optional[str] = ..., old_value: _Optional[_Union[_struct_pb2.Struct, _Mapping]] = ..., new_value: _Optional[_Union[_struct_pb2.Struct, _Mapping]] = ..., reason: _Optional[str] = ..., request_id: _Optional[str] = ..., created_at: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ...) -> None: ...
+
+class GetEventsResponse(_message.Message):
+    __slots__ = ("id", "events")
+    ID_FIELD_NUMBER: _ClassVar[int]
+    EVENTS_FIELD_NUMBER: _ClassVar[int]
+    id: str
+    events: _containers.RepeatedCompositeFieldContainer[ItemEvent]
+    def __init__(self, id: _Optional[str] = ..., events: _Optional[_Iterable[_Union[ItemEvent, _Mapping]]] = ...) -> None: ...
 
 class RecallRequest(_message.Message):
     __slots__ = ("mode", "query", "filters", "item_budget", "byte_budget", "token_budget")

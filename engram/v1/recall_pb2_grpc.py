@@ -54,6 +54,11 @@ class RecallServiceStub:
                 request_serializer=engram_dot_v1_dot_recall__pb2.GetStatusRequest.SerializeToString,
                 response_deserializer=engram_dot_v1_dot_recall__pb2.GetStatusResponse.FromString,
                 _registered_method=True)
+        self.GetEvents = channel.unary_unary(
+                '/engram.v1.RecallService/GetEvents',
+                request_serializer=engram_dot_v1_dot_recall__pb2.GetEventsRequest.SerializeToString,
+                response_deserializer=engram_dot_v1_dot_recall__pb2.GetEventsResponse.FromString,
+                _registered_method=True)
 
 
 class RecallServiceServicer:
@@ -83,6 +88,13 @@ class RecallServiceServicer:
         context.set_details('Method not implemented!')
         raise NotImplementedError('Method not implemented!')
 
+    def GetEvents(self, request, context):
+        """The item's audit trail, oldest first.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
 
 def add_RecallServiceServicer_to_server(servicer, server):
     rpc_method_handlers = {
@@ -105,6 +117,11 @@ def add_RecallServiceServicer_to_server(servicer, server):
                     servicer.GetStatus,
                     request_deserializer=engram_dot_v1_dot_recall__pb2.GetStatusRequest.FromString,
                     response_serializer=engram_dot_v1_dot_recall__pb2.GetStatusResponse.SerializeToString,
+            ),
+            'GetEvents': grpc.unary_unary_rpc_method_handler(
+                    servicer.GetEvents,
+                    request_deserializer=engram_dot_v1_dot_recall__pb2.GetEventsRequest.FromString,
+                    response_serializer=engram_dot_v1_dot_recall__pb2.GetEventsResponse.SerializeToString,
             ),
     }
     generic_handler = grpc.method_handlers_generic_handler(
@@ -215,6 +232,33 @@ class RecallService:
             '/engram.v1.RecallService/GetStatus',
             engram_dot_v1_dot_recall__pb2.GetStatusRequest.SerializeToString,
             engram_dot_v1_dot_recall__pb2.GetStatusResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def GetEvents(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/engram.v1.RecallService/GetEvents',
+            engram_dot_v1_dot_recall__pb2.GetEventsRequest.SerializeToString,
+            engram_dot_v1_dot_recall__pb2.GetEventsResponse.FromString,
             options,
             channel_credentials,
             insecure,

@@ -27,8 +27,8 @@ PUBLIC = "public"
 
 
 def policy(scope: str) -> dict[str, Any]:
-    """Route decorator keyword arguments declaring the scope a route requires."""
-    if scope not in (*SCOPES, PUBLIC):
+    """Route decorator keyword arguments declaring the scope a route requires; ``a|b`` means either."""
+    if scope != PUBLIC and not set(scope.split("|")) <= set(SCOPES):
         raise ValueError(f"unknown scope {scope!r}")
     return {"openapi_extra": {POLICY: scope}}
 
@@ -83,6 +83,6 @@ async def caller(request: Request) -> CallerContext:
     if required is None:
         raise PermissionDenied("this route declares no scope policy", code="no_scope_policy")
     ctx = await request.app.state.authenticator.authenticate(request)
-    if required != PUBLIC and not allows(ctx.scopes, required):
-        raise PermissionDenied(f"Requires scope: {required}", code="insufficient_scope")
+    if required != PUBLIC and not any(allows(ctx.scopes, scope) for scope in required.split("|")):
+        raise PermissionDenied(f"Requires scope: {required.replace('|', ' or ')}", code="insufficient_scope")
     return ctx  # type: ignore[no-any-return]

@@ -50,3 +50,12 @@ def status_json(status: recall_pb2.GetStatusResponse) -> dict[str, Any]:
     by_name = {s["name"]: s["status"] for s in stages}
     return {"id": status.id, "review_status": status.review_status,
             "embedding": by_name.get("embedding", "pending"), "stages": stages}
+
+
+def events_json(reply: recall_pb2.GetEventsResponse) -> dict[str, Any]:
+    return {"id": reply.id, "events": [
+        {"id": e.id, "action": e.action, "actor_id": e.actor_id or None,
+         "old": MessageToDict(e.old_value) if e.HasField("old_value") else None,
+         "new": MessageToDict(e.new_value) if e.HasField("new_value") else None,
+         "reason": e.reason or None, "request_id": e.request_id or None, "time": _time(e, "created_at")}
+        for e in reply.events]}

@@ -14,8 +14,8 @@ from engram.v1 import ingest_pb2, memory_pb2, recall_pb2
 from services.gateway.auth import caller, policy
 from services.gateway.clients import Downstream
 from services.gateway.limits import limited
-from services.gateway.mapping import item_json, recalled_json, status_json
-from services.gateway.schemas import FilterFields, RecallBody, RememberBody, SearchBody
+from services.gateway.mapping import events_json, item_json, recalled_json, status_json
+from services.gateway.schemas import FilterFields, RecallBody, RememberBody, ReviewBody, SearchBody, VerifyBody
 
 router = APIRouter(prefix="/v1")
 
@@ -90,3 +90,27 @@ async def get_status(item_id: str, ctx: CallerContext = Depends(caller),  # noqa
                      ds: Downstream = Depends(downstream)) -> dict[str, Any]:  # noqa: B008
     reply = await ds.call(ds.recall.GetStatus, recall_pb2.GetStatusRequest(id=item_id), ctx)
     return status_json(reply)
+
+
+@router.post("/items/{item_id}/review", summary="Move a memory through the review lifecycle",
+             **policy("write|review"))
+async def review(item_id: str, body: ReviewBody, ctx: CallerContext = Depends(caller),  # noqa: B008
+                 ds: Downstream = Depends(downstream)) -> dict[str, Any]:  # noqa: B008
+    """Who may take which action from which state is the table in ``engram/domain/lifecycle.py``."""
+    reply = await ds.call(ds.ingest.Review, ingest_pb2.ReviewRequest(id=item_id, action=body.action,
+                                                                      reason=body.reason), ctx)
+    return item_json(reply.item)
+
+
+@router.post("/items/{item_id}/verify", summary="Mark a memory as verified by a human", **policy("review"))
+async def verify(item_id: str, body: VerifyBody, ctx: CallerContext = Depends(caller),  # noqa: B008
+                 ds: Downstream = Depends(downstream)) -> dict[str, Any]:  # noqa: B008
+    reply = await ds.call(ds.ingest.Verify, ingest_pb2.VerifyRequest(id=item_id, reason=body.reason), ctx)
+    return item_json(reply.item)
+
+
+@router.get("/items/{item_id}/events", summary="A memory's audit trail", **policy("read"))
+async def get_events(item_id: str, ctx: CallerContext = Depends(caller),  # noqa: B008
+                     ds: Downstream = Depends(downstream)) -> dict[str, Any]:  # noqa: B008
+    reply = await ds.call(ds.recall.GetEvents, recall_pb2.GetEventsRequest(id=item_id), ctx)
+    return events_json(reply)

@@ -53,3 +53,12 @@ class SearchBody(FilterFields):
     query: str
     mode: Literal["keyword", "semantic", "hybrid"] = "hybrid"
     limit: int | None = Field(default=None, description="1–200, default 10.")
+
+
+class ReviewBody(Body):
+    action: Literal["activate", "dispute", "reject", "archive", "reactivate", "withdraw"]
+    reason: str = Field(default="", max_length=2000)
+
+
+class VerifyBody(Body):
+    reason: str = Field(default="", max_length=2000)

@@ -8,12 +8,28 @@ from engram.rpc.context import from_metadata
 from engram.rpc.convert import from_struct, from_timestamp, item_to_proto
 from engram.rpc.errors import translate_errors
 from engram.v1 import ingest_pb2, ingest_pb2_grpc
+from services.ingest.review import ReviewService
 from services.ingest.service import IngestService, RememberCommand
 
 
 class IngestServicer(ingest_pb2_grpc.IngestServiceServicer):
-    def __init__(self, service: IngestService) -> None:
+    def __init__(self, service: IngestService, review: ReviewService) -> None:
         self._service = service
+        self._review = review
+
+    @translate_errors
+    async def Review(self, request: ingest_pb2.ReviewRequest,  # noqa: N802
+                     context: grpc.aio.ServicerContext) -> ingest_pb2.ItemResponse:
+        ctx = from_metadata(context.invocation_metadata())
+        item = await self._review.review(ctx, request.id, request.action, request.reason)
+        return ingest_pb2.ItemResponse(item=item_to_proto(item))
+
+    @translate_errors
+    async def Verify(self, request: ingest_pb2.VerifyRequest,  # noqa: N802
+                     context: grpc.aio.ServicerContext) -> ingest_pb2.ItemResponse:
+        ctx = from_metadata(context.invocation_metadata())
+        item = await self._review.verify(ctx, request.id, request.reason)
+        return ingest_pb2.ItemResponse(item=item_to_proto(item))
 
     @translate_errors
     async def Remember(self, request: ingest_pb2.RememberRequest,  # noqa: N802 (gRPC method name)

@@ -84,6 +84,14 @@ class RecallService:
                 raise NotFound(f"no item {item_id}")
             return item, await items.stages(conn, item_id)
 
+    async def get_events(self, ctx: CallerContext, item_id: str) -> list[asyncpg.Record]:
+        """The audit trail of an item the caller may read."""
+        _check_uuid(item_id)
+        async with tenant_tx(self._pool, ctx.tenant_id) as conn:
+            if await items.get(conn, item_id, ctx.principal_id) is None:
+                raise NotFound(f"no item {item_id}")
+            return await items.events(conn, item_id)
+
     async def _ranked(self, ctx: CallerContext, mode: str, query: str, filters: Filters,
                       limit: int) -> list[RankedItem]:
         _check_filters(filters)
@@ -121,8 +129,12 @@ class RecallService:
             if key in keyword:
                 reasons.append(f"keyword match {keyword[key]:.3f}")
             reasons.append(f"trust {trust:.2f} (authority {item.authority}, {item.source_type})")
-            if item.review_status != "active":
-                reasons.append(f"unreviewed ({item.review_status})")
+            if item.review_status == "proposed":
+                reasons.append("unreviewed (proposed)")
+            elif item.review_status == "disputed":
+                reasons.append("disputed (its kind stays in recall while disputed)")
+            if item.human_verified:
+                reasons.append("verified by a human")
             if item.pinned:
                 reasons.append("pinned")
             ranked.append(RankedItem(item=item, score=round(value * trust, 6), origin=mode, reasons=reasons))

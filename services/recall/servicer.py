@@ -7,7 +7,7 @@ import grpc
 from engram.db.search import Filters
 from engram.domain.budget import Budgets
 from engram.rpc.context import from_metadata
-from engram.rpc.convert import item_to_proto, ranked_to_proto, stage_to_proto
+from engram.rpc.convert import event_to_proto, item_to_proto, ranked_to_proto, stage_to_proto
 from engram.rpc.errors import translate_errors
 from engram.v1 import memory_pb2, recall_pb2, recall_pb2_grpc
 from services.recall.service import RecallQuery, RecallService
@@ -57,6 +57,13 @@ class RecallServicer(recall_pb2_grpc.RecallServiceServicer):
                       context: grpc.aio.ServicerContext) -> recall_pb2.GetItemResponse:
         ctx = from_metadata(context.invocation_metadata())
         return recall_pb2.GetItemResponse(item=item_to_proto(await self._service.get_item(ctx, request.id)))
+
+    @translate_errors
+    async def GetEvents(self, request: recall_pb2.GetEventsRequest,  # noqa: N802
+                        context: grpc.aio.ServicerContext) -> recall_pb2.GetEventsResponse:
+        ctx = from_metadata(context.invocation_metadata())
+        rows = await self._service.get_events(ctx, request.id)
+        return recall_pb2.GetEventsResponse(id=request.id, events=[event_to_proto(r) for r in rows])
 
     @translate_errors
     async def GetStatus(self, request: recall_pb2.GetStatusRequest,  # noqa: N802

@@ -1,0 +1,93 @@
+"""The review lifecycle: which action moves an item from which state to which, and who may take it.
+
+    proposed ──activate──▶ active ──dispute──▶ disputed ──activate──▶ active
+        │                    │                    └──reject──▶ rejected
+        ├──reject──▶ rejected └──archive──▶ archived ──reactivate──▶ active
+        └──withdraw (its author)──▶ archived
+
+A *reviewer* holds the review scope (admin implies it) and is not an agent. Agents may dispute, and
+withdraw their own proposals; activating, rejecting, archiving and reactivating need a reviewer, except
+that a non-agent author may archive its own item.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from enum import Enum
+
+from engram.domain.keys import allows
+from engram.domain.models import CallerContext
+from engram.errors import Conflict, PermissionDenied, ValidationFailed
+
+ACTIONS = ("activate", "dispute", "reject", "archive", "reactivate", "withdraw")
+
+
+class Who(Enum):
+    REVIEWER = "reviewer"
+    WRITER = "writer"  # anyone who may write, agents included
+    AUTHOR = "author"
+    REVIEWER_OR_HUMAN_AUTHOR = "reviewer_or_human_author"
+
+
+@dataclass(frozen=True)
+class Transition:
+    from_state: str
+    action: str
+    to_state: str
+    who: Who
+
+
+TRANSITIONS: tuple[Transition, ...] = (
+    Transition("proposed", "activate", "active", Who.REVIEWER),
+    Transition("disputed", "activate", "active", Who.REVIEWER),
+    Transition("active", "dispute", "disputed", Who.WRITER),
+    Transition("proposed", "dispute", "disputed", Who.WRITER),
+    Transition("proposed", "reject", "rejected", Who.REVIEWER),
+    Transition("disputed", "reject", "rejected", Who.REVIEWER),
+    Transition("active", "archive", "archived", Who.REVIEWER_OR_HUMAN_AUTHOR),
+    Transition("disputed", "archive", "archived", Who.REVIEWER_OR_HUMAN_AUTHOR),
+    Transition("archived", "reactivate", "active", Who.REVIEWER),
+    Transition("rejected", "reactivate", "proposed", Who.REVIEWER),
+    Transition("proposed", "withdraw", "archived", Who.AUTHOR),
+)
+
+
+def is_reviewer(ctx: CallerContext) -> bool:
+    return ctx.principal_type != "agent" and allows(ctx.scopes, "review")
+
+
+def decide(ctx: CallerContext, state: str, action: str, author_id: str) -> Transition:
+    """The transition ``ctx`` may take, or the refusal: 422 unknown action, 409 not from this state,
+    403 not for this caller."""
+    if action not in ACTIONS:
+        raise ValidationFailed(f"action must be one of {', '.join(ACTIONS)}; got {action!r}", field="action")
+    transition = next((t for t in TRANSITIONS if t.from_state == state and t.action == action), None)
+    if transition is None:
+        allowed = sorted(t.action for t in TRANSITIONS if t.from_state == state)
+        raise Conflict(f"cannot {action} an item that is {state}; allowed: {', '.join(allowed) or 'none'}",
+                       field="action", code="invalid_transition")
+    is_author = ctx.principal_id == author_id
+    permitted = {
+        Who.REVIEWER: is_reviewer(ctx),
+        Who.WRITER: allows(ctx.scopes, "write"),
+        Who.AUTHOR: is_author,
+        Who.REVIEWER_OR_HUMAN_AUTHOR: is_reviewer(ctx) or (is_author and ctx.principal_type != "agent"),
+    }[transition.who]
+    if not permitted:
+        raise PermissionDenied(_why(transition.who, action), code="review_not_allowed")
+    return transition
+
+
+def may_verify(ctx: CallerContext) -> None:
+    if not is_reviewer(ctx):
+        raise PermissionDenied("verifying needs the review scope and a non-agent principal",
+                               code="review_not_allowed")
+
+
+def _why(who: Who, action: str) -> str:
+    return {
+        Who.REVIEWER: f"to {action} needs the review scope and a non-agent principal",
+        Who.WRITER: f"to {action} needs the write scope",
+        Who.AUTHOR: f"only the item's author may {action} it",
+        Who.REVIEWER_OR_HUMAN_AUTHOR: f"to {action} needs a reviewer, or the item's non-agent author",
+    }[who]

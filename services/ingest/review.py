@@ -1,0 +1,83 @@
+"""Review transitions and human verification: one locked read, the rule from engram.domain.lifecycle, the
+change, its audit row and its event, in one transaction."""
+
+from __future__ import annotations
+
+import uuid
+
+import asyncpg
+
+from engram.config import Settings
+from engram.db import items, outbox
+from engram.db.pool import tenant_tx
+from engram.domain import lifecycle
+from engram.domain.models import CallerContext, MemoryItem
+from engram.errors import Conflict, NotFound, ValidationFailed
+from engram.events.envelope import Event
+
+MAX_REASON = 2_000
+
+
+class ReviewService:
+    def __init__(self, pool: asyncpg.Pool, settings: Settings) -> None:
+        self._pool = pool
+        self._settings = settings
+
+    async def review(self, ctx: CallerContext, item_id: str, action: str, reason: str) -> MemoryItem:
+        reason = _reason(reason)
+        async with tenant_tx(self._pool, ctx.tenant_id) as conn:
+            item = await _visible_for_update(conn, ctx, item_id)
+            transition = lifecycle.decide(ctx, item.review_status, action, str(item.principal_id))
+            try:
+                async with conn.transaction():  # a savepoint: a duplicate coming back to life is refused cleanly
+                    changed = await items.set_review_status(conn, item_id, transition.to_state)
+            except asyncpg.UniqueViolationError as exc:
+                raise Conflict("a live item with the same content exists; archive or supersede it first",
+                               code="duplicate_live_item") from exc
+            await items.add_event(
+                conn, tenant_id=ctx.tenant_id, item_id=item.id, actor_id=ctx.principal_id, action=f"review.{action}",
+                old_value={"review_status": item.review_status}, new_value={"review_status": changed.review_status},
+                reason=reason or None, request_id=ctx.request_id)
+            await outbox.add(conn, Event(
+                type="engram.memory.review_changed", tenant_id=ctx.tenant_id, subject=str(item.id),
+                traceparent=ctx.traceparent,
+                data={"item_id": str(item.id), "action": action, "from": item.review_status,
+                      "to": changed.review_status, "actor_id": ctx.principal_id, "kind": item.kind},
+            ), self._settings.events_subject_prefix)
+        return changed
+
+    async def verify(self, ctx: CallerContext, item_id: str, reason: str) -> MemoryItem:
+        reason = _reason(reason)
+        lifecycle.may_verify(ctx)
+        async with tenant_tx(self._pool, ctx.tenant_id) as conn:
+            item = await _visible_for_update(conn, ctx, item_id)
+            if item.human_verified:
+                return item
+            changed = await items.set_verified(conn, item_id, ctx.principal_id)
+            await items.add_event(
+                conn, tenant_id=ctx.tenant_id, item_id=item.id, actor_id=ctx.principal_id, action="verified",
+                old_value={"human_verified": False}, new_value={"human_verified": True}, reason=reason or None,
+                request_id=ctx.request_id)
+            await outbox.add(conn, Event(
+                type="engram.memory.verified", tenant_id=ctx.tenant_id, subject=str(item.id),
+                traceparent=ctx.traceparent, data={"item_id": str(item.id), "actor_id": ctx.principal_id},
+            ), self._settings.events_subject_prefix)
+        return changed
+
+
+async def _visible_for_update(conn: asyncpg.Connection, ctx: CallerContext, item_id: str) -> MemoryItem:
+    try:
+        uuid.UUID(item_id)
+    except ValueError as exc:
+        raise NotFound(f"no item {item_id}") from exc
+    item = await items.get(conn, item_id, ctx.principal_id, for_update=True)
+    if item is None:
+        raise NotFound(f"no item {item_id}")
+    return item
+
+
+def _reason(reason: str) -> str:
+    reason = reason.strip()
+    if len(reason) > MAX_REASON:
+        raise ValidationFailed(f"reason must be at most {MAX_REASON} characters", field="reason")
+    return reason
