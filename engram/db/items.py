@@ -137,6 +137,23 @@ async def set_review_status(conn: asyncpg.Connection, item_id: str, status: str)
     return row_to_item(row)
 
 
+async def supersede(conn: asyncpg.Connection, old_id: str, new_id: str, actor_id: str) -> None:
+    """Point ``old_id`` at its successor and record the typed link (new supersedes old)."""
+    await conn.execute(
+        "UPDATE memory_items SET superseded_by = $2, review_status = 'superseded' WHERE id = $1", old_id, new_id)
+    await conn.execute(
+        """INSERT INTO memory_edges (tenant_id, id, src_id, dst_id, type, created_by)
+           SELECT tenant_id, gen_random_uuid(), $2, $1, 'supersedes', $3 FROM memory_items WHERE id = $1
+           ON CONFLICT DO NOTHING""", old_id, new_id, actor_id)
+
+
+async def invalidate(conn: asyncpg.Connection, item_id: str, reason: str) -> MemoryItem:
+    row = await conn.fetchrow(
+        f"""UPDATE memory_items SET invalidated_at = now(), invalidated_reason = $2 WHERE id = $1
+            RETURNING {ITEM_COLUMNS}""", item_id, reason)
+    return row_to_item(row)
+
+
 async def set_verified(conn: asyncpg.Connection, item_id: str, verifier: str) -> MemoryItem:
     row = await conn.fetchrow(
         f"""UPDATE memory_items SET human_verified = true, human_verified_by = $2, human_verified_at = now()

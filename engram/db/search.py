@@ -14,8 +14,9 @@ import numpy as np
 from engram.db.items import ITEM_COLUMNS, row_to_item, visible_to
 from engram.domain.models import MemoryItem
 
-LIVE = ("i.invalidated_at IS NULL AND i.superseded_by IS NULL AND (i.expires_at IS NULL OR i.expires_at > now()) "
-        "AND (i.review_status IN ('active', 'proposed') OR (i.review_status = 'disputed' AND EXISTS ("
+# Superseded items stay candidates: recall redirects a hit on one to its successor.
+LIVE = ("i.invalidated_at IS NULL AND (i.expires_at IS NULL OR i.expires_at > now()) "
+        "AND (i.review_status IN ('active', 'proposed', 'superseded') OR (i.review_status = 'disputed' AND EXISTS ("
         "SELECT 1 FROM memory_kinds k WHERE k.name = i.kind AND k.stays_in_recall_when_disputed "
         "AND (k.tenant_id IS NULL OR k.tenant_id = i.tenant_id))))")
 ITEM_COLUMNS_I = ", ".join(f"i.{c.strip()}" for c in ITEM_COLUMNS.split(","))

@@ -84,6 +84,13 @@ def may_verify(ctx: CallerContext) -> None:
                                code="review_not_allowed")
 
 
+def may_invalidate(ctx: CallerContext, author_id: str) -> None:
+    """The item's author, or a reviewer."""
+    if ctx.principal_id != author_id and not is_reviewer(ctx):
+        raise PermissionDenied("invalidating another's item needs the review scope and a non-agent principal",
+                               code="review_not_allowed")
+
+
 def _why(who: Who, action: str) -> str:
     return {
         Who.REVIEWER: f"to {action} needs the review scope and a non-agent principal",

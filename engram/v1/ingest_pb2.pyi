@@ -11,6 +11,14 @@ from typing import ClassVar as _ClassVar, Optional as _Optional, Union as _Union
 
 DESCRIPTOR: _descriptor.FileDescriptor
 
+class InvalidateRequest(_message.Message):
+    __slots__ = ("id", "reason")
+    ID_FIELD_NUMBER: _ClassVar[int]
+    REASON_FIELD_NUMBER: _ClassVar[int]
+    id: str
+    reason: str
+    def __init__(self, id: _Optional[str] = ..., reason: _Optional[str] = ...) -> None: ...
+
 class ReviewRequest(_message.Message):
     __slots__ = ("id", "action", "reason")
     ID_FIELD_NUMBER: _ClassVar[int]
@@ -36,7 +44,7 @@ class ItemResponse(_message.Message):
     def __init__(self, item: _Optional[_Union[_memory_pb2.MemoryItem, _Mapping]] = ...) -> None: ...
 
 class RememberRequest(_message.Message):
-    __slots__ = ("content", "kind", "importance", "tags", "subject", "wing", "room", "pinned", "visibility", "source_type", "source_uri", "source_session", "valid_from", "valid_to", "expires_at", "external_id", "metadata", "workspace_id")
+    __slots__ = ("content", "kind", "importance", "tags", "subject", "wing", "room", "pinned", "visibility", "source_type", "source_uri", "source_session", "valid_from", "valid_to", "expires_at", "external_id", "metadata", "workspace_id", "supersedes")
     CONTENT_FIELD_NUMBER: _ClassVar[int]
     KIND_FIELD_NUMBER: _ClassVar[int]
     IMPORTANCE_FIELD_NUMBER: _ClassVar[int]
@@ -55,6 +63,7 @@ class RememberRequest(_message.Message):
     EXTERNAL_ID_FIELD_NUMBER: _ClassVar[int]
     METADATA_FIELD_NUMBER: _ClassVar[int]
     WORKSPACE_ID_FIELD_NUMBER: _ClassVar[int]
+    SUPERSEDES_FIELD_NUMBER: _ClassVar[int]
     content: str
     kind: str
     importance: float
@@ -73,7 +82,8 @@ class RememberRequest(_message.Message):
     external_id: str
     metadata: _struct_pb2.Struct
     workspace_id: str
-    def __init__(self, content: _Optional[str] = ..., kind: _Optional[str] = ..., importance: _Optional[float] = ..., tags: _Optional[_Iterable[str]] = ..., subject: _Optional[str] = ..., wing: _Optional[str] = ..., room: _Optional[str] = ..., pinned: _Optional[bool] = ..., visibility: _Optional[str] = ..., source_type: _Optional[str] = ..., source_uri: _Optional[str] = ..., source_session: _Optional[str] = ..., valid_from: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., valid_to: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., expires_at: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., external_id: _Optional[str] = ..., metadata: _Optional[_Union[_struct_pb2.Struct, _Mapping]] = ..., workspace_id: _Optional[str] = ...) -> None: ...
+    supersedes: _containers.RepeatedScalarFieldContainer[str]
+    def __init__(self, content: _Optional[str] = ..., kind: _Optional[str] = ..., importance: _Optional[float] = ..., tags: _Optional[_Iterable[str]] = ..., subject: _Optional[str] = ..., wing: _Optional[str] = ..., room: _Optional[str] = ..., pinned: _Optional[bool] = ..., visibility: _Optional[str] = ..., source_type: _Optional[str] = ..., source_uri: _Optional[str] = ..., source_session: _Optional[str] = ..., valid_from: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., valid_to: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., expires_at: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., external_id: _Optional[str] = ..., metadata: _Optional[_Union[_struct_pb2.Struct, _Mapping]] = ..., workspace_id: _Optional[str] = ..., supersedes: _Optional[_Iterable[str]] = ...) -> None: ...
 
 class PossibleSupersede(_message.Message):
     __slots__ = ("id", "similarity", "preview")
@@ -86,17 +96,19 @@ class PossibleSupersede(_message.Message):
     def __init__(self, id: _Optional[str] = ..., similarity: _Optional[float] = ..., preview: _Optional[str] = ...) -> None: ...
 
 class RememberResponse(_message.Message):
-    __slots__ = ("id", "status", "review_status", "authority", "item", "possible_supersedes")
+    __slots__ = ("id", "status", "review_status", "authority", "item", "possible_supersedes", "superseded")
     ID_FIELD_NUMBER: _ClassVar[int]
     STATUS_FIELD_NUMBER: _ClassVar[int]
     REVIEW_STATUS_FIELD_NUMBER: _ClassVar[int]
     AUTHORITY_FIELD_NUMBER: _ClassVar[int]
     ITEM_FIELD_NUMBER: _ClassVar[int]
     POSSIBLE_SUPERSEDES_FIELD_NUMBER: _ClassVar[int]
+    SUPERSEDED_FIELD_NUMBER: _ClassVar[int]
     id: str
     status: str
     review_status: str
     authority: int
     item: _memory_pb2.MemoryItem
     possible_supersedes: _containers.RepeatedCompositeFieldContainer[PossibleSupersede]
-    def __init__(self, id: _Optional[str] = ..., status: _Optional[str] = ..., review_status: _Optional[str] = ..., authority: _Optional[int] = ..., item: _Optional[_Union[_memory_pb2.MemoryItem, _Mapping]] = ..., possible_supersedes: _Optional[_Iterable[_Union[PossibleSupersede, _Mapping]]] = ...) -> None: ...
+    superseded: _containers.RepeatedScalarFieldContainer[str]
+    def __init__(self, id: _Optional[str] = ..., status: _Optional[str] = ..., review_status: _Optional[str] = ..., authority: _Optional[int] = ..., item: _Optional[_Union[_memory_pb2.MemoryItem, _Mapping]] = ..., possible_supersedes: _Optional[_Iterable[_Union[PossibleSupersede, _Mapping]]] = ..., superseded: _Optional[_Iterable[str]] = ...) -> None: ...

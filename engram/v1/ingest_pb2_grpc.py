@@ -49,6 +49,11 @@ class IngestServiceStub:
                 request_serializer=engram_dot_v1_dot_ingest__pb2.VerifyRequest.SerializeToString,
                 response_deserializer=engram_dot_v1_dot_ingest__pb2.ItemResponse.FromString,
                 _registered_method=True)
+        self.Invalidate = channel.unary_unary(
+                '/engram.v1.IngestService/Invalidate',
+                request_serializer=engram_dot_v1_dot_ingest__pb2.InvalidateRequest.SerializeToString,
+                response_deserializer=engram_dot_v1_dot_ingest__pb2.ItemResponse.FromString,
+                _registered_method=True)
 
 
 class IngestServiceServicer:
@@ -75,6 +80,13 @@ class IngestServiceServicer:
         context.set_details('Method not implemented!')
         raise NotImplementedError('Method not implemented!')
 
+    def Invalidate(self, request, context):
+        """Declare an item no longer true, with nothing replacing it. Kept for audit, gone from recall.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
 
 def add_IngestServiceServicer_to_server(servicer, server):
     rpc_method_handlers = {
@@ -91,6 +103,11 @@ def add_IngestServiceServicer_to_server(servicer, server):
             'Verify': grpc.unary_unary_rpc_method_handler(
                     servicer.Verify,
                     request_deserializer=engram_dot_v1_dot_ingest__pb2.VerifyRequest.FromString,
+                    response_serializer=engram_dot_v1_dot_ingest__pb2.ItemResponse.SerializeToString,
+            ),
+            'Invalidate': grpc.unary_unary_rpc_method_handler(
+                    servicer.Invalidate,
+                    request_deserializer=engram_dot_v1_dot_ingest__pb2.InvalidateRequest.FromString,
                     response_serializer=engram_dot_v1_dot_ingest__pb2.ItemResponse.SerializeToString,
             ),
     }
@@ -174,6 +191,33 @@ class IngestService:
             target,
             '/engram.v1.IngestService/Verify',
             engram_dot_v1_dot_ingest__pb2.VerifyRequest.SerializeToString,
+            engram_dot_v1_dot_ingest__pb2.ItemResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def Invalidate(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/engram.v1.IngestService/Invalidate',
+            engram_dot_v1_dot_ingest__pb2.InvalidateRequest.SerializeToString,
             engram_dot_v1_dot_ingest__pb2.ItemResponse.FromString,
             options,
             channel_credentials,

@@ -46,20 +46,22 @@ class GetEventsResponse(_message.Message):
     def __init__(self, id: _Optional[str] = ..., events: _Optional[_Iterable[_Union[ItemEvent, _Mapping]]] = ...) -> None: ...
 
 class RecallRequest(_message.Message):
-    __slots__ = ("mode", "query", "filters", "item_budget", "byte_budget", "token_budget")
+    __slots__ = ("mode", "query", "filters", "item_budget", "byte_budget", "token_budget", "include_superseded")
     MODE_FIELD_NUMBER: _ClassVar[int]
     QUERY_FIELD_NUMBER: _ClassVar[int]
     FILTERS_FIELD_NUMBER: _ClassVar[int]
     ITEM_BUDGET_FIELD_NUMBER: _ClassVar[int]
     BYTE_BUDGET_FIELD_NUMBER: _ClassVar[int]
     TOKEN_BUDGET_FIELD_NUMBER: _ClassVar[int]
+    INCLUDE_SUPERSEDED_FIELD_NUMBER: _ClassVar[int]
     mode: str
     query: str
     filters: _memory_pb2.RecallFilters
     item_budget: int
     byte_budget: int
     token_budget: int
-    def __init__(self, mode: _Optional[str] = ..., query: _Optional[str] = ..., filters: _Optional[_Union[_memory_pb2.RecallFilters, _Mapping]] = ..., item_budget: _Optional[int] = ..., byte_budget: _Optional[int] = ..., token_budget: _Optional[int] = ...) -> None: ...
+    include_superseded: bool
+    def __init__(self, mode: _Optional[str] = ..., query: _Optional[str] = ..., filters: _Optional[_Union[_memory_pb2.RecallFilters, _Mapping]] = ..., item_budget: _Optional[int] = ..., byte_budget: _Optional[int] = ..., token_budget: _Optional[int] = ..., include_superseded: _Optional[bool] = ...) -> None: ...
 
 class RecallResponse(_message.Message):
     __slots__ = ("items", "scoring_version", "recall_id", "omitted", "mode")

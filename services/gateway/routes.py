@@ -15,7 +15,15 @@ from services.gateway.auth import caller, policy
 from services.gateway.clients import Downstream
 from services.gateway.limits import limited
 from services.gateway.mapping import events_json, item_json, recalled_json, status_json
-from services.gateway.schemas import FilterFields, RecallBody, RememberBody, ReviewBody, SearchBody, VerifyBody
+from services.gateway.schemas import (
+    FilterFields,
+    InvalidateBody,
+    RecallBody,
+    RememberBody,
+    ReviewBody,
+    SearchBody,
+    VerifyBody,
+)
 
 router = APIRouter(prefix="/v1")
 
@@ -32,8 +40,33 @@ def _filters(body: FilterFields) -> memory_pb2.RecallFilters:
 @router.post("/remember", status_code=201, summary="Store a memory", **policy("write"))
 async def remember(body: RememberBody, ctx: CallerContext = Depends(limited("remember")),  # noqa: B008
                    ds: Downstream = Depends(downstream)) -> JSONResponse:  # noqa: B008
-    """201 with the new item, or 200 with ``status: deduplicated`` and the first item when the same
-    canonical content is already stored."""
+    """201 with the new item (``status: created``, or ``superseded`` when it replaced ``supersedes``), or 200
+    with ``status: deduplicated`` and the first item when the same canonical content is already stored."""
+    return await _remember(body, ctx, ds)
+
+
+@router.post("/items/{item_id}/supersede", status_code=201, summary="Replace a memory with a new one",
+             **policy("write"))
+async def supersede(item_id: str, body: RememberBody,
+                    ctx: CallerContext = Depends(limited("remember")),  # noqa: B008
+                    ds: Downstream = Depends(downstream)) -> JSONResponse:  # noqa: B008
+    """Atomic: the new memory is stored and the old one marked superseded, or nothing is written (403
+    ``authority_too_low`` when the caller's authority is below the old memory's)."""
+    if item_id not in body.supersedes:
+        body = body.model_copy(update={"supersedes": [item_id, *body.supersedes]})
+    return await _remember(body, ctx, ds)
+
+
+@router.post("/items/{item_id}/invalidate", summary="Declare a memory no longer true", **policy("write|review"))
+async def invalidate(item_id: str, body: InvalidateBody, ctx: CallerContext = Depends(caller),  # noqa: B008
+                     ds: Downstream = Depends(downstream)) -> dict[str, Any]:  # noqa: B008
+    """Nothing replaces it: it leaves recall (and ends any supersession chain into it) but stays readable
+    for audit. Its author or a reviewer."""
+    reply = await ds.call(ds.ingest.Invalidate, ingest_pb2.InvalidateRequest(id=item_id, reason=body.reason), ctx)
+    return item_json(reply.item)
+
+
+async def _remember(body: RememberBody, ctx: CallerContext, ds: Downstream) -> JSONResponse:
     metadata = struct_pb2.Struct()
     metadata.update(body.metadata)
     request = ingest_pb2.RememberRequest(
@@ -43,6 +76,7 @@ async def remember(body: RememberBody, ctx: CallerContext = Depends(limited("rem
         source_session=body.source_session or "", valid_from=timestamp(body.valid_from),
         valid_to=timestamp(body.valid_to), expires_at=timestamp(body.expires_at),
         external_id=body.external_id or "", metadata=metadata, workspace_id=body.workspace_id or "",
+        supersedes=body.supersedes,
     )
     if body.importance is not None:
         request.importance = body.importance
@@ -50,14 +84,15 @@ async def remember(body: RememberBody, ctx: CallerContext = Depends(limited("rem
     payload = {"id": reply.id, "status": reply.status, "review_status": reply.review_status,
                "authority": reply.authority, "possible_supersedes": [
                    {"id": p.id, "similarity": p.similarity, "preview": p.preview} for p in reply.possible_supersedes],
-               "item": item_json(reply.item)}
-    return JSONResponse(payload, status_code=201 if reply.status == "created" else 200)
+               "superseded": list(reply.superseded), "item": item_json(reply.item)}
+    return JSONResponse(payload, status_code=200 if reply.status == "deduplicated" else 201)
 
 
 @router.post("/recall", summary="Recall memories for a task or a session start", **policy("read"))
 async def recall(body: RecallBody, ctx: CallerContext = Depends(limited("recall")),  # noqa: B008
                  ds: Downstream = Depends(downstream)) -> dict[str, Any]:  # noqa: B008
-    request = recall_pb2.RecallRequest(mode=body.mode, query=body.query or "", filters=_filters(body))
+    request = recall_pb2.RecallRequest(mode=body.mode, query=body.query or "", filters=_filters(body),
+                                       include_superseded=body.include_superseded)
     for name in ("item_budget", "byte_budget", "token_budget"):
         value = getattr(body, name)
         if value is not None:

@@ -31,6 +31,8 @@ class RememberBody(Body):
     external_id: str | None = None
     metadata: dict[str, Any] = Field(default_factory=dict)
     workspace_id: str | None = None
+    supersedes: list[str] = Field(default_factory=list, description="Ids this memory replaces (atomically; "
+                                  "each needs authority ≤ this memory's).")
 
 
 class FilterFields(Body):
@@ -47,6 +49,8 @@ class RecallBody(FilterFields):
     item_budget: int | None = Field(default=None, description="Most items to return (default 10, max 200).")
     byte_budget: int | None = None
     token_budget: int | None = None
+    include_superseded: bool = Field(default=False, description="Show superseded items (history) instead of "
+                                     "redirecting hits on them to their successors.")
 
 
 class SearchBody(FilterFields):
@@ -62,3 +66,7 @@ class ReviewBody(Body):
 
 class VerifyBody(Body):
     reason: str = Field(default="", max_length=2000)
+
+
+class InvalidateBody(Body):
+    reason: str = Field(min_length=1, max_length=2000, description="Why the memory is no longer true.")

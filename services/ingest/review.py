@@ -65,6 +65,29 @@ class ReviewService:
         return changed
 
 
+    async def invalidate(self, ctx: CallerContext, item_id: str, reason: str) -> MemoryItem:
+        """Gone, with nothing replacing it: out of recall, kept for audit. The author or a reviewer."""
+        reason = _reason(reason)
+        if not reason:
+            raise ValidationFailed("say why the memory is no longer true", field="reason")
+        async with tenant_tx(self._pool, ctx.tenant_id) as conn:
+            item = await _visible_for_update(conn, ctx, item_id)
+            lifecycle.may_invalidate(ctx, str(item.principal_id))
+            if item.invalidated_at is not None:
+                raise Conflict(f"item {item_id} is already invalidated", code="already_invalidated")
+            changed = await items.invalidate(conn, item_id, reason)
+            await items.add_event(
+                conn, tenant_id=ctx.tenant_id, item_id=item.id, actor_id=ctx.principal_id, action="invalidated",
+                old_value={"invalidated": False}, new_value={"invalidated": True}, reason=reason,
+                request_id=ctx.request_id)
+            await outbox.add(conn, Event(
+                type="engram.memory.invalidated", tenant_id=ctx.tenant_id, subject=str(item.id),
+                traceparent=ctx.traceparent,
+                data={"item_id": str(item.id), "actor_id": ctx.principal_id, "kind": item.kind},
+            ), self._settings.events_subject_prefix)
+        return changed
+
+
 async def _visible_for_update(conn: asyncpg.Connection, ctx: CallerContext, item_id: str) -> MemoryItem:
     try:
         uuid.UUID(item_id)

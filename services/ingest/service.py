@@ -22,6 +22,8 @@ from engram.telemetry.metrics import REMEMBERED
 
 DEFAULT_KIND = "fact"
 WRITING_ROLES = ("owner", "admin", "member")
+LIVE_STATES = ("proposed", "active", "disputed")
+MAX_SUPERSEDES = 20
 
 
 @dataclass
@@ -44,12 +46,14 @@ class RememberCommand:
     external_id: str = ""
     metadata: dict[str, Any] = field(default_factory=dict)
     workspace_id: str = ""
+    supersedes: list[str] = field(default_factory=list)
 
 
 @dataclass
 class RememberResult:
-    status: str  # created | deduplicated
+    status: str  # created | deduplicated | superseded
     item: MemoryItem
+    superseded: list[str] = field(default_factory=list)
 
 
 class IngestService:
@@ -71,6 +75,10 @@ class IngestService:
         validation.validate_validity(cmd.valid_from, cmd.valid_to)
         if cmd.workspace_id:
             _require_uuid(cmd.workspace_id, "workspace_id")
+        if len(cmd.supersedes) > MAX_SUPERSEDES or len(set(cmd.supersedes)) != len(cmd.supersedes):
+            raise ValidationFailed(f"supersedes takes up to {MAX_SUPERSEDES} distinct ids", field="supersedes")
+        for target_id in cmd.supersedes:
+            _require_uuid(target_id, "supersedes")
         digest = content_hash(cmd.content)
 
         async with tenant_tx(self._pool, ctx.tenant_id) as conn:
@@ -79,7 +87,9 @@ class IngestService:
             if kind is None or not kind.enabled:
                 known = ", ".join(await items.enabled_kind_names(conn))
                 raise ValidationFailed(f"unknown or disabled kind {kind_name!r}; known kinds: {known}", field="kind")
-            workspace_id = cmd.workspace_id or await items.default_workspace(conn)
+            targets = [await _live_target(conn, ctx, target_id) for target_id in cmd.supersedes]
+            workspace_id = (cmd.workspace_id or (str(targets[0].workspace_id) if targets else None)
+                            or await items.default_workspace(conn))
             role = await items.workspace_role(conn, workspace_id, ctx.principal_id) if workspace_id else None
             if workspace_id is None or role is None:  # missing and not-a-member look the same
                 raise NotFound("no such workspace", field="workspace_id")
@@ -88,6 +98,11 @@ class IngestService:
                                        code="workspace_read_only")
             trusted = bool(await conn.fetchval("SELECT trusted FROM principals WHERE id = $1", ctx.principal_id))
             authority = derive_authority(source_type, ctx.principal_type, trusted=trusted)
+            for target in targets:
+                if int(authority) < target.authority:
+                    raise PermissionDenied(
+                        f"authority {int(authority)} cannot supersede {target.id} (authority {target.authority}); "
+                        "propose the change for review instead", field="supersedes", code="authority_too_low")
             new = items.NewItem(
                 id=uuid.uuid4(), tenant_id=ctx.tenant_id, workspace_id=workspace_id, principal_id=ctx.principal_id,
                 content=cmd.content, content_hash=digest, kind=kind.name,
@@ -102,6 +117,9 @@ class IngestService:
             stored = await items.insert(conn, new)
             if stored is None:
                 existing = await items.find_live_duplicate(conn, workspace_id, ctx.principal_id, digest)
+                if existing is not None and targets:
+                    raise Conflict(f"this content is already live as {existing.id}; nothing to supersede with",
+                                   field="content", code="duplicate_live_item")
                 if existing is not None:
                     REMEMBERED.labels("deduplicated").inc()
                     return RememberResult("deduplicated", existing)
@@ -116,8 +134,25 @@ class IngestService:
             await items.set_stage(conn, tenant_id=ctx.tenant_id, item_id=stored.id, stage="embedding",
                                   status="pending")
             await outbox.add(conn, created_event(stored, ctx.traceparent), self._settings.events_subject_prefix)
-        REMEMBERED.labels("created").inc()
-        return RememberResult("created", stored)
+            for target in targets:
+                await self._mark_superseded(conn, ctx, target, stored)
+        status = "superseded" if targets else "created"
+        REMEMBERED.labels(status).inc()
+        return RememberResult(status, stored, [str(t.id) for t in targets])
+
+    async def _mark_superseded(self, conn: asyncpg.Connection, ctx: CallerContext, old: MemoryItem,
+                               new: MemoryItem) -> None:
+        await items.supersede(conn, str(old.id), str(new.id), ctx.principal_id)
+        await items.add_event(
+            conn, tenant_id=ctx.tenant_id, item_id=old.id, actor_id=ctx.principal_id, action="superseded",
+            old_value={"review_status": old.review_status},
+            new_value={"review_status": "superseded", "superseded_by": str(new.id)}, request_id=ctx.request_id)
+        await outbox.add(conn, Event(
+            type="engram.memory.superseded", tenant_id=ctx.tenant_id, subject=str(old.id),
+            traceparent=ctx.traceparent,
+            data={"item_id": str(old.id), "superseded_by": str(new.id), "actor_id": ctx.principal_id,
+                  "kind": old.kind, "authority": new.authority},
+        ), self._settings.events_subject_prefix)
 
 
 def created_event(item: MemoryItem, traceparent: str) -> Event:
@@ -131,6 +166,18 @@ def created_event(item: MemoryItem, traceparent: str) -> Event:
             "created_at": item.created_at.isoformat(),
         },
     )
+
+
+async def _live_target(conn: asyncpg.Connection, ctx: CallerContext, item_id: str) -> MemoryItem:
+    """An item to supersede: visible to the caller (else 404) and still live (else 409), locked."""
+    item = await items.get(conn, item_id, ctx.principal_id, for_update=True)
+    if item is None:
+        raise NotFound(f"no item {item_id}", field="supersedes")
+    if item.invalidated_at is not None or item.superseded_by is not None or item.review_status not in LIVE_STATES:
+        state = "invalidated" if item.invalidated_at is not None else item.review_status
+        raise Conflict(f"item {item_id} is {state}; only live items can be superseded", field="supersedes",
+                       code="not_live")
+    return item
 
 
 def _require_uuid(value: str, field_name: str) -> None:

@@ -25,6 +25,13 @@ class IngestServicer(ingest_pb2_grpc.IngestServiceServicer):
         return ingest_pb2.ItemResponse(item=item_to_proto(item))
 
     @translate_errors
+    async def Invalidate(self, request: ingest_pb2.InvalidateRequest,  # noqa: N802
+                         context: grpc.aio.ServicerContext) -> ingest_pb2.ItemResponse:
+        ctx = from_metadata(context.invocation_metadata())
+        item = await self._review.invalidate(ctx, request.id, request.reason)
+        return ingest_pb2.ItemResponse(item=item_to_proto(item))
+
+    @translate_errors
     async def Verify(self, request: ingest_pb2.VerifyRequest,  # noqa: N802
                      context: grpc.aio.ServicerContext) -> ingest_pb2.ItemResponse:
         ctx = from_metadata(context.invocation_metadata())
@@ -44,9 +51,10 @@ class IngestServicer(ingest_pb2_grpc.IngestServiceServicer):
             valid_from=from_timestamp(request, "valid_from"), valid_to=from_timestamp(request, "valid_to"),
             expires_at=from_timestamp(request, "expires_at"), external_id=request.external_id,
             metadata=from_struct(request, "metadata"), workspace_id=request.workspace_id,
+            supersedes=list(request.supersedes),
         )
         result = await self._service.remember(ctx, command)
         return ingest_pb2.RememberResponse(
             id=str(result.item.id), status=result.status, review_status=result.item.review_status,
-            authority=result.item.authority, item=item_to_proto(result.item),
+            authority=result.item.authority, item=item_to_proto(result.item), superseded=result.superseded,
         )

@@ -10,7 +10,7 @@ import asyncpg
 import numpy as np
 
 from engram.config import Settings
-from engram.db import items, search
+from engram.db import items, search, supersession
 from engram.db.pool import tenant_tx
 from engram.db.search import Filters
 from engram.domain import scoring
@@ -32,6 +32,7 @@ class RecallQuery:
     query: str = ""
     filters: Filters = field(default_factory=Filters)
     budgets: Budgets = field(default_factory=Budgets)
+    include_superseded: bool = False
 
 
 @dataclass
@@ -56,7 +57,7 @@ class RecallService:
             ranked = await self._startup(ctx, q)
         else:
             ranked = await self._ranked(ctx, mode, _require_query(q.query), q.filters,
-                                        max(q.budgets.items * 4, MIN_CANDIDATES))
+                                        max(q.budgets.items * 4, MIN_CANDIDATES), q.include_superseded)
         kept, omitted = pack(ranked, q.budgets)
         return RecallResult(kept, mode, str(uuid.uuid4()), omitted)
 
@@ -93,7 +94,7 @@ class RecallService:
             return await items.events(conn, item_id)
 
     async def _ranked(self, ctx: CallerContext, mode: str, query: str, filters: Filters,
-                      limit: int) -> list[RankedItem]:
+                      limit: int, include_superseded: bool = False) -> list[RankedItem]:
         _check_filters(filters)
         vector: np.ndarray | None = None
         if mode in ("semantic", "hybrid"):
@@ -139,7 +140,36 @@ class RecallService:
                 reasons.append("pinned")
             ranked.append(RankedItem(item=item, score=round(value * trust, 6), origin=mode, reasons=reasons))
         ranked.sort(key=lambda r: (-r.score, -r.item.created_at.timestamp()))
-        return ranked
+        return await self._redirect(ctx, ranked, include_superseded)
+
+    async def _redirect(self, ctx: CallerContext, ranked: list[RankedItem],
+                        include_superseded: bool) -> list[RankedItem]:
+        """A hit on a superseded item becomes its terminal successor at the old rank (listed once, only if the
+        caller may see it); a chain ending in an invalidated item is dropped. With ``include_superseded``
+        the superseded items themselves are kept, as history."""
+        if not any(r.item.superseded_by for r in ranked):
+            return ranked
+        if include_superseded:
+            for r in ranked:
+                if r.item.superseded_by:
+                    r.reasons.append(f"history: superseded by {r.item.superseded_by}")
+            return ranked
+        out: list[RankedItem] = []
+        seen: set[str] = set()
+        async with tenant_tx(self._pool, ctx.tenant_id) as conn:
+            for r in ranked:
+                if r.item.superseded_by is None:
+                    if str(r.item.id) not in seen:
+                        seen.add(str(r.item.id))
+                        out.append(r)
+                    continue
+                successor = await supersession.terminal(conn, r.item, ctx.principal_id)
+                if successor is None or str(successor.id) in seen:
+                    continue
+                seen.add(str(successor.id))
+                out.append(RankedItem(item=successor, score=r.score, origin=r.origin, matched_via=str(r.item.id),
+                                      reasons=[*r.reasons, f"superseded: {r.item.id} was replaced by this"]))
+        return out
 
     async def _startup(self, ctx: CallerContext, q: RecallQuery) -> list[RankedItem]:
         _check_filters(q.filters)

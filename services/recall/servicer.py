@@ -34,6 +34,7 @@ class RecallServicer(recall_pb2_grpc.RecallServiceServicer):
         ctx = from_metadata(context.invocation_metadata())
         query = RecallQuery(
             mode=request.mode, query=request.query, filters=_filters(request.filters),
+            include_superseded=request.include_superseded,
             budgets=Budgets.from_request(_optional(request, "item_budget"), _optional(request, "byte_budget"),
                                          _optional(request, "token_budget")),
         )

@@ -66,7 +66,7 @@ def test_remember_then_recall_by_meaning(stack: Stack) -> None:
         again = client.post("/v1/remember", json={"content": MEMORIES[2][0].upper()})
         assert again.status_code == 200 and again.json() | {"item": None} == {
             "id": ids[2], "status": "deduplicated", "review_status": "active", "authority": 50,
-            "possible_supersedes": [], "item": None}
+            "possible_supersedes": [], "superseded": [], "item": None}
         ready = client.get("/ready").json()
         assert ready == {"status": "ready", "checks": {"database": "ok", "nats": "ok", "ingest": "ok", "recall": "ok"}}
         assert "engram_http_request_duration_seconds" in client.get("/metrics").text
