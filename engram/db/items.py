@@ -137,6 +137,40 @@ async def set_review_status(conn: asyncpg.Connection, item_id: str, status: str)
     return row_to_item(row)
 
 
+async def live_singleton(conn: asyncpg.Connection, workspace_id: str, subject: str, kind: str,
+                         viewer: str) -> MemoryItem | None:
+    """The live item holding a singleton slot (workspace, subject, kind) that ``viewer`` can see, locked."""
+    row = await conn.fetchrow(
+        f"""SELECT {ITEM_COLUMNS} FROM memory_items i
+            WHERE i.workspace_id = $1 AND i.subject = $2 AND i.kind = $3 AND i.invalidated_at IS NULL
+              AND i.superseded_by IS NULL AND i.review_status IN ('active', 'disputed') AND {visible_to('$4')}
+            ORDER BY i.created_at DESC LIMIT 1 FOR UPDATE OF i""",
+        workspace_id, subject, kind, viewer)
+    return row_to_item(row) if row else None
+
+
+async def open_conflict(conn: asyncpg.Connection, tenant_id: str, existing: str, new: str, conflict_type: str,
+                        detector: str) -> str:
+    conflict_id = await conn.fetchval(
+        """INSERT INTO conflicts (tenant_id, id, item_a, item_b, type, detector)
+           VALUES ($1, gen_random_uuid(), $2, $3, $4, $5) RETURNING id""",
+        tenant_id, existing, new, conflict_type, detector)
+    return str(conflict_id)
+
+
+async def open_conflicts(conn: asyncpg.Connection, item_ids: list[str]) -> dict[str, list[str]]:
+    """For each of ``item_ids`` in an open conflict, the ids on the other side."""
+    rows = await conn.fetch(
+        "SELECT item_a, item_b FROM conflicts WHERE status = 'open' "
+        "AND (item_a = ANY($1::uuid[]) OR item_b = ANY($1::uuid[]))", item_ids)
+    others: dict[str, list[str]] = {}
+    for row in rows:
+        a, b = str(row["item_a"]), str(row["item_b"])
+        others.setdefault(a, []).append(b)
+        others.setdefault(b, []).append(a)
+    return others
+
+
 async def supersede(conn: asyncpg.Connection, old_id: str, new_id: str, actor_id: str) -> None:
     """Point ``old_id`` at its successor and record the typed link (new supersedes old)."""
     await conn.execute(

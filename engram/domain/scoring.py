@@ -10,6 +10,7 @@ from engram.domain.models import MemoryItem
 SCORING_VERSION = "v1-skeleton"
 RECENCY_HALF_LIFE_DAYS = 30.0
 PROPOSED_FACTOR = 0.85
+CONFLICT_FACTOR = 0.75
 DENSE_WEIGHT = 0.5
 
 
@@ -30,14 +31,17 @@ def startup_score(item: MemoryItem, now: datetime) -> float:
     )
 
 
-def trust_score(item: MemoryItem) -> float:
-    """How much to believe an item, 0.5–1.0, so relevance still leads: similarity × trust."""
+def trust_score(item: MemoryItem, *, in_open_conflict: bool = False) -> float:
+    """How much to believe an item, up to 1.0, so relevance still leads: similarity × trust. Proposals ×0.85,
+    items in an unresolved conflict ×0.75."""
     base = 0.6 * item.source_trust + 0.4 * item.memory_confidence
     if item.human_verified:
         base = min(1.0, base + 0.2)
     score = 0.5 + 0.5 * base
     if item.review_status == "proposed":
         score *= PROPOSED_FACTOR
+    if in_open_conflict:
+        score *= CONFLICT_FACTOR
     return score
 
 

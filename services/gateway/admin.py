@@ -15,7 +15,7 @@ import asyncpg
 from fastapi import APIRouter, Depends, Request, Response
 from pydantic import Field
 
-from engram.db import identity
+from engram.db import identity, kinds
 from engram.domain.keys import normalize_scopes
 from engram.domain.models import CallerContext
 from engram.domain.ratelimit import validate_limits
@@ -203,6 +203,66 @@ async def patch_tenant_config(body: TenantConfigBody, request: Request,
     request.app.state.limits.forget(tenant)
     return {"tenant_id": tenant, "config": config, "version": version,
             "public_enabled": await identity.tenant_public(pool, tenant)}
+
+
+KIND_NAME = r"^[a-z][a-z0-9_]{0,63}$"
+
+
+class KindBody(Body):
+    name: str = Field(pattern=KIND_NAME, description="Lower-case letters, digits and _; starts with a letter.")
+    singleton: bool = False
+    requires_review: bool = False
+    stays_in_recall_when_disputed: bool = False
+    default_importance: float = Field(default=0.5, ge=0, le=1)
+
+
+class KindPatchBody(Body):
+    singleton: bool | None = None
+    requires_review: bool | None = None
+    stays_in_recall_when_disputed: bool | None = None
+    default_importance: float | None = Field(default=None, ge=0, le=1)
+    enabled: bool | None = None
+    tenant_id: str | None = None
+
+
+@router.get("/kinds", summary="The memory kinds a tenant can use (built-in and custom)", **policy("admin"))
+async def list_kinds(request: Request, tenant_id: str | None = None,
+                     ctx: CallerContext = Depends(caller)) -> dict[str, Any]:  # noqa: B008
+    pool = _pool(request)
+    return {"items": await kinds.list_kinds(pool, await _tenant(pool, ctx, tenant_id))}
+
+
+@router.post("/kinds", status_code=201, summary="Register a custom memory kind", **policy("admin"))
+async def create_kind(body: KindBody, request: Request, tenant_id: str | None = None,
+                      ctx: CallerContext = Depends(caller)) -> dict[str, Any]:  # noqa: B008
+    pool = _pool(request)
+    tenant = await _tenant(pool, ctx, tenant_id)
+    existing = await kinds.list_kinds(pool, tenant)
+    if any(k["name"] == body.name and k["built_in"] for k in existing):
+        raise ValidationFailed(f"{body.name!r} is a built-in kind; custom kinds cannot shadow it", field="name")
+    if any(k["name"] == body.name for k in existing):
+        raise Conflict(f"kind {body.name!r} exists; change it with PATCH", field="name", code="name_taken")
+    try:
+        return await kinds.create(pool, tenant, body.name, body.model_dump(exclude={"name"}))
+    except asyncpg.UniqueViolationError as exc:
+        raise Conflict(f"kind {body.name!r} exists", field="name", code="name_taken") from exc
+
+
+@router.patch("/kinds/{name}", summary="Change or enable/disable a custom kind (kinds are never deleted)",
+              **policy("admin"))
+async def patch_kind(name: str, body: KindPatchBody, request: Request,
+                     ctx: CallerContext = Depends(caller)) -> dict[str, Any]:  # noqa: B008
+    pool = _pool(request)
+    tenant = await _tenant(pool, ctx, body.tenant_id)
+    changes = body.model_dump(exclude={"tenant_id"}, exclude_none=True)
+    if not changes:
+        raise ValidationFailed("nothing to change", field="body")
+    if any(k["name"] == name and k["built_in"] for k in await kinds.list_kinds(pool, tenant)):
+        raise PermissionDenied(f"{name!r} is a built-in kind and cannot be changed", code="built_in_kind")
+    changed = await kinds.update(pool, tenant, name, changes)
+    if changed is None:
+        raise NotFound(f"no custom kind {name!r}")
+    return changed
 
 
 def _iso(value: datetime | None) -> str | None:

@@ -98,6 +98,16 @@ class IngestService:
                                        code="workspace_read_only")
             trusted = bool(await conn.fetchval("SELECT trusted FROM principals WHERE id = $1", ctx.principal_id))
             authority = derive_authority(source_type, ctx.principal_type, trusted=trusted)
+            singleton_rival = None
+            if kind.singleton and cmd.subject and not targets:
+                current = await items.live_singleton(conn, workspace_id, cmd.subject, kind.name, ctx.principal_id)
+                if current is not None and current.content_hash == digest:
+                    REMEMBERED.labels("deduplicated").inc()
+                    return RememberResult("deduplicated", current)
+                if current is not None and int(authority) >= current.authority:
+                    targets = [current]  # one live item per (workspace, subject, kind): the new one replaces it
+                elif current is not None:
+                    singleton_rival = current  # lower authority: a proposal with an open conflict, never a swap
             for target in targets:
                 if int(authority) < target.authority:
                     raise PermissionDenied(
@@ -107,7 +117,8 @@ class IngestService:
                 id=uuid.uuid4(), tenant_id=ctx.tenant_id, workspace_id=workspace_id, principal_id=ctx.principal_id,
                 content=cmd.content, content_hash=digest, kind=kind.name,
                 importance=cmd.importance if cmd.importance is not None else kind.default_importance,
-                review_status="proposed" if kind.requires_review else "active", authority=int(authority),
+                review_status="proposed" if kind.requires_review or singleton_rival else "active",
+                authority=int(authority),
                 source_type=source_type, source_trust=source_trust(authority), subject=cmd.subject or None,
                 wing=cmd.wing or None, room=cmd.room or None, tags=tags, pinned=cmd.pinned,
                 visibility=visibility, source_uri=cmd.source_uri or None,
@@ -136,9 +147,23 @@ class IngestService:
             await outbox.add(conn, created_event(stored, ctx.traceparent), self._settings.events_subject_prefix)
             for target in targets:
                 await self._mark_superseded(conn, ctx, target, stored)
+            if singleton_rival is not None:
+                await self._open_conflict(conn, ctx, singleton_rival, stored)
         status = "superseded" if targets else "created"
         REMEMBERED.labels(status).inc()
         return RememberResult(status, stored, [str(t.id) for t in targets])
+
+    async def _open_conflict(self, conn: asyncpg.Connection, ctx: CallerContext, existing: MemoryItem,
+                             new: MemoryItem) -> None:
+        conflict_id = await items.open_conflict(conn, ctx.tenant_id, str(existing.id), str(new.id), "contradiction",
+                                                "singleton")
+        await outbox.add(conn, Event(
+            type="engram.conflict.detected", tenant_id=ctx.tenant_id, subject=conflict_id,
+            traceparent=ctx.traceparent,
+            data={"conflict_id": conflict_id, "existing_item_id": str(existing.id), "new_item_id": str(new.id),
+                  "type": "contradiction", "detector": "singleton", "kind": new.kind,
+                  "existing_authority": existing.authority, "new_authority": new.authority},
+        ), self._settings.events_subject_prefix)
 
     async def _mark_superseded(self, conn: asyncpg.Connection, ctx: CallerContext, old: MemoryItem,
                                new: MemoryItem) -> None:

@@ -114,6 +114,7 @@ class RecallService:
                         limit):
                     by_id[str(item.id)] = item
                     dense[str(item.id)] = similarity
+            conflicted = await items.open_conflicts(conn, list(by_id)) if by_id else {}
         if mode == "keyword":
             relevance = scoring.min_max(keyword)
         elif mode == "semantic":
@@ -123,7 +124,7 @@ class RecallService:
         ranked = []
         for key, value in relevance.items():
             item = by_id[key]
-            trust = scoring.trust_score(item)
+            trust = scoring.trust_score(item, in_open_conflict=key in conflicted)
             reasons = []
             if key in dense:
                 reasons.append(f"semantic match {dense[key]:.2f}")
@@ -136,6 +137,8 @@ class RecallService:
                 reasons.append("disputed (its kind stays in recall while disputed)")
             if item.human_verified:
                 reasons.append("verified by a human")
+            for other in conflicted.get(key, []):
+                reasons.append(f"open conflict with {other} (trust ×{scoring.CONFLICT_FACTOR})")
             if item.pinned:
                 reasons.append("pinned")
             ranked.append(RankedItem(item=item, score=round(value * trust, 6), origin=mode, reasons=reasons))

@@ -1,0 +1,104 @@
+"""The memory kinds registry and singleton kinds, through REST."""
+
+from __future__ import annotations
+
+import json
+import uuid
+
+import asyncpg
+import httpx
+import pytest_asyncio
+
+from engram.db import identity
+from tests.conftest import create_tenant
+
+Headers = dict[str, str]
+
+
+@pytest_asyncio.fixture
+async def people(app_pool: asyncpg.Pool, owner_pool: asyncpg.Pool) -> dict[str, Headers]:
+    base = await create_tenant(owner_pool)
+    headers: dict[str, Headers] = {}
+    for name, kind, scopes in (("admin", "user", ["admin"]), ("user", "user", ["read", "write"]),
+                               ("agent", "agent", ["read", "write"])):
+        principal = await identity.create_principal(app_pool, base.tenant_id, name, kind)
+        issued = await identity.create_key(app_pool, base.tenant_id, principal, scopes, name)
+        headers[name] = {"authorization": f"Bearer {issued.key}"}
+    other = await create_tenant(owner_pool)
+    issued = await identity.create_key(app_pool, other.tenant_id, other.principal_id, ["read", "write"], "other")
+    headers["other_tenant"] = {"authorization": f"Bearer {issued.key}"}
+    return headers
+
+
+async def test_custom_kinds_are_registered_validated_and_disabled(gateway: httpx.AsyncClient,
+                                                                  people: dict[str, Headers]) -> None:
+    admin = people["admin"]
+    listed = (await gateway.get("/v1/admin/kinds", headers=admin)).json()["items"]
+    assert {k["name"] for k in listed if k["built_in"]} == {
+        "fact", "preference", "doctrine", "decision", "invariant", "observation", "diary_entry", "procedure", "summary"}
+    created = await gateway.post("/v1/admin/kinds", json={"name": "meeting_note", "default_importance": 0.4,
+                                                          "requires_review": True}, headers=admin)
+    assert created.status_code == 201 and created.json()["built_in"] is False
+    for body, status, field in (({"name": "fact"}, 422, "name"), ({"name": "Bad-Name"}, 422, "name"),
+                                ({"name": "x" * 65}, 422, "name"), ({"name": "meeting_note"}, 409, "name")):
+        refused = await gateway.post("/v1/admin/kinds", json=body, headers=admin)
+        assert refused.status_code == status and refused.json()["field"] == field, body
+    note = await gateway.post("/v1/remember", json={"content": "Decided to pilot the new CI.",
+                                                    "kind": "meeting_note"}, headers=people["user"])
+    assert note.status_code == 201 and note.json()["review_status"] == "proposed"
+    assert note.json()["item"]["importance"] == 0.4
+    elsewhere = await gateway.post("/v1/remember", json={"content": "x", "kind": "meeting_note"},
+                                   headers=people["other_tenant"])
+    assert elsewhere.status_code == 422 and elsewhere.json()["field"] == "kind"
+    disabled = await gateway.patch("/v1/admin/kinds/meeting_note", json={"enabled": False}, headers=admin)
+    assert disabled.status_code == 200 and disabled.json()["enabled"] is False
+    refused = await gateway.post("/v1/remember", json={"content": "Another note.", "kind": "meeting_note"},
+                                 headers=people["user"])
+    assert refused.status_code == 422 and "disabled" in refused.json()["detail"]
+    built_in = await gateway.patch("/v1/admin/kinds/fact", json={"enabled": False}, headers=admin)
+    assert built_in.status_code == 403 and built_in.json()["code"] == "built_in_kind"
+    assert (await gateway.delete("/v1/admin/kinds/meeting_note", headers=admin)).status_code == 405
+
+
+async def test_a_lower_authority_singleton_write_becomes_a_proposal_with_a_conflict(
+        gateway: httpx.AsyncClient, people: dict[str, Headers], owner_pool: asyncpg.Pool) -> None:
+    subject = f"bob.drink.{uuid.uuid4().hex[:6]}"
+    users = await gateway.post("/v1/remember", json={"content": "Bob prefers black coffee.", "kind": "preference",
+                                                     "subject": subject}, headers=people["user"])
+    assert users.status_code == 201 and users.json()["authority"] == 50
+    agents = await gateway.post("/v1/remember", json={"content": "Bob prefers green tea.", "kind": "preference",
+                                                      "subject": subject, "source_type": "inferred"},
+                                headers=people["agent"])
+    assert agents.status_code == 201
+    assert agents.json()["status"] == "created" and agents.json()["review_status"] == "proposed"
+    assert agents.json()["authority"] == 10
+    kept = (await gateway.get(f"/v1/items/{users.json()['id']}", headers=people["user"])).json()
+    assert kept["review_status"] == "active" and kept["superseded_by"] is None  # never a silent replacement
+    async with owner_pool.acquire() as conn:
+        conflict = await conn.fetchrow("SELECT * FROM conflicts WHERE item_b = $1::uuid", agents.json()["id"])
+        event = await conn.fetchval("SELECT envelope FROM outbox WHERE envelope->>'type' = 'engram.conflict.detected' "
+                                    "AND envelope->'data'->>'new_item_id' = $1", agents.json()["id"])
+    assert conflict["status"] == "open" and str(conflict["item_a"]) == users.json()["id"]
+    assert json.loads(event)["data"]["detector"] == "singleton"
+
+    answer = await gateway.post("/v1/recall", json={"query": "Bob prefers", "mode": "keyword"},
+                                headers=people["user"])
+    hits = answer.json()["items"]
+    assert hits[0]["item"]["id"] == users.json()["id"]  # the user's preference still leads
+    by_id = {h["item"]["id"]: h["reasons"] for h in hits}
+    assert any(r.startswith("open conflict with") for r in by_id[users.json()["id"]])
+    assert "unreviewed (proposed)" in by_id[agents.json()["id"]]
+
+
+async def test_an_equal_authority_singleton_write_supersedes(gateway: httpx.AsyncClient,
+                                                             people: dict[str, Headers]) -> None:
+    subject = f"office.{uuid.uuid4().hex[:6]}"
+    first = await gateway.post("/v1/remember", json={"content": "The office is in Lisbon.", "kind": "preference",
+                                                     "subject": subject}, headers=people["user"])
+    second = await gateway.post("/v1/remember", json={"content": "The office is in Porto.", "kind": "preference",
+                                                      "subject": subject}, headers=people["user"])
+    assert second.status_code == 201 and second.json()["status"] == "superseded"
+    assert second.json()["superseded"] == [first.json()["id"]]
+    same = await gateway.post("/v1/remember", json={"content": "the office is in porto.", "kind": "preference",
+                                                    "subject": subject}, headers=people["user"])
+    assert same.status_code == 200 and same.json()["status"] == "deduplicated"
