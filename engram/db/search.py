@@ -7,6 +7,7 @@ filter keeps out invalidated, superseded, rejected, archived and expired items.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from datetime import datetime
 
 import asyncpg
 import numpy as np
@@ -15,10 +16,17 @@ from engram.db.items import ITEM_COLUMNS, row_to_item, visible_to
 from engram.domain.models import MemoryItem
 
 # Superseded items stay candidates: recall redirects a hit on one to its successor.
-LIVE = ("i.invalidated_at IS NULL AND (i.expires_at IS NULL OR i.expires_at > now()) "
-        "AND (i.review_status IN ('active', 'proposed', 'superseded') OR (i.review_status = 'disputed' AND EXISTS ("
-        "SELECT 1 FROM memory_kinds k WHERE k.name = i.kind AND k.stays_in_recall_when_disputed "
-        "AND (k.tenant_id IS NULL OR k.tenant_id = i.tenant_id))))")
+IN_RECALL = ("(i.review_status IN ('active', 'proposed', 'superseded') OR (i.review_status = 'disputed' AND EXISTS ("
+             "SELECT 1 FROM memory_kinds k WHERE k.name = i.kind AND k.stays_in_recall_when_disputed "
+             "AND (k.tenant_id IS NULL OR k.tenant_id = i.tenant_id))))")
+LIVE = f"i.invalidated_at IS NULL AND (i.expires_at IS NULL OR i.expires_at > now()) AND {IN_RECALL}"
+
+
+def live_as_of(at: str) -> str:
+    """What was recorded by ``at``, not yet invalidated or expired then, and claimed true at that time."""
+    return (f"i.created_at <= {at} AND (i.invalidated_at IS NULL OR i.invalidated_at > {at}) "
+            f"AND (i.expires_at IS NULL OR i.expires_at > {at}) AND (i.valid_from IS NULL OR i.valid_from <= {at}) "
+            f"AND (i.valid_to IS NULL OR i.valid_to > {at}) AND {IN_RECALL}")
 ITEM_COLUMNS_I = ", ".join(f"i.{c.strip()}" for c in ITEM_COLUMNS.split(","))
 
 
@@ -29,6 +37,7 @@ class Filters:
     workspace_id: str | None = None
     wing: str | None = None
     room: str | None = None
+    as_of: datetime | None = None  # answer as of that time: what was valid and known then
 
 
 def _where(filters: Filters, viewer: str, args: list[object]) -> str:
@@ -38,7 +47,8 @@ def _where(filters: Filters, viewer: str, args: list[object]) -> str:
         args.append(value)
         return f"${len(args)}"
 
-    clauses = [LIVE, visible_to(param(viewer))]
+    clauses = [live_as_of(f"{param(filters.as_of)}::timestamptz") if filters.as_of else LIVE,
+               visible_to(param(viewer))]
 
     if filters.kinds:
         clauses.append(f"i.kind = ANY({param(filters.kinds)}::text[])")

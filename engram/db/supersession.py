@@ -13,24 +13,33 @@ MAX_HOPS = 5
 LIVE_STATES = ("active", "proposed", "disputed")
 
 
-async def terminal(conn: asyncpg.Connection, item: MemoryItem, viewer: str) -> MemoryItem | None:
+async def terminal(conn: asyncpg.Connection, item: MemoryItem, viewer: str,
+                   as_of: datetime | None = None) -> MemoryItem | None:
     """The live end of ``item``'s chain that ``viewer`` may see, within five hops; None when the chain ends
-    in an invalidated (or otherwise dead) item, is hidden from the viewer, is too long, or loops."""
+    in an invalidated (or otherwise dead) item, is hidden from the viewer, is too long, or loops.
+
+    With ``as_of`` the chain is followed only through successors recorded by then, so a memory replaced
+    later is its own answer (it was the live one at that time)."""
     visited = {item.id}
     current = item
-    for _ in range(MAX_HOPS):
+    for _ in range(MAX_HOPS + 1):
         if current.superseded_by is None:
-            break
+            return current if _live(current, as_of) else None
         successor = await items.get(conn, str(current.superseded_by), viewer)
         if successor is None or successor.id in visited:
             return None
+        if as_of is not None and successor.created_at > as_of:
+            return current if _live(current, as_of, superseded_later=True) else None
         visited.add(successor.id)
         current = successor
-    if current.superseded_by is not None or current is item:
-        return None
-    return current if _live(current) else None
+    return None  # longer than five hops
 
 
-def _live(item: MemoryItem) -> bool:
-    expired = item.expires_at is not None and item.expires_at <= datetime.now(UTC)
-    return item.invalidated_at is None and not expired and item.review_status in LIVE_STATES
+def _live(item: MemoryItem, as_of: datetime | None, superseded_later: bool = False) -> bool:
+    at = as_of or datetime.now(UTC)
+    if item.expires_at is not None and item.expires_at <= at:
+        return False
+    if as_of is None:
+        return item.invalidated_at is None and item.review_status in LIVE_STATES
+    was_invalidated = item.invalidated_at is not None and item.invalidated_at <= at
+    return not was_invalidated and (superseded_later or item.review_status in LIVE_STATES)

@@ -91,15 +91,17 @@ class RecalledItem(_message.Message):
     def __init__(self, item: _Optional[_Union[MemoryItem, _Mapping]] = ..., score: _Optional[float] = ..., reasons: _Optional[_Iterable[str]] = ..., origin: _Optional[str] = ..., matched_via: _Optional[str] = ...) -> None: ...
 
 class RecallFilters(_message.Message):
-    __slots__ = ("kinds", "tags", "workspace_id", "wing", "room")
+    __slots__ = ("kinds", "tags", "workspace_id", "wing", "room", "as_of")
     KINDS_FIELD_NUMBER: _ClassVar[int]
     TAGS_FIELD_NUMBER: _ClassVar[int]
     WORKSPACE_ID_FIELD_NUMBER: _ClassVar[int]
     WING_FIELD_NUMBER: _ClassVar[int]
     ROOM_FIELD_NUMBER: _ClassVar[int]
+    AS_OF_FIELD_NUMBER: _ClassVar[int]
     kinds: _containers.RepeatedScalarFieldContainer[str]
     tags: _containers.RepeatedScalarFieldContainer[str]
     workspace_id: str
     wing: str
     room: str
-    def __init__(self, kinds: _Optional[_Iterable[str]] = ..., tags: _Optional[_Iterable[str]] = ..., workspace_id: _Optional[str] = ..., wing: _Optional[str] = ..., room: _Optional[str] = ...) -> None: ...
+    as_of: _timestamp_pb2.Timestamp
+    def __init__(self, kinds: _Optional[_Iterable[str]] = ..., tags: _Optional[_Iterable[str]] = ..., workspace_id: _Optional[str] = ..., wing: _Optional[str] = ..., room: _Optional[str] = ..., as_of: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ...) -> None: ...

@@ -34,7 +34,7 @@ def downstream(request: Request) -> Downstream:
 
 def _filters(body: FilterFields) -> memory_pb2.RecallFilters:
     return memory_pb2.RecallFilters(kinds=body.kinds, tags=body.tags, workspace_id=body.workspace_id or "",
-                                    wing=body.wing or "", room=body.room or "")
+                                    wing=body.wing or "", room=body.room or "", as_of=timestamp(body.as_of))
 
 
 @router.post("/remember", status_code=201, summary="Store a memory", **policy("write"))

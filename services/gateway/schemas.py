@@ -36,6 +36,7 @@ class RememberBody(Body):
 
 
 class FilterFields(Body):
+    as_of: datetime | None = Field(default=None, description="Answer as of this time: what was valid and known then.")
     kinds: list[str] = Field(default_factory=list)
     tags: list[str] = Field(default_factory=list)
     workspace_id: str | None = None

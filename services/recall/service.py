@@ -143,10 +143,10 @@ class RecallService:
                 reasons.append("pinned")
             ranked.append(RankedItem(item=item, score=round(value * trust, 6), origin=mode, reasons=reasons))
         ranked.sort(key=lambda r: (-r.score, -r.item.created_at.timestamp()))
-        return await self._redirect(ctx, ranked, include_superseded)
+        return await self._redirect(ctx, ranked, include_superseded, filters.as_of)
 
-    async def _redirect(self, ctx: CallerContext, ranked: list[RankedItem],
-                        include_superseded: bool) -> list[RankedItem]:
+    async def _redirect(self, ctx: CallerContext, ranked: list[RankedItem], include_superseded: bool,
+                        as_of: datetime | None = None) -> list[RankedItem]:
         """A hit on a superseded item becomes its terminal successor at the old rank (listed once, only if the
         caller may see it); a chain ending in an invalidated item is dropped. With ``include_superseded``
         the superseded items themselves are kept, as history."""
@@ -166,10 +166,14 @@ class RecallService:
                         seen.add(str(r.item.id))
                         out.append(r)
                     continue
-                successor = await supersession.terminal(conn, r.item, ctx.principal_id)
+                successor = await supersession.terminal(conn, r.item, ctx.principal_id, as_of)
                 if successor is None or str(successor.id) in seen:
                     continue
                 seen.add(str(successor.id))
+                if successor.id == r.item.id:  # as of then, it had not been replaced yet
+                    r.reasons.append(f"as of then: superseded later by {r.item.superseded_by}")
+                    out.append(r)
+                    continue
                 out.append(RankedItem(item=successor, score=r.score, origin=r.origin, matched_via=str(r.item.id),
                                       reasons=[*r.reasons, f"superseded: {r.item.id} was replaced by this"]))
         return out

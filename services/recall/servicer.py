@@ -7,7 +7,7 @@ import grpc
 from engram.db.search import Filters
 from engram.domain.budget import Budgets
 from engram.rpc.context import from_metadata
-from engram.rpc.convert import event_to_proto, item_to_proto, ranked_to_proto, stage_to_proto
+from engram.rpc.convert import event_to_proto, from_timestamp, item_to_proto, ranked_to_proto, stage_to_proto
 from engram.rpc.errors import translate_errors
 from engram.v1 import memory_pb2, recall_pb2, recall_pb2_grpc
 from services.recall.service import RecallQuery, RecallService
@@ -17,7 +17,7 @@ DEFAULT_SEARCH_LIMIT = 10
 
 def _filters(message: memory_pb2.RecallFilters) -> Filters:
     return Filters(kinds=list(message.kinds), tags=list(message.tags), workspace_id=message.workspace_id or None,
-                   wing=message.wing or None, room=message.room or None)
+                   wing=message.wing or None, room=message.room or None, as_of=from_timestamp(message, "as_of"))
 
 
 def _optional(message: object, name: str) -> int | None:
