@@ -11,6 +11,28 @@ from typing import ClassVar as _ClassVar, Optional as _Optional, Union as _Union
 
 DESCRIPTOR: _descriptor.FileDescriptor
 
+class FeedbackRequest(_message.Message):
+    __slots__ = ("item_id", "verdict", "recall_id")
+    ITEM_ID_FIELD_NUMBER: _ClassVar[int]
+    VERDICT_FIELD_NUMBER: _ClassVar[int]
+    RECALL_ID_FIELD_NUMBER: _ClassVar[int]
+    item_id: str
+    verdict: str
+    recall_id: str
+    def __init__(self, item_id: _Optional[str] = ..., verdict: _Optional[str] = ..., recall_id: _Optional[str] = ...) -> None: ...
+
+class FeedbackResponse(_message.Message):
+    __slots__ = ("item_id", "verdict", "previous", "importance")
+    ITEM_ID_FIELD_NUMBER: _ClassVar[int]
+    VERDICT_FIELD_NUMBER: _ClassVar[int]
+    PREVIOUS_FIELD_NUMBER: _ClassVar[int]
+    IMPORTANCE_FIELD_NUMBER: _ClassVar[int]
+    item_id: str
+    verdict: str
+    previous: str
+    importance: float
+    def __init__(self, item_id: _Optional[str] = ..., verdict: _Optional[str] = ..., previous: _Optional[str] = ..., importance: _Optional[float] = ...) -> None: ...
+
 class InvalidateRequest(_message.Message):
     __slots__ = ("id", "reason")
     ID_FIELD_NUMBER: _ClassVar[int]

@@ -54,6 +54,11 @@ class IngestServiceStub:
                 request_serializer=engram_dot_v1_dot_ingest__pb2.InvalidateRequest.SerializeToString,
                 response_deserializer=engram_dot_v1_dot_ingest__pb2.ItemResponse.FromString,
                 _registered_method=True)
+        self.Feedback = channel.unary_unary(
+                '/engram.v1.IngestService/Feedback',
+                request_serializer=engram_dot_v1_dot_ingest__pb2.FeedbackRequest.SerializeToString,
+                response_deserializer=engram_dot_v1_dot_ingest__pb2.FeedbackResponse.FromString,
+                _registered_method=True)
 
 
 class IngestServiceServicer:
@@ -87,6 +92,13 @@ class IngestServiceServicer:
         context.set_details('Method not implemented!')
         raise NotImplementedError('Method not implemented!')
 
+    def Feedback(self, request, context):
+        """Record a principal's verdict on an item (one current verdict each; history kept).
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
 
 def add_IngestServiceServicer_to_server(servicer, server):
     rpc_method_handlers = {
@@ -109,6 +121,11 @@ def add_IngestServiceServicer_to_server(servicer, server):
                     servicer.Invalidate,
                     request_deserializer=engram_dot_v1_dot_ingest__pb2.InvalidateRequest.FromString,
                     response_serializer=engram_dot_v1_dot_ingest__pb2.ItemResponse.SerializeToString,
+            ),
+            'Feedback': grpc.unary_unary_rpc_method_handler(
+                    servicer.Feedback,
+                    request_deserializer=engram_dot_v1_dot_ingest__pb2.FeedbackRequest.FromString,
+                    response_serializer=engram_dot_v1_dot_ingest__pb2.FeedbackResponse.SerializeToString,
             ),
     }
     generic_handler = grpc.method_handlers_generic_handler(
@@ -219,6 +236,33 @@ class IngestService:
             '/engram.v1.IngestService/Invalidate',
             engram_dot_v1_dot_ingest__pb2.InvalidateRequest.SerializeToString,
             engram_dot_v1_dot_ingest__pb2.ItemResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def Feedback(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/engram.v1.IngestService/Feedback',
+            engram_dot_v1_dot_ingest__pb2.FeedbackRequest.SerializeToString,
+            engram_dot_v1_dot_ingest__pb2.FeedbackResponse.FromString,
             options,
             channel_credentials,
             insecure,

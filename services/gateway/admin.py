@@ -170,6 +170,8 @@ class TenantConfigBody(Body):
         default=None, description="Requests a minute per principal, by route class: remember, recall, feedback.")
     public_enabled: bool | None = Field(
         default=None, description="Let callers of every tenant read this tenant's `public` items.")
+    feedback_daily_limit: int | None = Field(default=None, ge=1, le=1_000_000,
+                                             description="Feedback verdicts a principal may give per 24 hours.")
 
 
 @router.get("/tenant-config", summary="Read a tenant's configuration", **policy("admin"))
@@ -187,8 +189,9 @@ async def patch_tenant_config(body: TenantConfigBody, request: Request,
                               ctx: CallerContext = Depends(caller)) -> dict[str, Any]:  # noqa: B008
     pool = _pool(request)
     tenant = await _tenant(pool, ctx, body.tenant_id)
-    if body.rate_limits is None and body.public_enabled is None:
-        raise ValidationFailed("nothing to change: give rate_limits or public_enabled", field="body")
+    if body.rate_limits is None and body.public_enabled is None and body.feedback_daily_limit is None:
+        raise ValidationFailed("nothing to change: give rate_limits, feedback_daily_limit or public_enabled",
+                               field="body")
     if body.public_enabled is not None and ctx.principal_type != "admin":
         raise PermissionDenied("publishing a tenant to every other tenant is the platform administrator's call",
                                code="platform_admin_only", field="public_enabled")
@@ -196,6 +199,8 @@ async def patch_tenant_config(body: TenantConfigBody, request: Request,
     if body.rate_limits is not None:
         current, _ = await identity.tenant_config(pool, tenant)
         patch["rate_limits"] = {**current.get("rate_limits", {}), **validate_limits(body.rate_limits)}
+    if body.feedback_daily_limit is not None:
+        patch["feedback_daily_limit"] = body.feedback_daily_limit
     config, version = (await identity.merge_tenant_config(pool, tenant, patch, ctx.principal_id) if patch
                        else await identity.tenant_config(pool, tenant))
     if body.public_enabled is not None:

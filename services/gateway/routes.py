@@ -16,6 +16,7 @@ from services.gateway.clients import Downstream
 from services.gateway.limits import limited
 from services.gateway.mapping import events_json, item_json, recalled_json, status_json
 from services.gateway.schemas import (
+    FeedbackBody,
     FilterFields,
     InvalidateBody,
     RecallBody,
@@ -149,3 +150,14 @@ async def get_events(item_id: str, ctx: CallerContext = Depends(caller),  # noqa
                      ds: Downstream = Depends(downstream)) -> dict[str, Any]:  # noqa: B008
     reply = await ds.call(ds.recall.GetEvents, recall_pb2.GetEventsRequest(id=item_id), ctx)
     return events_json(reply)
+
+
+@router.post("/feedback", summary="Say whether a recalled memory was useful or noise", **policy("write"))
+async def feedback(body: FeedbackBody, ctx: CallerContext = Depends(limited("feedback")),  # noqa: B008
+                   ds: Downstream = Depends(downstream)) -> dict[str, Any]:  # noqa: B008
+    """One current verdict per caller and item; a change of mind replaces it (history is kept). A daily
+    allowance per caller answers 429 with Retry-After when used up."""
+    reply = await ds.call(ds.ingest.Feedback, ingest_pb2.FeedbackRequest(
+        item_id=body.item_id, verdict=body.verdict, recall_id=body.recall_id or ""), ctx)
+    return {"item_id": reply.item_id, "verdict": reply.verdict, "previous": reply.previous or None,
+            "importance": round(reply.importance, 4)}

@@ -71,3 +71,9 @@ class VerifyBody(Body):
 
 class InvalidateBody(Body):
     reason: str = Field(min_length=1, max_length=2000, description="Why the memory is no longer true.")
+
+
+class FeedbackBody(Body):
+    item_id: str
+    verdict: Literal["useful", "noise"]
+    recall_id: str | None = Field(default=None, description="The recall that served the item, if any.")

@@ -16,6 +16,7 @@ from engram.events.stream import ensure_streams
 from engram.rpc.server import start_server, stop_server
 from engram.telemetry.metrics import serve_metrics
 from engram.v1 import ingest_pb2_grpc
+from services.ingest.feedback import FeedbackService
 from services.ingest.review import ReviewService
 from services.ingest.service import IngestService
 from services.ingest.servicer import IngestServicer
@@ -52,7 +53,8 @@ async def serve(settings: Settings, stop: asyncio.Event) -> None:
     serve_metrics(settings.metrics_port, settings.metrics_host)
     pool = await service_pool(settings)
     try:
-        servicer = IngestServicer(IngestService(pool, settings), ReviewService(pool, settings))
+        servicer = IngestServicer(IngestService(pool, settings), ReviewService(pool, settings),
+                                  FeedbackService(pool, settings))
         server, health = await start_server(
             settings.ingest_addr, "ingest", ["engram.v1.IngestService"],
             lambda s: ingest_pb2_grpc.add_IngestServiceServicer_to_server(servicer, s),

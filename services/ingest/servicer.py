@@ -8,14 +8,24 @@ from engram.rpc.context import from_metadata
 from engram.rpc.convert import from_struct, from_timestamp, item_to_proto
 from engram.rpc.errors import translate_errors
 from engram.v1 import ingest_pb2, ingest_pb2_grpc
+from services.ingest.feedback import FeedbackService
 from services.ingest.review import ReviewService
 from services.ingest.service import IngestService, RememberCommand
 
 
 class IngestServicer(ingest_pb2_grpc.IngestServiceServicer):
-    def __init__(self, service: IngestService, review: ReviewService) -> None:
+    def __init__(self, service: IngestService, review: ReviewService, feedback: FeedbackService) -> None:
         self._service = service
         self._review = review
+        self._feedback = feedback
+
+    @translate_errors
+    async def Feedback(self, request: ingest_pb2.FeedbackRequest,  # noqa: N802
+                       context: grpc.aio.ServicerContext) -> ingest_pb2.FeedbackResponse:
+        ctx = from_metadata(context.invocation_metadata())
+        result = await self._feedback.record(ctx, request.item_id, request.verdict, request.recall_id)
+        return ingest_pb2.FeedbackResponse(item_id=result.item_id, verdict=result.verdict,
+                                           previous=result.previous or "", importance=result.importance)
 
     @translate_errors
     async def Review(self, request: ingest_pb2.ReviewRequest,  # noqa: N802

@@ -18,6 +18,7 @@ from engram.rpc.server import start_server, stop_server
 from engram.runtime.ports import free_port
 from engram.v1 import ingest_pb2_grpc, recall_pb2_grpc
 from services.gateway.app import create_app
+from services.ingest.feedback import FeedbackService
 from services.ingest.review import ReviewService
 from services.ingest.service import IngestService
 from services.ingest.servicer import IngestServicer
@@ -36,7 +37,8 @@ async def servers(app_pool: asyncpg.Pool, settings: Settings,
     ingest = await start_server(
         configured.ingest_addr, "ingest", ["engram.v1.IngestService"],
         lambda s: ingest_pb2_grpc.add_IngestServiceServicer_to_server(
-            IngestServicer(IngestService(app_pool, configured), ReviewService(app_pool, configured)), s),
+            IngestServicer(IngestService(app_pool, configured), ReviewService(app_pool, configured),
+                           FeedbackService(app_pool, configured)), s),
         internal_token=configured.internal_token)
     recall = await start_server(
         configured.recall_addr, "recall", ["engram.v1.RecallService"],

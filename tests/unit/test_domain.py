@@ -107,3 +107,13 @@ def test_envelope_round_trip_and_subjects() -> None:
             Event.decode(garbage)
     with pytest.raises(ValueError):
         Event.decode({**envelope, "data": [1, 2]})
+
+
+def test_feedback_moves_importance_once_per_verdict() -> None:
+    from engram.domain.feedback import adjusted_importance
+
+    assert adjusted_importance(0.5, "useful", None) == pytest.approx(0.55)
+    assert adjusted_importance(0.55, "useful", "useful") == pytest.approx(0.55)  # repeating changes nothing
+    assert adjusted_importance(0.55, "noise", "useful") == pytest.approx(0.40)  # undo +0.05, then -0.10
+    assert adjusted_importance(0.40, "useful", "noise") == pytest.approx(0.55)
+    assert adjusted_importance(0.02, "noise", None) == 0.0 and adjusted_importance(0.99, "useful", None) == 1.0

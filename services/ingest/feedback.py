@@ -1,0 +1,85 @@
+"""Feedback: one current verdict per principal and item (history kept), a daily allowance per principal,
+and the effect on the item — importance up a little for useful (and the anti-feedback counter reset), down
+for noise."""
+
+from __future__ import annotations
+
+import uuid
+from dataclasses import dataclass
+
+import asyncpg
+
+from engram.config import Settings
+from engram.db import items, outbox
+from engram.db.pool import tenant_tx
+from engram.domain import feedback
+from engram.domain.models import CallerContext
+from engram.errors import NotFound, RateLimited, ValidationFailed
+from engram.events.envelope import Event
+
+
+@dataclass(frozen=True)
+class FeedbackResult:
+    item_id: str
+    verdict: str
+    previous: str | None
+    importance: float
+
+
+class FeedbackService:
+    def __init__(self, pool: asyncpg.Pool, settings: Settings) -> None:
+        self._pool = pool
+        self._settings = settings
+
+    async def record(self, ctx: CallerContext, item_id: str, verdict: str, recall_id: str) -> FeedbackResult:
+        if verdict not in feedback.VERDICTS:
+            raise ValidationFailed(f"verdict must be one of {', '.join(feedback.VERDICTS)}; got {verdict!r}",
+                                   field="verdict")
+        _uuid(item_id, "item_id")
+        if recall_id:
+            _uuid(recall_id, "recall_id")
+        async with tenant_tx(self._pool, ctx.tenant_id) as conn:
+            item = await items.get(conn, item_id, ctx.principal_id, for_update=True)
+            if item is None:
+                raise NotFound(f"no item {item_id}", field="item_id")
+            await _within_daily_allowance(conn, ctx.principal_id)
+            previous = await conn.fetchval(
+                "SELECT verdict FROM feedback_events WHERE item_id = $1 AND principal_id = $2 ORDER BY id DESC LIMIT 1",
+                item_id, ctx.principal_id)
+            importance = feedback.adjusted_importance(item.importance, verdict, previous)
+            await conn.execute(
+                """INSERT INTO feedback_events (tenant_id, item_id, principal_id, verdict, recall_id, importance_before,
+                                                importance_after) VALUES ($1, $2, $3, $4, $5, $6, $7)""",
+                ctx.tenant_id, item_id, ctx.principal_id, verdict, recall_id or None, item.importance, importance)
+            await conn.execute(
+                "UPDATE memory_items SET importance = $2, recalls_since_useful = CASE WHEN $3 = 'useful' THEN 0 "
+                "ELSE recalls_since_useful END WHERE id = $1", item_id, importance, verdict)
+            await items.add_event(
+                conn, tenant_id=ctx.tenant_id, item_id=item.id, actor_id=ctx.principal_id, action=f"feedback.{verdict}",
+                old_value={"importance": item.importance, "verdict": previous},
+                new_value={"importance": importance, "verdict": verdict}, request_id=ctx.request_id)
+            await outbox.add(conn, Event(
+                type="engram.feedback.recorded", tenant_id=ctx.tenant_id, subject=item_id,
+                traceparent=ctx.traceparent,
+                data={"item_id": item_id, "principal_id": ctx.principal_id, "verdict": verdict, "previous": previous,
+                      "recall_id": recall_id or None, "importance": importance},
+            ), self._settings.events_subject_prefix)
+        return FeedbackResult(item_id, verdict, previous, importance)
+
+
+async def _within_daily_allowance(conn: asyncpg.Connection, principal_id: str) -> None:
+    limit = await conn.fetchval(
+        "SELECT (config->>'feedback_daily_limit')::int FROM tenant_config") or feedback.DEFAULT_DAILY_LIMIT
+    row = await conn.fetchrow(
+        "SELECT count(*) AS n, min(created_at) AS oldest FROM feedback_events "
+        "WHERE principal_id = $1 AND created_at > now() - interval '1 day'", principal_id)
+    if row["n"] >= limit:
+        wait = feedback.seconds_until_allowance(row["oldest"], feedback.now())
+        raise RateLimited(f"daily feedback limit of {limit} reached", retry_after_s=wait)
+
+
+def _uuid(value: str, field: str) -> None:
+    try:
+        uuid.UUID(value)
+    except ValueError as exc:
+        raise ValidationFailed(f"{field} must be a UUID", field=field) from exc
