@@ -68,6 +68,11 @@ class Settings(BaseSettings):
     rate_limit_recall_per_minute: int = Field(default=1200, description="Recall and search, per principal.")
     rate_limit_feedback_per_minute: int = 120
 
+    possible_supersedes_threshold: float = Field(
+        default=0.35, ge=0, le=1,
+        description="pg_trgm similarity from which a same-kind live item is reported as possibly superseded "
+        "(best F1 on MSRP train+val; see bench/calibrate_trigram.py).")
+
     max_content_bytes: int = 16_384
     log_level: str = "INFO"
 

@@ -149,6 +149,27 @@ async def live_singleton(conn: asyncpg.Connection, workspace_id: str, subject: s
     return row_to_item(row) if row else None
 
 
+@dataclass(frozen=True)
+class Similar:
+    id: str
+    similarity: float
+    content: str
+
+
+async def similar_live(conn: asyncpg.Connection, content: str, kind: str, viewer: str, exclude: list[str],
+                       threshold: float, limit: int = 5) -> list[Similar]:
+    """Live items of ``kind`` the viewer can see whose text is trigram-similar to ``content``."""
+    await conn.execute("SELECT set_config('pg_trgm.similarity_threshold', $1, true)", str(threshold))
+    rows = await conn.fetch(
+        f"""SELECT i.id, i.content, similarity(i.content, $1) AS s FROM memory_items i
+            WHERE i.content % $1 AND i.kind = $2 AND NOT (i.id = ANY($3::uuid[]))
+              AND i.invalidated_at IS NULL AND i.superseded_by IS NULL
+              AND i.review_status IN ('proposed', 'active', 'disputed') AND {visible_to('$4')}
+            ORDER BY s DESC LIMIT $5""",
+        content, kind, exclude, viewer, limit)
+    return [Similar(str(r["id"]), round(float(r["s"]), 4), r["content"]) for r in rows]
+
+
 async def open_conflict(conn: asyncpg.Connection, tenant_id: str, existing: str, new: str, conflict_type: str,
                         detector: str) -> str:
     conflict_id = await conn.fetchval(

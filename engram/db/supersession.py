@@ -24,7 +24,7 @@ async def terminal(conn: asyncpg.Connection, item: MemoryItem, viewer: str,
     current = item
     for _ in range(MAX_HOPS + 1):
         if current.superseded_by is None:
-            return current if _live(current, as_of) else None
+            return current if _live(current, as_of) and await _in_recall(conn, current) else None
         successor = await items.get(conn, str(current.superseded_by), viewer)
         if successor is None or successor.id in visited:
             return None
@@ -33,6 +33,14 @@ async def terminal(conn: asyncpg.Connection, item: MemoryItem, viewer: str,
         visited.add(successor.id)
         current = successor
     return None  # longer than five hops
+
+
+async def _in_recall(conn: asyncpg.Connection, item: MemoryItem) -> bool:
+    """A disputed item stays in recall only when its kind says so (as in the candidate queries)."""
+    if item.review_status != "disputed":
+        return True
+    kind = await items.get_kind(conn, item.kind)
+    return kind is not None and kind.stays_in_recall_when_disputed
 
 
 def _live(item: MemoryItem, as_of: datetime | None, superseded_later: bool = False) -> bool:

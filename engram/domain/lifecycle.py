@@ -5,9 +5,11 @@
         ├──reject──▶ rejected └──archive──▶ archived ──reactivate──▶ active
         └──withdraw (its author)──▶ archived
 
-A *reviewer* holds the review scope (admin implies it) and is not an agent. Agents may dispute, and
-withdraw their own proposals; activating, rejecting, archiving and reactivating need a reviewer, except
-that a non-agent author may archive its own item.
+        proposed ──dispute──▶ disputed;  rejected ──reactivate──▶ proposed
+
+A *reviewer* holds the review scope (admin implies it) and is not an agent. Anyone with the write scope,
+agents included, may dispute; an author may withdraw its own proposal; activating, rejecting, archiving
+and reactivating need a reviewer, except that a non-agent author may archive its own item.
 """
 
 from __future__ import annotations

@@ -52,10 +52,19 @@ def status_json(status: recall_pb2.GetStatusResponse) -> dict[str, Any]:
             "embedding": by_name.get("embedding", "pending"), "stages": stages}
 
 
+def _plain(value: Any) -> Any:
+    """protobuf Struct numbers are doubles: give whole numbers back as ints (authority 50, not 50.0)."""
+    if isinstance(value, float) and value.is_integer():
+        return int(value)
+    if isinstance(value, dict):
+        return {k: _plain(v) for k, v in value.items()}
+    return value
+
+
 def events_json(reply: recall_pb2.GetEventsResponse) -> dict[str, Any]:
     return {"id": reply.id, "events": [
         {"id": e.id, "action": e.action, "actor_id": e.actor_id or None,
-         "old": MessageToDict(e.old_value) if e.HasField("old_value") else None,
-         "new": MessageToDict(e.new_value) if e.HasField("new_value") else None,
+         "old": _plain(MessageToDict(e.old_value)) if e.HasField("old_value") else None,
+         "new": _plain(MessageToDict(e.new_value)) if e.HasField("new_value") else None,
          "reason": e.reason or None, "request_id": e.request_id or None, "time": _time(e, "created_at")}
         for e in reply.events]}

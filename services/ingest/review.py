@@ -27,6 +27,7 @@ class ReviewService:
         reason = _reason(reason)
         async with tenant_tx(self._pool, ctx.tenant_id) as conn:
             item = await _visible_for_update(conn, ctx, item_id)
+            _not_invalidated(item)
             transition = lifecycle.decide(ctx, item.review_status, action, str(item.principal_id))
             try:
                 async with conn.transaction():  # a savepoint: a duplicate coming back to life is refused cleanly
@@ -51,6 +52,7 @@ class ReviewService:
         lifecycle.may_verify(ctx)
         async with tenant_tx(self._pool, ctx.tenant_id) as conn:
             item = await _visible_for_update(conn, ctx, item_id)
+            _not_invalidated(item)
             if item.human_verified:
                 return item
             changed = await items.set_verified(conn, item_id, ctx.principal_id)
@@ -97,6 +99,11 @@ async def _visible_for_update(conn: asyncpg.Connection, ctx: CallerContext, item
     if item is None:
         raise NotFound(f"no item {item_id}")
     return item
+
+
+def _not_invalidated(item: MemoryItem) -> None:
+    if item.invalidated_at is not None:
+        raise Conflict(f"item {item.id} is invalidated; it is kept for audit only", code="invalidated")
 
 
 def _reason(reason: str) -> str:

@@ -54,6 +54,7 @@ class RememberResult:
     status: str  # created | deduplicated | superseded
     item: MemoryItem
     superseded: list[str] = field(default_factory=list)
+    possible_supersedes: list[items.Similar] = field(default_factory=list)
 
 
 class IngestService:
@@ -104,11 +105,18 @@ class IngestService:
                 if current is not None and current.content_hash == digest:
                     REMEMBERED.labels("deduplicated").inc()
                     return RememberResult("deduplicated", current)
-                if current is not None and int(authority) >= current.authority:
+                if current is not None and int(authority) >= current.authority and not kind.requires_review:
                     targets = [current]  # one live item per (workspace, subject, kind): the new one replaces it
                 elif current is not None:
                     singleton_rival = current  # lower authority: a proposal with an open conflict, never a swap
+            if cmd.supersedes and kind.requires_review:
+                raise Conflict(f"a {kind.name} starts as a proposal and cannot replace anything before review",
+                               field="supersedes", code="proposal_cannot_supersede")
             for target in targets:
+                target_role = await items.workspace_role(conn, str(target.workspace_id), ctx.principal_id)
+                if target_role not in WRITING_ROLES:
+                    raise PermissionDenied(f"superseding {target.id} needs a writing role in its workspace",
+                                           field="supersedes", code="workspace_read_only")
                 if int(authority) < target.authority:
                     raise PermissionDenied(
                         f"authority {int(authority)} cannot supersede {target.id} (authority {target.authority}); "
@@ -149,9 +157,12 @@ class IngestService:
                 await self._mark_superseded(conn, ctx, target, stored)
             if singleton_rival is not None:
                 await self._open_conflict(conn, ctx, singleton_rival, stored)
+            similar = await items.similar_live(  # reported, never applied
+                conn, stored.content, stored.kind, ctx.principal_id, [str(stored.id), *(str(t.id) for t in targets)],
+                self._settings.possible_supersedes_threshold)
         status = "superseded" if targets else "created"
         REMEMBERED.labels(status).inc()
-        return RememberResult(status, stored, [str(t.id) for t in targets])
+        return RememberResult(status, stored, [str(t.id) for t in targets], similar)
 
     async def _open_conflict(self, conn: asyncpg.Connection, ctx: CallerContext, existing: MemoryItem,
                              new: MemoryItem) -> None:

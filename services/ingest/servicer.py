@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import grpc
 
+from engram.domain.content import preview
 from engram.rpc.context import from_metadata
 from engram.rpc.convert import from_struct, from_timestamp, item_to_proto
 from engram.rpc.errors import translate_errors
@@ -67,4 +68,7 @@ class IngestServicer(ingest_pb2_grpc.IngestServiceServicer):
         return ingest_pb2.RememberResponse(
             id=str(result.item.id), status=result.status, review_status=result.item.review_status,
             authority=result.item.authority, item=item_to_proto(result.item), superseded=result.superseded,
+            possible_supersedes=[ingest_pb2.PossibleSupersede(id=s.id, similarity=s.similarity,
+                                                              preview=preview(s.content))
+                                 for s in result.possible_supersedes],
         )

@@ -131,12 +131,7 @@ class RecallService:
             if key in keyword:
                 reasons.append(f"keyword match {keyword[key]:.3f}")
             reasons.append(f"trust {trust:.2f} (authority {item.authority}, {item.source_type})")
-            if item.review_status == "proposed":
-                reasons.append("unreviewed (proposed)")
-            elif item.review_status == "disputed":
-                reasons.append("disputed (its kind stays in recall while disputed)")
-            if item.human_verified:
-                reasons.append("verified by a human")
+            reasons.extend(_standing(item, with_trust=False))
             for other in conflicted.get(key, []):
                 reasons.append(f"open conflict with {other} (trust ×{scoring.CONFLICT_FACTOR})")
             if item.pinned:
@@ -174,8 +169,10 @@ class RecallService:
                     r.reasons.append(f"as of then: superseded later by {r.item.superseded_by}")
                     out.append(r)
                     continue
+                relevance = [reason for reason in r.reasons if reason.startswith(("semantic match", "keyword match"))]
                 out.append(RankedItem(item=successor, score=r.score, origin=r.origin, matched_via=str(r.item.id),
-                                      reasons=[*r.reasons, f"superseded: {r.item.id} was replaced by this"]))
+                                      reasons=[*relevance, f"superseded: {r.item.id} was replaced by this",
+                                               *_standing(successor)]))
         return out
 
     async def _startup(self, ctx: CallerContext, q: RecallQuery) -> list[RankedItem]:
@@ -209,6 +206,20 @@ def _check_filters(filters: Filters) -> None:
             uuid.UUID(filters.workspace_id)
         except ValueError as exc:
             raise ValidationFailed("workspace_id must be a UUID", field="workspace_id") from exc
+
+
+def _standing(item: MemoryItem, *, with_trust: bool = True) -> list[str]:
+    """The reasons that describe an item itself: its trust, review state and verification."""
+    reasons = []
+    if with_trust:
+        reasons.append(f"trust {scoring.trust_score(item):.2f} (authority {item.authority}, {item.source_type})")
+    if item.review_status == "proposed":
+        reasons.append("unreviewed (proposed)")
+    elif item.review_status == "disputed":
+        reasons.append("disputed (its kind stays in recall while disputed)")
+    if item.human_verified:
+        reasons.append("verified by a human")
+    return reasons
 
 
 async def _check_kinds(conn: asyncpg.Connection, filters: Filters) -> None:

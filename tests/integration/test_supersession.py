@@ -140,3 +140,70 @@ async def test_bad_supersedes_are_refused(gateway: httpx.AsyncClient, people: di
         response = await gateway.post("/v1/remember", json={"content": "replacement", "supersedes": value},
                                       headers=people["user"])
         assert response.status_code == status and response.json()["field"] == "supersedes"
+
+
+async def test_superseding_needs_a_writing_role_and_a_reviewed_kind(gateway: httpx.AsyncClient,
+                                                                    people: dict[str, Headers],
+                                                                    app_pool: asyncpg.Pool) -> None:
+    marker = f"zq{uuid.uuid4().hex[:8]}"
+    shared = await _remember(gateway, people["user"], f"{marker} Shared runbook lives in the wiki.",
+                             visibility="tenant")
+    item = (await gateway.get(f"/v1/items/{shared['id']}", headers=people["user"])).json()
+    # the colleague can read it; demote the colleague to a viewer of that workspace
+    colleague_id = (await gateway.post("/v1/remember", json={"content": f"{marker} colleague probe"},
+                                       headers=people["colleague"])).json()["item"]["principal_id"]
+    await identity.add_member(app_pool, item["tenant_id"], item["workspace_id"], colleague_id, "viewer")
+    side = await identity.create_workspace(app_pool, item["tenant_id"], f"side-{marker}")
+    await identity.add_member(app_pool, item["tenant_id"], side, colleague_id, "member")
+    refused = await gateway.post(f"/v1/items/{shared['id']}/supersede",
+                                 json={"content": f"{marker} Runbook moved.", "visibility": "private",
+                                       "workspace_id": side}, headers=people["colleague"])
+    assert refused.status_code == 403 and refused.json()["field"] == "supersedes"
+    assert refused.json()["code"] == "workspace_read_only"
+    proposal = await gateway.post(f"/v1/items/{shared['id']}/supersede",
+                                  json={"content": f"{marker} Runbook doctrine.", "kind": "doctrine"},
+                                  headers=people["user"])
+    assert proposal.status_code == 409 and proposal.json()["code"] == "proposal_cannot_supersede"
+    still = (await gateway.get(f"/v1/items/{shared['id']}", headers=people["user"])).json()
+    assert still["review_status"] == "active" and still["superseded_by"] is None
+    not_an_id = await gateway.post("/v1/items/not-an-id/supersede", json={"content": "x"}, headers=people["user"])
+    assert not_an_id.status_code == 404
+
+
+async def test_a_redirect_respects_a_disputed_successors_kind(gateway: httpx.AsyncClient,
+                                                               people: dict[str, Headers]) -> None:
+    marker = f"zq{uuid.uuid4().hex[:8]}"
+    old = await _remember(gateway, people["user"], f"{marker} The build took forty minutes Kestrel.",
+                          kind="observation")
+    new = (await gateway.post(f"/v1/items/{old['id']}/supersede",
+                              json={"content": f"{marker} The build took thirty minutes.", "kind": "observation"},
+                              headers=people["user"])).json()
+    assert [h["item"]["id"] for h in await _hits(gateway, people["user"], f"{marker} Kestrel")] == [new["id"]]
+    disputed = await gateway.post(f"/v1/items/{new['id']}/review", json={"action": "dispute"},
+                                  headers=people["colleague"])
+    assert disputed.status_code == 200
+    assert await _hits(gateway, people["user"], f"{marker} Kestrel") == []  # observations leave recall when disputed
+    trail = (await gateway.get(f"/v1/items/{new['id']}/events", headers=people["user"])).json()["events"]
+    assert trail[0]["new"]["authority"] == 50 and isinstance(trail[0]["new"]["authority"], int)
+    invalidated = await gateway.post(f"/v1/items/{new['id']}/invalidate", json={"reason": "wrong"},
+                                     headers=people["user"])
+    assert invalidated.status_code == 200
+    review_after = await gateway.post(f"/v1/items/{new['id']}/review", json={"action": "activate"},
+                                      headers=people["user"])
+    assert review_after.status_code == 409
+
+
+async def test_possible_supersedes_are_reported_never_applied(gateway: httpx.AsyncClient,
+                                                              people: dict[str, Headers]) -> None:
+    marker = f"zq{uuid.uuid4().hex[:8]}"
+    first = await _remember(gateway, people["user"], f"{marker} The staging database runs on port 6543.")
+    other_kind = await _remember(gateway, people["user"], f"{marker} The staging database runs on port 6543 today.",
+                                 kind="observation")
+    await _remember(gateway, people["user"], f"{marker} Lunch is served at noon in the cafeteria.")
+    second = await _remember(gateway, people["user"], f"{marker} The staging database now runs on port 6544.")
+    reported = {p["id"]: p for p in second["possible_supersedes"]}
+    assert first["id"] in reported and other_kind["id"] not in reported
+    assert reported[first["id"]]["similarity"] >= 0.35 and "staging database" in reported[first["id"]]["preview"]
+    assert len(reported) == 1  # the unrelated memory is not suggested
+    untouched = (await gateway.get(f"/v1/items/{first['id']}", headers=people["user"])).json()
+    assert untouched["review_status"] == "active" and untouched["superseded_by"] is None
