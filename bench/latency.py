@@ -4,8 +4,10 @@ searchable lag, and recall latency at several concurrency levels.
     python bench/latency.py --memories 2000                 # starts its own stack (engram up) in a temp dir
     python bench/latency.py --url http://127.0.0.1:8080 --key "$(cat .engram/dev-key)"   # a running stack
 
-Synthetic memories are generated from templates with a fixed seed. Prints the machine and settings, and
-writes bench/results/latency-<date>.json.
+Synthetic memories are generated from templates with a fixed seed. The stack it starts has its
+rate limits raised out of the way; against --url, raise them for the key's tenant first
+(PATCH /v1/admin/tenant-config). Prints the machine and the settings, and writes
+bench/results/latency-<date>.json.
 """
 
 from __future__ import annotations
@@ -123,7 +125,9 @@ async def recall_load(client: httpx.AsyncClient, mode: str, clients: int, per_cl
 
 def start_stack(home: Path) -> tuple[subprocess.Popen[str], str, str]:
     env = {k: v for k, v in os.environ.items() if not k.startswith("ENGRAM_")}
-    env.update(ENGRAM_HOME=str(home), ENGRAM_GATEWAY_PORT=os.environ.get("BENCH_PORT", "18181"))
+    env.update(ENGRAM_HOME=str(home), ENGRAM_GATEWAY_PORT=os.environ.get("BENCH_PORT", "18181"),
+               # the benchmark measures throughput, not the per-principal rate limits
+               ENGRAM_RATE_LIMIT_REMEMBER_PER_MINUTE="1000000", ENGRAM_RATE_LIMIT_RECALL_PER_MINUTE="1000000")
     process = subprocess.Popen([sys.executable, "-m", "engram.cli", "up"], env=env, stdout=subprocess.PIPE,
                                stderr=subprocess.DEVNULL, text=True, cwd=ROOT)
     assert process.stdout

@@ -158,15 +158,17 @@ class Similar:
 
 async def similar_live(conn: asyncpg.Connection, content: str, kind: str, viewer: str, exclude: list[str],
                        threshold: float, limit: int = 5) -> list[Similar]:
-    """Live items of ``kind`` the viewer can see whose text is trigram-similar to ``content``."""
-    await conn.execute("SELECT set_config('pg_trgm.similarity_threshold', $1, true)", str(threshold))
+    """Live items of ``kind`` the viewer can see whose text is trigram-similar to ``content``: a nearest-first
+    scan of the GiST index, cut at ``threshold``."""
     rows = await conn.fetch(
-        f"""SELECT i.id, i.content, similarity(i.content, $1) AS s FROM memory_items i
-            WHERE i.content % $1 AND i.kind = $2 AND NOT (i.id = ANY($3::uuid[]))
-              AND i.invalidated_at IS NULL AND i.superseded_by IS NULL
-              AND i.review_status IN ('proposed', 'active', 'disputed') AND {visible_to('$4')}
-            ORDER BY s DESC LIMIT $5""",
-        content, kind, exclude, viewer, limit)
+        f"""SELECT id, content, s FROM (
+                SELECT i.id, i.content, similarity(i.content, $1) AS s FROM memory_items i
+                WHERE i.kind = $2 AND NOT (i.id = ANY($3::uuid[]))
+                  AND i.invalidated_at IS NULL AND i.superseded_by IS NULL
+                  AND i.review_status IN ('proposed', 'active', 'disputed') AND {visible_to('$4')}
+                ORDER BY i.content <-> $1 LIMIT $5) nearest
+            WHERE s >= $6 ORDER BY s DESC""",
+        content, kind, exclude, viewer, limit, threshold)
     return [Similar(str(r["id"]), round(float(r["s"]), 4), r["content"]) for r in rows]
 
 

@@ -16,7 +16,13 @@ async def list_kinds(pool: asyncpg.Pool, tenant_id: str) -> list[dict[str, Any]]
         rows = await conn.fetch(
             f"SELECT {KIND_COLUMNS}, tenant_id IS NULL AS built_in FROM memory_kinds "
             "ORDER BY tenant_id NULLS FIRST, name")
-    return [dict(r) for r in rows]
+    return [_plain(r) for r in rows]
+
+
+def _plain(row: asyncpg.Record) -> dict[str, Any]:
+    kind = dict(row)
+    kind["default_importance"] = round(kind["default_importance"], 4)  # stored as real
+    return kind
 
 
 async def create(pool: asyncpg.Pool, tenant_id: str, name: str, flags: dict[str, Any]) -> dict[str, Any]:
@@ -27,7 +33,7 @@ async def create(pool: asyncpg.Pool, tenant_id: str, name: str, flags: dict[str,
                 VALUES ($1, $2, $3, $4, $5, $6) RETURNING {KIND_COLUMNS}, false AS built_in""",
             tenant_id, name, flags["singleton"], flags["requires_review"], flags["stays_in_recall_when_disputed"],
             flags["default_importance"])
-    return dict(row)
+    return _plain(row)
 
 
 async def update(pool: asyncpg.Pool, tenant_id: str, name: str, changes: dict[str, Any]) -> dict[str, Any] | None:
@@ -38,4 +44,4 @@ async def update(pool: asyncpg.Pool, tenant_id: str, name: str, changes: dict[st
             f"UPDATE memory_kinds SET {assignments} WHERE tenant_id = $1 AND name = $2 "
             f"RETURNING {KIND_COLUMNS}, false AS built_in",
             tenant_id, name, *changes.values())
-    return dict(row) if row else None
+    return _plain(row) if row else None

@@ -11,13 +11,14 @@ from typing import Any, TypeVar
 import asyncpg
 import grpc
 
-from engram.errors import ERRORS_BY_CODE, ERRORS_BY_STATUS, EngramError, Unavailable
+from engram.errors import ERRORS_BY_CODE, ERRORS_BY_STATUS, EngramError, RateLimited, Unavailable
 
 log = logging.getLogger(__name__)
 
 CODE_KEY = "engram-error-code"
 FIELD_KEY = "engram-error-field"
 STATUS_KEY = "engram-error-status"
+RETRY_AFTER_KEY = "engram-retry-after"
 
 _STATUS: dict[int, grpc.StatusCode] = {
     400: grpc.StatusCode.INVALID_ARGUMENT,
@@ -55,6 +56,8 @@ async def _abort(context: grpc.aio.ServicerContext, exc: EngramError) -> None:
     trailing = [(CODE_KEY, exc.code), (STATUS_KEY, str(exc.http_status))]
     if exc.field:
         trailing.append((FIELD_KEY, exc.field))
+    if isinstance(exc, RateLimited):
+        trailing.append((RETRY_AFTER_KEY, f"{exc.retry_after_s:.3f}"))
     context.set_trailing_metadata(tuple(trailing))
     await context.abort(_STATUS.get(exc.http_status, grpc.StatusCode.INTERNAL), exc.detail)
 
@@ -68,4 +71,7 @@ def from_rpc_error(exc: grpc.aio.AioRpcError) -> EngramError:
             return Unavailable(f"downstream service unavailable: {exc.details()}")
         return EngramError(exc.details() or "internal error")
     cls = ERRORS_BY_CODE.get(code) or ERRORS_BY_STATUS.get(trailing.get(STATUS_KEY, ""), EngramError)
+    if issubclass(cls, RateLimited):
+        return RateLimited(exc.details() or "", retry_after_s=float(trailing.get(RETRY_AFTER_KEY, "1")),
+                           field=trailing.get(FIELD_KEY), code=code)
     return cls(exc.details() or "", field=trailing.get(FIELD_KEY), code=code)

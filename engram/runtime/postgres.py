@@ -75,7 +75,8 @@ class EmbeddedPostgres(ForegroundServer):
         socket_path = self.data_dir / f".s.PGSQL.{self._port}"
         socket_dir = str(self.data_dir) if len(str(socket_path)) < _SOCKET_PATH_MAX else ""
         argv = [str(bin_dir() / "postgres"), "-D", str(self.data_dir), "-h", HOST, "-p", str(self._port)]
-        return PostgresCommand(argv=[*argv, "-k", socket_dir], user=self.system_user)
+        # autovacuum looks every 10 s (not 60): fresh statistics soon after a burst of writes
+        return PostgresCommand(argv=[*argv, "-k", socket_dir, "-c", "autovacuum_naptime=10"], user=self.system_user)
 
     # -- preparation -------------------------------------------------------------------------------
 

@@ -14,7 +14,7 @@ from engram.db import items, outbox
 from engram.db.pool import tenant_tx
 from engram.domain import feedback
 from engram.domain.models import CallerContext
-from engram.errors import NotFound, RateLimited, ValidationFailed
+from engram.errors import Conflict, NotFound, RateLimited, ValidationFailed
 from engram.events.envelope import Event
 
 
@@ -42,21 +42,26 @@ class FeedbackService:
             item = await items.get(conn, item_id, ctx.principal_id, for_update=True)
             if item is None:
                 raise NotFound(f"no item {item_id}", field="item_id")
-            await _within_daily_allowance(conn, ctx.principal_id)
+            if item.invalidated_at is not None:
+                raise Conflict(f"item {item_id} is invalidated; it is kept for audit only", code="invalidated")
+            current_importance = round(item.importance, 4)  # stored as real: drop float noise
             previous = await conn.fetchval(
                 "SELECT verdict FROM feedback_events WHERE item_id = $1 AND principal_id = $2 ORDER BY id DESC LIMIT 1",
                 item_id, ctx.principal_id)
-            importance = feedback.adjusted_importance(item.importance, verdict, previous)
+            if previous == verdict:  # the current verdict again: nothing changes, nothing is counted
+                return FeedbackResult(item_id, verdict, previous, current_importance)
+            await _within_daily_allowance(conn, ctx.principal_id)
+            importance = feedback.adjusted_importance(current_importance, verdict, previous)
             await conn.execute(
                 """INSERT INTO feedback_events (tenant_id, item_id, principal_id, verdict, recall_id, importance_before,
                                                 importance_after) VALUES ($1, $2, $3, $4, $5, $6, $7)""",
-                ctx.tenant_id, item_id, ctx.principal_id, verdict, recall_id or None, item.importance, importance)
+                ctx.tenant_id, item_id, ctx.principal_id, verdict, recall_id or None, current_importance, importance)
             await conn.execute(
                 "UPDATE memory_items SET importance = $2, recalls_since_useful = CASE WHEN $3 = 'useful' THEN 0 "
                 "ELSE recalls_since_useful END WHERE id = $1", item_id, importance, verdict)
             await items.add_event(
                 conn, tenant_id=ctx.tenant_id, item_id=item.id, actor_id=ctx.principal_id, action=f"feedback.{verdict}",
-                old_value={"importance": item.importance, "verdict": previous},
+                old_value={"importance": current_importance, "verdict": previous},
                 new_value={"importance": importance, "verdict": verdict}, request_id=ctx.request_id)
             await outbox.add(conn, Event(
                 type="engram.feedback.recorded", tenant_id=ctx.tenant_id, subject=item_id,
