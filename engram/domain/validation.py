@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
+import uuid
 from datetime import datetime
 
 from engram.domain.authority import SOURCE_TYPES
-from engram.errors import ValidationFailed
+from engram.errors import NotFound, ValidationFailed
 
 VISIBILITIES = ("private", "workspace", "tenant", "public")
 MAX_TAGS = 32
@@ -60,3 +61,23 @@ def validate_label(value: str, field: str) -> None:
 def validate_validity(valid_from: datetime | None, valid_to: datetime | None) -> None:
     if valid_from is not None and valid_to is not None and valid_to < valid_from:
         raise ValidationFailed("valid_to must not be before valid_from", field="valid_to")
+
+
+def is_uuid(value: str) -> bool:
+    try:
+        uuid.UUID(value)
+    except ValueError:
+        return False
+    return True
+
+
+def require_uuid(value: str, field: str) -> None:
+    """A field that must hold a UUID: 422 naming it otherwise."""
+    if not is_uuid(value):
+        raise ValidationFailed(f"{field} must be a UUID", field=field)
+
+
+def require_item_id(value: str) -> None:
+    """An item id in a path: anything but a UUID names no item (404, like a missing one)."""
+    if not is_uuid(value):
+        raise NotFound(f"no item {value}")

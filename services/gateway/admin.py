@@ -7,7 +7,6 @@ caller may not manage answers 404, like one that does not exist.
 
 from __future__ import annotations
 
-import uuid
 from datetime import UTC, datetime
 from typing import Any, Literal
 
@@ -19,6 +18,7 @@ from engram.db import identity, kinds
 from engram.domain.keys import normalize_scopes
 from engram.domain.models import CallerContext
 from engram.domain.ratelimit import validate_limits
+from engram.domain.validation import is_uuid
 from engram.errors import Conflict, NotFound, PermissionDenied, ValidationFailed
 from services.gateway.auth import caller, policy
 from services.gateway.schemas import Body
@@ -65,21 +65,14 @@ async def _tenant(pool: asyncpg.Pool, ctx: CallerContext, requested: str | None)
     tenant_id = requested or ctx.tenant_id
     if tenant_id != ctx.tenant_id and ctx.principal_type != "admin":
         raise NotFound("no such tenant", field="tenant_id")
-    if not _is_uuid(tenant_id) or not await identity.tenant_exists(pool, tenant_id):
+    if not is_uuid(tenant_id) or not await identity.tenant_exists(pool, tenant_id):
         raise NotFound("no such tenant", field="tenant_id")
     return tenant_id
 
 
-def _is_uuid(value: str) -> bool:
-    try:
-        uuid.UUID(value)
-    except ValueError:
-        return False
-    return True
-
 
 async def _principal(pool: asyncpg.Pool, tenant_id: str, principal_id: str) -> str:
-    if not _is_uuid(principal_id) or not await identity.principal_exists(pool, tenant_id, principal_id):
+    if not is_uuid(principal_id) or not await identity.principal_exists(pool, tenant_id, principal_id):
         raise NotFound("no such principal in this tenant", field="principal_id")
     return principal_id
 
@@ -111,7 +104,7 @@ async def add_member(workspace_id: str, body: MemberBody, request: Request,
                      ctx: CallerContext = Depends(caller)) -> dict[str, str]:  # noqa: B008
     pool = _pool(request)
     tenant_id = await _tenant(pool, ctx, body.tenant_id)
-    if not _is_uuid(workspace_id) or not await identity.workspace_exists(pool, tenant_id, workspace_id):
+    if not is_uuid(workspace_id) or not await identity.workspace_exists(pool, tenant_id, workspace_id):
         raise NotFound("no such workspace")
     await identity.add_member(pool, tenant_id, workspace_id, await _principal(pool, tenant_id, body.principal_id),
                               body.role)

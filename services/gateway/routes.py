@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import uuid
 from typing import Any
 
 from fastapi import APIRouter, Depends, Request
@@ -10,7 +9,7 @@ from fastapi.responses import JSONResponse
 from google.protobuf import struct_pb2
 
 from engram.domain.models import CallerContext
-from engram.errors import NotFound
+from engram.domain.validation import require_item_id
 from engram.rpc.convert import timestamp
 from engram.v1 import ingest_pb2, memory_pb2, recall_pb2
 from services.gateway.auth import caller, policy
@@ -55,10 +54,7 @@ async def supersede(item_id: str, body: RememberBody,
                     ds: Downstream = Depends(downstream)) -> JSONResponse:  # noqa: B008
     """Atomic: the new memory is stored and the old one marked superseded, or nothing is written (403
     ``authority_too_low`` when the caller's authority is below the old memory's)."""
-    try:
-        uuid.UUID(item_id)
-    except ValueError as exc:
-        raise NotFound(f"no item {item_id}") from exc
+    require_item_id(item_id)
     if item_id not in body.supersedes:
         body = body.model_copy(update={"supersedes": [item_id, *body.supersedes]})
     return await _remember(body, ctx, ds)

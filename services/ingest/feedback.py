@@ -4,7 +4,6 @@ for noise."""
 
 from __future__ import annotations
 
-import uuid
 from dataclasses import dataclass
 
 import asyncpg
@@ -12,7 +11,7 @@ import asyncpg
 from engram.config import Settings
 from engram.db import items, outbox
 from engram.db.pool import tenant_tx
-from engram.domain import feedback
+from engram.domain import feedback, validation
 from engram.domain.models import CallerContext
 from engram.errors import Conflict, NotFound, RateLimited, ValidationFailed
 from engram.events.envelope import Event
@@ -35,9 +34,9 @@ class FeedbackService:
         if verdict not in feedback.VERDICTS:
             raise ValidationFailed(f"verdict must be one of {', '.join(feedback.VERDICTS)}; got {verdict!r}",
                                    field="verdict")
-        _uuid(item_id, "item_id")
+        validation.require_uuid(item_id, "item_id")
         if recall_id:
-            _uuid(recall_id, "recall_id")
+            validation.require_uuid(recall_id, "recall_id")
         async with tenant_tx(self._pool, ctx.tenant_id) as conn:
             item = await items.get(conn, item_id, ctx.principal_id, for_update=True)
             if item is None:
@@ -82,9 +81,3 @@ async def _within_daily_allowance(conn: asyncpg.Connection, principal_id: str) -
         wait = feedback.seconds_until_allowance(row["oldest"], feedback.now())
         raise RateLimited(f"daily feedback limit of {limit} reached", retry_after_s=wait)
 
-
-def _uuid(value: str, field: str) -> None:
-    try:
-        uuid.UUID(value)
-    except ValueError as exc:
-        raise ValidationFailed(f"{field} must be a UUID", field=field) from exc

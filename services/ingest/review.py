@@ -3,14 +3,12 @@ change, its audit row and its event, in one transaction."""
 
 from __future__ import annotations
 
-import uuid
-
 import asyncpg
 
 from engram.config import Settings
 from engram.db import items, outbox
 from engram.db.pool import tenant_tx
-from engram.domain import lifecycle
+from engram.domain import lifecycle, validation
 from engram.domain.models import CallerContext, MemoryItem
 from engram.errors import Conflict, NotFound, ValidationFailed
 from engram.events.envelope import Event
@@ -91,10 +89,7 @@ class ReviewService:
 
 
 async def _visible_for_update(conn: asyncpg.Connection, ctx: CallerContext, item_id: str) -> MemoryItem:
-    try:
-        uuid.UUID(item_id)
-    except ValueError as exc:
-        raise NotFound(f"no item {item_id}") from exc
+    validation.require_item_id(item_id)
     item = await items.get(conn, item_id, ctx.principal_id, for_update=True)
     if item is None:
         raise NotFound(f"no item {item_id}")

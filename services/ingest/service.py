@@ -75,11 +75,11 @@ class IngestService:
             validation.validate_label(getattr(cmd, name), name)
         validation.validate_validity(cmd.valid_from, cmd.valid_to)
         if cmd.workspace_id:
-            _require_uuid(cmd.workspace_id, "workspace_id")
+            validation.require_uuid(cmd.workspace_id, "workspace_id")
         if len(cmd.supersedes) > MAX_SUPERSEDES or len(set(cmd.supersedes)) != len(cmd.supersedes):
             raise ValidationFailed(f"supersedes takes up to {MAX_SUPERSEDES} distinct ids", field="supersedes")
         for target_id in cmd.supersedes:
-            _require_uuid(target_id, "supersedes")
+            validation.require_uuid(target_id, "supersedes")
         digest = content_hash(cmd.content)
 
         async with tenant_tx(self._pool, ctx.tenant_id) as conn:
@@ -215,9 +215,3 @@ async def _live_target(conn: asyncpg.Connection, ctx: CallerContext, item_id: st
                        code="not_live")
     return item
 
-
-def _require_uuid(value: str, field_name: str) -> None:
-    try:
-        uuid.UUID(value)
-    except ValueError as exc:
-        raise ValidationFailed(f"{field_name} must be a UUID", field=field_name) from exc

@@ -13,7 +13,7 @@ from engram.config import Settings
 from engram.db import items, search, supersession
 from engram.db.pool import tenant_tx
 from engram.db.search import Filters
-from engram.domain import scoring
+from engram.domain import scoring, validation
 from engram.domain.budget import Budgets, pack
 from engram.domain.models import CallerContext, MemoryItem, RankedItem, Stage
 from engram.embeddings.provider import EmbeddingProvider
@@ -70,7 +70,7 @@ class RecallService:
         return ranked[:limit]
 
     async def get_item(self, ctx: CallerContext, item_id: str) -> MemoryItem:
-        _check_uuid(item_id)
+        validation.require_item_id(item_id)
         async with tenant_tx(self._pool, ctx.tenant_id) as conn:
             item = await items.get(conn, item_id, ctx.principal_id)
         if item is None:
@@ -78,7 +78,7 @@ class RecallService:
         return item
 
     async def get_status(self, ctx: CallerContext, item_id: str) -> tuple[MemoryItem, list[Stage]]:
-        _check_uuid(item_id)
+        validation.require_item_id(item_id)
         async with tenant_tx(self._pool, ctx.tenant_id) as conn:
             item = await items.get(conn, item_id, ctx.principal_id)
             if item is None:
@@ -87,7 +87,7 @@ class RecallService:
 
     async def get_events(self, ctx: CallerContext, item_id: str) -> list[asyncpg.Record]:
         """The audit trail of an item the caller may read."""
-        _check_uuid(item_id)
+        validation.require_item_id(item_id)
         async with tenant_tx(self._pool, ctx.tenant_id) as conn:
             if await items.get(conn, item_id, ctx.principal_id) is None:
                 raise NotFound(f"no item {item_id}")
@@ -202,10 +202,7 @@ class RecallService:
 
 def _check_filters(filters: Filters) -> None:
     if filters.workspace_id:
-        try:
-            uuid.UUID(filters.workspace_id)
-        except ValueError as exc:
-            raise ValidationFailed("workspace_id must be a UUID", field="workspace_id") from exc
+        validation.require_uuid(filters.workspace_id, "workspace_id")
 
 
 def _standing(item: MemoryItem, *, with_trust: bool = True) -> list[str]:
@@ -245,9 +242,3 @@ def _require_query(query: str) -> str:
         raise ValidationFailed(f"query must be at most {MAX_QUERY_CHARS} characters", field="query")
     return query
 
-
-def _check_uuid(item_id: str) -> None:
-    try:
-        uuid.UUID(item_id)
-    except ValueError as exc:
-        raise NotFound(f"no item {item_id}") from exc
