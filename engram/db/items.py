@@ -181,16 +181,20 @@ async def open_conflict(conn: asyncpg.Connection, tenant_id: str, existing: str,
     return str(conflict_id)
 
 
-async def open_conflicts(conn: asyncpg.Connection, item_ids: list[str]) -> dict[str, list[str]]:
-    """For each of ``item_ids`` in an open conflict, the ids on the other side."""
+async def open_conflicts(conn: asyncpg.Connection, item_ids: list[str], viewer: str) -> dict[str, list[str]]:
+    """For each of ``item_ids`` in an open conflict, the ids on the other side; an other side ``viewer``
+    may not read is given as "" (the conflict counts, its id is not disclosed)."""
     rows = await conn.fetch(
         "SELECT item_a, item_b FROM conflicts WHERE status = 'open' "
         "AND (item_a = ANY($1::uuid[]) OR item_b = ANY($1::uuid[]))", item_ids)
+    pairs = [(str(row["item_a"]), str(row["item_b"])) for row in rows]
+    mentioned = sorted({item for pair in pairs for item in pair})
+    readable = {str(r["id"]) for r in await conn.fetch(
+        f"SELECT i.id FROM memory_items i WHERE i.id = ANY($1::uuid[]) AND {visible_to('$2')}", mentioned, viewer)}
     others: dict[str, list[str]] = {}
-    for row in rows:
-        a, b = str(row["item_a"]), str(row["item_b"])
-        others.setdefault(a, []).append(b)
-        others.setdefault(b, []).append(a)
+    for a, b in pairs:
+        others.setdefault(a, []).append(b if b in readable else "")
+        others.setdefault(b, []).append(a if a in readable else "")
     return others
 
 

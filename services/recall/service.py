@@ -114,7 +114,7 @@ class RecallService:
                         limit):
                     by_id[str(item.id)] = item
                     dense[str(item.id)] = similarity
-            conflicted = await items.open_conflicts(conn, list(by_id)) if by_id else {}
+            conflicted = await items.open_conflicts(conn, list(by_id), ctx.principal_id) if by_id else {}
         if mode == "keyword":
             relevance = scoring.min_max(keyword)
         elif mode == "semantic":
@@ -133,7 +133,8 @@ class RecallService:
             reasons.append(f"trust {trust:.2f} (authority {item.authority}, {item.source_type})")
             reasons.extend(_standing(item, with_trust=False))
             for other in conflicted.get(key, []):
-                reasons.append(f"open conflict with {other} (trust ×{scoring.CONFLICT_FACTOR})")
+                with_whom = other or "a memory you cannot see"
+                reasons.append(f"open conflict with {with_whom} (trust ×{scoring.CONFLICT_FACTOR})")
             if item.pinned:
                 reasons.append("pinned")
             ranked.append(RankedItem(item=item, score=round(value * trust, 6), origin=mode, reasons=reasons))

@@ -102,3 +102,21 @@ async def test_an_equal_authority_singleton_write_supersedes(gateway: httpx.Asyn
     same = await gateway.post("/v1/remember", json={"content": "the office is in porto.", "kind": "preference",
                                                     "subject": subject}, headers=people["user"])
     assert same.status_code == 200 and same.json()["status"] == "deduplicated"
+
+
+async def test_a_conflict_reason_never_names_a_hidden_item(gateway: httpx.AsyncClient,
+                                                           people: dict[str, Headers]) -> None:
+    subject = f"desk.{uuid.uuid4().hex[:6]}"
+    users = await gateway.post("/v1/remember", json={"content": "Dana sits at desk twelve.", "kind": "preference",
+                                                     "subject": subject, "visibility": "tenant"},
+                               headers=people["user"])
+    hidden = await gateway.post("/v1/remember", json={"content": "Dana sits at desk four.", "kind": "preference",
+                                                      "subject": subject, "source_type": "inferred",
+                                                      "visibility": "private"}, headers=people["agent"])
+    assert hidden.json()["review_status"] == "proposed"
+    answer = await gateway.post("/v1/recall", json={"query": "Dana desk", "mode": "keyword"},
+                                headers=people["user"])
+    [hit] = answer.json()["items"]
+    assert hit["item"]["id"] == users.json()["id"]
+    assert "open conflict with a memory you cannot see (trust ×0.75)" in hit["reasons"]
+    assert not any(hidden.json()["id"] in reason for reason in hit["reasons"])
