@@ -10,7 +10,7 @@ from uuid import UUID
 
 import asyncpg
 
-from engram.domain.models import MemoryItem, MemoryKind, Stage
+from engram.domain.models import MemoryItem, Stage
 
 ITEM_COLUMNS = (
     "tenant_id, id, workspace_id, principal_id, content, content_hash, kind, subject, wing, room, tags, "
@@ -63,21 +63,6 @@ def row_to_item(row: asyncpg.Record) -> MemoryItem:
     if isinstance(values.get("metadata"), str):
         values["metadata"] = json.loads(values["metadata"])
     return MemoryItem.from_row(values)
-
-
-async def get_kind(conn: asyncpg.Connection, name: str) -> MemoryKind | None:
-    """The tenant's kind of that name (its own custom kind first, then the built-in)."""
-    row = await conn.fetchrow(
-        "SELECT name, singleton, requires_review, stays_in_recall_when_disputed, default_importance, enabled "
-        "FROM memory_kinds WHERE name = $1 ORDER BY tenant_id NULLS LAST LIMIT 1",
-        name,
-    )
-    return MemoryKind(**dict(row)) if row else None
-
-
-async def enabled_kind_names(conn: asyncpg.Connection) -> list[str]:
-    rows = await conn.fetch("SELECT DISTINCT name FROM memory_kinds WHERE enabled ORDER BY name")
-    return [r["name"] for r in rows]
 
 
 async def default_workspace(conn: asyncpg.Connection) -> str | None:

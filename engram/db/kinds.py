@@ -7,8 +7,24 @@ from typing import Any
 import asyncpg
 
 from engram.db.pool import tenant_tx
+from engram.domain.models import MemoryKind
 
 KIND_COLUMNS = "name, singleton, requires_review, stays_in_recall_when_disputed, default_importance, enabled"
+
+
+async def get_kind(conn: asyncpg.Connection, name: str) -> MemoryKind | None:
+    """The tenant's kind of that name (its own custom kind first, then the built-in)."""
+    row = await conn.fetchrow(
+        "SELECT name, singleton, requires_review, stays_in_recall_when_disputed, default_importance, enabled "
+        "FROM memory_kinds WHERE name = $1 ORDER BY tenant_id NULLS LAST LIMIT 1",
+        name,
+    )
+    return MemoryKind(**dict(row)) if row else None
+
+
+async def enabled_kind_names(conn: asyncpg.Connection) -> list[str]:
+    rows = await conn.fetch("SELECT DISTINCT name FROM memory_kinds WHERE enabled ORDER BY name")
+    return [r["name"] for r in rows]
 
 
 async def list_kinds(pool: asyncpg.Pool, tenant_id: str) -> list[dict[str, Any]]:

@@ -6,7 +6,7 @@ from datetime import UTC, datetime
 
 import asyncpg
 
-from engram.db import items
+from engram.db import items, kinds
 from engram.domain.models import MemoryItem
 
 MAX_HOPS = 5
@@ -39,7 +39,7 @@ async def _in_recall(conn: asyncpg.Connection, item: MemoryItem) -> bool:
     """A disputed item stays in recall only when its kind says so (as in the candidate queries)."""
     if item.review_status != "disputed":
         return True
-    kind = await items.get_kind(conn, item.kind)
+    kind = await kinds.get_kind(conn, item.kind)
     return kind is not None and kind.stays_in_recall_when_disputed
 
 

@@ -65,7 +65,7 @@ class OutboxRelay:
                     backoff = min(max(backoff * 2, 0.2), 10.0)
                     log.warning("outbox publish failed, retrying in %.1fs: %r", backoff, exc)
                     await self._report_backlog()
-                    await _sleep_or_stop(stop, backoff)
+                    await _first_of(stop.wait(), within_s=backoff)
                     continue
                 if published >= self._batch_size:
                     continue
@@ -87,12 +87,8 @@ class OutboxRelay:
             OUTBOX_AGE.set(age)
 
 
-async def _sleep_or_stop(stop: asyncio.Event, seconds: float) -> None:
-    with contextlib.suppress(TimeoutError):
-        await asyncio.wait_for(stop.wait(), timeout=seconds)
-
-
 async def _first_of(*aws: Awaitable[object], within_s: float) -> None:
+    """Return when any of ``aws`` finishes or ``within_s`` passes, whichever is first."""
     tasks = [asyncio.ensure_future(aw) for aw in aws]
     try:
         await asyncio.wait(tasks, timeout=within_s, return_when=asyncio.FIRST_COMPLETED)

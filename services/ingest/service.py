@@ -10,7 +10,7 @@ from typing import Any
 import asyncpg
 
 from engram.config import Settings
-from engram.db import items, outbox
+from engram.db import items, kinds, outbox
 from engram.db.pool import tenant_tx
 from engram.domain import validation
 from engram.domain.authority import default_source_type, derive_authority, source_trust
@@ -84,9 +84,9 @@ class IngestService:
 
         async with tenant_tx(self._pool, ctx.tenant_id) as conn:
             kind_name = cmd.kind or DEFAULT_KIND
-            kind = await items.get_kind(conn, kind_name)
+            kind = await kinds.get_kind(conn, kind_name)
             if kind is None or not kind.enabled:
-                known = ", ".join(await items.enabled_kind_names(conn))
+                known = ", ".join(await kinds.enabled_kind_names(conn))
                 raise ValidationFailed(f"unknown or disabled kind {kind_name!r}; known kinds: {known}", field="kind")
             targets = [await _live_target(conn, ctx, target_id) for target_id in cmd.supersedes]
             workspace_id = (cmd.workspace_id or (str(targets[0].workspace_id) if targets else None)

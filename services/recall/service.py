@@ -10,7 +10,7 @@ import asyncpg
 import numpy as np
 
 from engram.config import Settings
-from engram.db import items, search, supersession
+from engram.db import items, kinds, search, supersession
 from engram.db.pool import tenant_tx
 from engram.db.search import Filters
 from engram.domain import scoring, validation
@@ -224,7 +224,7 @@ async def _check_kinds(conn: asyncpg.Connection, filters: Filters) -> None:
     """An unknown kind in a filter is refused with the known ones, not answered with nothing."""
     if not filters.kinds:
         return
-    known = await items.enabled_kind_names(conn)
+    known = await kinds.enabled_kind_names(conn)
     unknown = [k for k in filters.kinds if k not in known]
     if unknown:
         raise ValidationFailed(f"unknown kinds {unknown}; known kinds: {', '.join(known)}", field="kinds")
