@@ -74,6 +74,10 @@ class Settings(BaseSettings):
         "(best F1 on MSRP train+val; see bench/calibrate_trigram.py).")
 
     max_content_bytes: int = 16_384
+    trash_retention_days: int = Field(default=30, ge=1, description="Days a trash entry stays restorable; "
+                                      "tenant config `trash_retention_days` overrides.")
+    sweep_interval_s: float = Field(default=60.0, gt=0, description="How often ingest expires items and "
+                                    "empties old trash.")
     log_level: str = "INFO"
 
     @property

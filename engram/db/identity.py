@@ -185,3 +185,9 @@ async def set_tenant_public(pool: asyncpg.Pool, tenant_id: str, enabled: bool) -
     """Whether the tenant's ``public`` items are readable by callers of every tenant."""
     async with tenant_tx(pool, tenant_id) as conn:
         await conn.execute("UPDATE tenants SET public_enabled = $2 WHERE id = $1", tenant_id, enabled)
+
+
+async def config_value(conn: asyncpg.Connection, key: str) -> Any:
+    """One top-level value of the current tenant's configuration (None when unset), inside a tenant transaction."""
+    value = await conn.fetchval("SELECT config->$1 FROM tenant_config", key)
+    return json.loads(value) if value is not None else None

@@ -19,6 +19,8 @@ ITEM_COLUMNS = (
     "invalidated_at, expires_at, recall_count, external_id, metadata"
 )
 
+NOT_EXPIRED = "(i.expires_at IS NULL OR i.expires_at > now())"
+
 
 @dataclass
 class NewItem:
@@ -128,7 +130,8 @@ async def live_singleton(conn: asyncpg.Connection, workspace_id: str, subject: s
     row = await conn.fetchrow(
         f"""SELECT {ITEM_COLUMNS} FROM memory_items i
             WHERE i.workspace_id = $1 AND i.subject = $2 AND i.kind = $3 AND i.invalidated_at IS NULL
-              AND i.superseded_by IS NULL AND i.review_status IN ('active', 'disputed') AND {visible_to('$4')}
+              AND i.superseded_by IS NULL AND i.review_status IN ('active', 'disputed') AND {NOT_EXPIRED}
+              AND {visible_to('$4')}
             ORDER BY i.created_at DESC LIMIT 1 FOR UPDATE OF i""",
         workspace_id, subject, kind, viewer)
     return row_to_item(row) if row else None
@@ -149,7 +152,7 @@ async def similar_live(conn: asyncpg.Connection, content: str, kind: str, viewer
         f"""SELECT id, content, s FROM (
                 SELECT i.id, i.content, similarity(i.content, $1) AS s FROM memory_items i
                 WHERE i.kind = $2 AND NOT (i.id = ANY($3::uuid[]))
-                  AND i.invalidated_at IS NULL AND i.superseded_by IS NULL
+                  AND i.invalidated_at IS NULL AND i.superseded_by IS NULL AND {NOT_EXPIRED}
                   AND i.review_status IN ('proposed', 'active', 'disputed') AND {visible_to('$4')}
                 ORDER BY i.content <-> $1 LIMIT $5) nearest
             WHERE s >= $6 ORDER BY s DESC""",
@@ -212,6 +215,36 @@ async def events(conn: asyncpg.Connection, item_id: str) -> list[asyncpg.Record]
     return await conn.fetch(
         "SELECT id, action, actor_id, old_value::text AS old_value, new_value::text AS new_value, reason, "
         "request_id, created_at FROM item_events WHERE item_id = $1 ORDER BY id", item_id)
+
+
+async def matching(conn: asyncpg.Connection, viewer: str, limit: int, *, kinds: list[str], tags: list[str],
+                   workspace_id: str | None, wing: str | None, room: str | None, review_statuses: list[str],
+                   author_id: str | None, created_before: datetime | None,
+                   created_after: datetime | None) -> list[MemoryItem]:
+    """Items the viewer can see that match every given criterion (oldest first), locked for a bulk change."""
+    rows = await conn.fetch(
+        f"""SELECT {ITEM_COLUMNS} FROM memory_items i WHERE {visible_to('$1')}
+              AND (cardinality($2::text[]) = 0 OR i.kind = ANY($2)) AND i.tags @> $3::text[]
+              AND ($4::uuid IS NULL OR i.workspace_id = $4) AND ($5::text IS NULL OR i.wing = $5)
+              AND ($6::text IS NULL OR i.room = $6) AND (cardinality($7::text[]) = 0 OR i.review_status = ANY($7))
+              AND ($8::uuid IS NULL OR i.principal_id = $8) AND ($9::timestamptz IS NULL OR i.created_at < $9)
+              AND ($10::timestamptz IS NULL OR i.created_at >= $10)
+            ORDER BY i.created_at, i.id LIMIT $11 FOR UPDATE OF i""",
+        viewer, kinds, tags, workspace_id, wing, room, review_statuses, author_id, created_before, created_after,
+        limit)
+    return [row_to_item(r) for r in rows]
+
+
+async def expiring(conn: asyncpg.Connection, viewer: str, until: datetime, limit: int,
+                   workspace_id: str | None = None) -> list[MemoryItem]:
+    """Live items the viewer can see whose time to live ends by ``until``, soonest first."""
+    rows = await conn.fetch(
+        f"""SELECT {ITEM_COLUMNS} FROM memory_items i
+            WHERE i.expires_at IS NOT NULL AND i.expires_at <= $2 AND i.invalidated_at IS NULL
+              AND i.review_status IN ('proposed', 'active', 'disputed') AND ($4::uuid IS NULL OR i.workspace_id = $4)
+              AND {visible_to('$1')}
+            ORDER BY i.expires_at, i.id LIMIT $3""", viewer, until, limit, workspace_id)
+    return [row_to_item(r) for r in rows]
 
 
 async def workspace_role(conn: asyncpg.Connection, workspace_id: str, principal_id: str) -> str | None:

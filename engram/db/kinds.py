@@ -10,28 +10,32 @@ from engram.db.pool import tenant_tx
 from engram.domain.models import MemoryKind
 
 KIND_COLUMNS = "name, singleton, requires_review, stays_in_recall_when_disputed, default_importance, enabled"
+# A built-in kind's ``enabled`` is the tenant's switch when it has set one (the shared row otherwise).
+EFFECTIVE_COLUMNS = ("k.name, k.singleton, k.requires_review, k.stays_in_recall_when_disputed, k.default_importance, "
+                     "CASE WHEN k.tenant_id IS NULL THEN coalesce(s.enabled, k.enabled) ELSE k.enabled END AS enabled")
+WITH_SWITCHES = "memory_kinds k LEFT JOIN tenant_kind_settings s ON k.tenant_id IS NULL AND s.name = k.name"
 
 
 async def get_kind(conn: asyncpg.Connection, name: str) -> MemoryKind | None:
     """The tenant's kind of that name (its own custom kind first, then the built-in)."""
     row = await conn.fetchrow(
-        "SELECT name, singleton, requires_review, stays_in_recall_when_disputed, default_importance, enabled "
-        "FROM memory_kinds WHERE name = $1 ORDER BY tenant_id NULLS LAST LIMIT 1",
+        f"SELECT {EFFECTIVE_COLUMNS} FROM {WITH_SWITCHES} WHERE k.name = $1 ORDER BY k.tenant_id NULLS LAST LIMIT 1",
         name,
     )
     return MemoryKind(**dict(row)) if row else None
 
 
 async def enabled_kind_names(conn: asyncpg.Connection) -> list[str]:
-    rows = await conn.fetch("SELECT DISTINCT name FROM memory_kinds WHERE enabled ORDER BY name")
+    rows = await conn.fetch(f"SELECT name FROM (SELECT {EFFECTIVE_COLUMNS} FROM {WITH_SWITCHES}) kinds "
+                            "WHERE enabled GROUP BY name ORDER BY name")
     return [r["name"] for r in rows]
 
 
 async def list_kinds(pool: asyncpg.Pool, tenant_id: str) -> list[dict[str, Any]]:
     async with tenant_tx(pool, tenant_id) as conn:
         rows = await conn.fetch(
-            f"SELECT {KIND_COLUMNS}, tenant_id IS NULL AS built_in FROM memory_kinds "
-            "ORDER BY tenant_id NULLS FIRST, name")
+            f"SELECT {EFFECTIVE_COLUMNS}, k.tenant_id IS NULL AS built_in FROM {WITH_SWITCHES} "
+            "ORDER BY k.tenant_id NULLS FIRST, k.name")
     return [_plain(r) for r in rows]
 
 
@@ -61,3 +65,16 @@ async def update(pool: asyncpg.Pool, tenant_id: str, name: str, changes: dict[st
             f"RETURNING {KIND_COLUMNS}, false AS built_in",
             tenant_id, name, *changes.values())
     return _plain(row) if row else None
+
+
+async def switch_built_in(pool: asyncpg.Pool, tenant_id: str, name: str, enabled: bool) -> dict[str, Any]:
+    """Turn a built-in kind off or back on for one tenant (the shared row is never changed)."""
+    async with tenant_tx(pool, tenant_id) as conn:
+        await conn.execute(
+            """INSERT INTO tenant_kind_settings (tenant_id, name, enabled) VALUES ($1, $2, $3)
+               ON CONFLICT (tenant_id, name) DO UPDATE SET enabled = EXCLUDED.enabled, updated_at = now()""",
+            tenant_id, name, enabled)
+        row = await conn.fetchrow(
+            f"SELECT {EFFECTIVE_COLUMNS}, true AS built_in FROM {WITH_SWITCHES} "
+            "WHERE k.tenant_id IS NULL AND k.name = $1", name)
+    return _plain(row)

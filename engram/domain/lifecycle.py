@@ -93,6 +93,20 @@ def may_invalidate(ctx: CallerContext, author_id: str) -> None:
                                code="review_not_allowed")
 
 
+def may_delete(ctx: CallerContext, author_id: str) -> None:
+    """Moving an item to the trash: its author, or a reviewer."""
+    if ctx.principal_id != author_id and not is_reviewer(ctx):
+        raise PermissionDenied("deleting another's item needs the review scope and a non-agent principal",
+                               code="review_not_allowed")
+
+
+def may_restore(ctx: CallerContext, author_id: str, deleted_by: str | None) -> None:
+    """Taking an item out of the trash: its author, whoever deleted it, or a reviewer."""
+    if ctx.principal_id not in (author_id, deleted_by) and not is_reviewer(ctx):
+        raise PermissionDenied("restoring another's item needs the review scope and a non-agent principal",
+                               code="review_not_allowed")
+
+
 def _why(who: Who, action: str) -> str:
     return {
         Who.REVIEWER: f"to {action} needs the review scope and a non-agent principal",

@@ -11,6 +11,90 @@ from typing import ClassVar as _ClassVar, Optional as _Optional, Union as _Union
 
 DESCRIPTOR: _descriptor.FileDescriptor
 
+class DeleteRequest(_message.Message):
+    __slots__ = ("id", "reason")
+    ID_FIELD_NUMBER: _ClassVar[int]
+    REASON_FIELD_NUMBER: _ClassVar[int]
+    id: str
+    reason: str
+    def __init__(self, id: _Optional[str] = ..., reason: _Optional[str] = ...) -> None: ...
+
+class DeleteResponse(_message.Message):
+    __slots__ = ("item_id", "trash_id")
+    ITEM_ID_FIELD_NUMBER: _ClassVar[int]
+    TRASH_ID_FIELD_NUMBER: _ClassVar[int]
+    item_id: str
+    trash_id: str
+    def __init__(self, item_id: _Optional[str] = ..., trash_id: _Optional[str] = ...) -> None: ...
+
+class RestoreRequest(_message.Message):
+    __slots__ = ("trash_id",)
+    TRASH_ID_FIELD_NUMBER: _ClassVar[int]
+    trash_id: str
+    def __init__(self, trash_id: _Optional[str] = ...) -> None: ...
+
+class BulkFilter(_message.Message):
+    __slots__ = ("kinds", "tags", "workspace_id", "wing", "room", "review_statuses", "author_id", "created_before", "created_after")
+    KINDS_FIELD_NUMBER: _ClassVar[int]
+    TAGS_FIELD_NUMBER: _ClassVar[int]
+    WORKSPACE_ID_FIELD_NUMBER: _ClassVar[int]
+    WING_FIELD_NUMBER: _ClassVar[int]
+    ROOM_FIELD_NUMBER: _ClassVar[int]
+    REVIEW_STATUSES_FIELD_NUMBER: _ClassVar[int]
+    AUTHOR_ID_FIELD_NUMBER: _ClassVar[int]
+    CREATED_BEFORE_FIELD_NUMBER: _ClassVar[int]
+    CREATED_AFTER_FIELD_NUMBER: _ClassVar[int]
+    kinds: _containers.RepeatedScalarFieldContainer[str]
+    tags: _containers.RepeatedScalarFieldContainer[str]
+    workspace_id: str
+    wing: str
+    room: str
+    review_statuses: _containers.RepeatedScalarFieldContainer[str]
+    author_id: str
+    created_before: _timestamp_pb2.Timestamp
+    created_after: _timestamp_pb2.Timestamp
+    def __init__(self, kinds: _Optional[_Iterable[str]] = ..., tags: _Optional[_Iterable[str]] = ..., workspace_id: _Optional[str] = ..., wing: _Optional[str] = ..., room: _Optional[str] = ..., review_statuses: _Optional[_Iterable[str]] = ..., author_id: _Optional[str] = ..., created_before: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., created_after: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ...) -> None: ...
+
+class BulkRequest(_message.Message):
+    __slots__ = ("action", "filter", "dry_run", "limit", "reason")
+    ACTION_FIELD_NUMBER: _ClassVar[int]
+    FILTER_FIELD_NUMBER: _ClassVar[int]
+    DRY_RUN_FIELD_NUMBER: _ClassVar[int]
+    LIMIT_FIELD_NUMBER: _ClassVar[int]
+    REASON_FIELD_NUMBER: _ClassVar[int]
+    action: str
+    filter: BulkFilter
+    dry_run: bool
+    limit: int
+    reason: str
+    def __init__(self, action: _Optional[str] = ..., filter: _Optional[_Union[BulkFilter, _Mapping]] = ..., dry_run: _Optional[bool] = ..., limit: _Optional[int] = ..., reason: _Optional[str] = ...) -> None: ...
+
+class BulkSkip(_message.Message):
+    __slots__ = ("id", "code", "detail")
+    ID_FIELD_NUMBER: _ClassVar[int]
+    CODE_FIELD_NUMBER: _ClassVar[int]
+    DETAIL_FIELD_NUMBER: _ClassVar[int]
+    id: str
+    code: str
+    detail: str
+    def __init__(self, id: _Optional[str] = ..., code: _Optional[str] = ..., detail: _Optional[str] = ...) -> None: ...
+
+class BulkResponse(_message.Message):
+    __slots__ = ("action", "dry_run", "matched", "affected", "skipped", "truncated")
+    ACTION_FIELD_NUMBER: _ClassVar[int]
+    DRY_RUN_FIELD_NUMBER: _ClassVar[int]
+    MATCHED_FIELD_NUMBER: _ClassVar[int]
+    AFFECTED_FIELD_NUMBER: _ClassVar[int]
+    SKIPPED_FIELD_NUMBER: _ClassVar[int]
+    TRUNCATED_FIELD_NUMBER: _ClassVar[int]
+    action: str
+    dry_run: bool
+    matched: int
+    affected: _containers.RepeatedScalarFieldContainer[str]
+    skipped: _containers.RepeatedCompositeFieldContainer[BulkSkip]
+    truncated: bool
+    def __init__(self, action: _Optional[str] = ..., dry_run: _Optional[bool] = ..., matched: _Optional[int] = ..., affected: _Optional[_Iterable[str]] = ..., skipped: _Optional[_Iterable[_Union[BulkSkip, _Mapping]]] = ..., truncated: _Optional[bool] = ...) -> None: ...
+
 class FeedbackRequest(_message.Message):
     __slots__ = ("item_id", "verdict", "recall_id")
     ITEM_ID_FIELD_NUMBER: _ClassVar[int]

@@ -59,6 +59,21 @@ class IngestServiceStub:
                 request_serializer=engram_dot_v1_dot_ingest__pb2.FeedbackRequest.SerializeToString,
                 response_deserializer=engram_dot_v1_dot_ingest__pb2.FeedbackResponse.FromString,
                 _registered_method=True)
+        self.Delete = channel.unary_unary(
+                '/engram.v1.IngestService/Delete',
+                request_serializer=engram_dot_v1_dot_ingest__pb2.DeleteRequest.SerializeToString,
+                response_deserializer=engram_dot_v1_dot_ingest__pb2.DeleteResponse.FromString,
+                _registered_method=True)
+        self.Restore = channel.unary_unary(
+                '/engram.v1.IngestService/Restore',
+                request_serializer=engram_dot_v1_dot_ingest__pb2.RestoreRequest.SerializeToString,
+                response_deserializer=engram_dot_v1_dot_ingest__pb2.ItemResponse.FromString,
+                _registered_method=True)
+        self.Bulk = channel.unary_unary(
+                '/engram.v1.IngestService/Bulk',
+                request_serializer=engram_dot_v1_dot_ingest__pb2.BulkRequest.SerializeToString,
+                response_deserializer=engram_dot_v1_dot_ingest__pb2.BulkResponse.FromString,
+                _registered_method=True)
 
 
 class IngestServiceServicer:
@@ -99,6 +114,27 @@ class IngestServiceServicer:
         context.set_details('Method not implemented!')
         raise NotImplementedError('Method not implemented!')
 
+    def Delete(self, request, context):
+        """Move an item to the trash (a full snapshot, restorable until the sweep empties it).
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def Restore(self, request, context):
+        """Bring an item back from the trash, as it was.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def Bulk(self, request, context):
+        """Archive or delete every item matching a filter (one transaction), or report what would happen.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
 
 def add_IngestServiceServicer_to_server(servicer, server):
     rpc_method_handlers = {
@@ -126,6 +162,21 @@ def add_IngestServiceServicer_to_server(servicer, server):
                     servicer.Feedback,
                     request_deserializer=engram_dot_v1_dot_ingest__pb2.FeedbackRequest.FromString,
                     response_serializer=engram_dot_v1_dot_ingest__pb2.FeedbackResponse.SerializeToString,
+            ),
+            'Delete': grpc.unary_unary_rpc_method_handler(
+                    servicer.Delete,
+                    request_deserializer=engram_dot_v1_dot_ingest__pb2.DeleteRequest.FromString,
+                    response_serializer=engram_dot_v1_dot_ingest__pb2.DeleteResponse.SerializeToString,
+            ),
+            'Restore': grpc.unary_unary_rpc_method_handler(
+                    servicer.Restore,
+                    request_deserializer=engram_dot_v1_dot_ingest__pb2.RestoreRequest.FromString,
+                    response_serializer=engram_dot_v1_dot_ingest__pb2.ItemResponse.SerializeToString,
+            ),
+            'Bulk': grpc.unary_unary_rpc_method_handler(
+                    servicer.Bulk,
+                    request_deserializer=engram_dot_v1_dot_ingest__pb2.BulkRequest.FromString,
+                    response_serializer=engram_dot_v1_dot_ingest__pb2.BulkResponse.SerializeToString,
             ),
     }
     generic_handler = grpc.method_handlers_generic_handler(
@@ -263,6 +314,87 @@ class IngestService:
             '/engram.v1.IngestService/Feedback',
             engram_dot_v1_dot_ingest__pb2.FeedbackRequest.SerializeToString,
             engram_dot_v1_dot_ingest__pb2.FeedbackResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def Delete(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/engram.v1.IngestService/Delete',
+            engram_dot_v1_dot_ingest__pb2.DeleteRequest.SerializeToString,
+            engram_dot_v1_dot_ingest__pb2.DeleteResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def Restore(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/engram.v1.IngestService/Restore',
+            engram_dot_v1_dot_ingest__pb2.RestoreRequest.SerializeToString,
+            engram_dot_v1_dot_ingest__pb2.ItemResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def Bulk(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/engram.v1.IngestService/Bulk',
+            engram_dot_v1_dot_ingest__pb2.BulkRequest.SerializeToString,
+            engram_dot_v1_dot_ingest__pb2.BulkResponse.FromString,
             options,
             channel_credentials,
             insecure,

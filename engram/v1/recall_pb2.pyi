@@ -11,6 +11,68 @@ from typing import ClassVar as _ClassVar, Optional as _Optional, Union as _Union
 
 DESCRIPTOR: _descriptor.FileDescriptor
 
+class ListTrashRequest(_message.Message):
+    __slots__ = ("limit", "cursor")
+    LIMIT_FIELD_NUMBER: _ClassVar[int]
+    CURSOR_FIELD_NUMBER: _ClassVar[int]
+    limit: int
+    cursor: str
+    def __init__(self, limit: _Optional[int] = ..., cursor: _Optional[str] = ...) -> None: ...
+
+class TrashEntry(_message.Message):
+    __slots__ = ("id", "item_id", "kind", "workspace_id", "author_id", "visibility", "review_status", "invalidated", "reason", "deleted_by", "deleted_at", "purge_after", "preview")
+    ID_FIELD_NUMBER: _ClassVar[int]
+    ITEM_ID_FIELD_NUMBER: _ClassVar[int]
+    KIND_FIELD_NUMBER: _ClassVar[int]
+    WORKSPACE_ID_FIELD_NUMBER: _ClassVar[int]
+    AUTHOR_ID_FIELD_NUMBER: _ClassVar[int]
+    VISIBILITY_FIELD_NUMBER: _ClassVar[int]
+    REVIEW_STATUS_FIELD_NUMBER: _ClassVar[int]
+    INVALIDATED_FIELD_NUMBER: _ClassVar[int]
+    REASON_FIELD_NUMBER: _ClassVar[int]
+    DELETED_BY_FIELD_NUMBER: _ClassVar[int]
+    DELETED_AT_FIELD_NUMBER: _ClassVar[int]
+    PURGE_AFTER_FIELD_NUMBER: _ClassVar[int]
+    PREVIEW_FIELD_NUMBER: _ClassVar[int]
+    id: str
+    item_id: str
+    kind: str
+    workspace_id: str
+    author_id: str
+    visibility: str
+    review_status: str
+    invalidated: bool
+    reason: str
+    deleted_by: str
+    deleted_at: _timestamp_pb2.Timestamp
+    purge_after: _timestamp_pb2.Timestamp
+    preview: str
+    def __init__(self, id: _Optional[str] = ..., item_id: _Optional[str] = ..., kind: _Optional[str] = ..., workspace_id: _Optional[str] = ..., author_id: _Optional[str] = ..., visibility: _Optional[str] = ..., review_status: _Optional[str] = ..., invalidated: _Optional[bool] = ..., reason: _Optional[str] = ..., deleted_by: _Optional[str] = ..., deleted_at: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., purge_after: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., preview: _Optional[str] = ...) -> None: ...
+
+class ListTrashResponse(_message.Message):
+    __slots__ = ("entries", "next_cursor")
+    ENTRIES_FIELD_NUMBER: _ClassVar[int]
+    NEXT_CURSOR_FIELD_NUMBER: _ClassVar[int]
+    entries: _containers.RepeatedCompositeFieldContainer[TrashEntry]
+    next_cursor: str
+    def __init__(self, entries: _Optional[_Iterable[_Union[TrashEntry, _Mapping]]] = ..., next_cursor: _Optional[str] = ...) -> None: ...
+
+class ExpiryCandidatesRequest(_message.Message):
+    __slots__ = ("within_days", "limit", "workspace_id")
+    WITHIN_DAYS_FIELD_NUMBER: _ClassVar[int]
+    LIMIT_FIELD_NUMBER: _ClassVar[int]
+    WORKSPACE_ID_FIELD_NUMBER: _ClassVar[int]
+    within_days: int
+    limit: int
+    workspace_id: str
+    def __init__(self, within_days: _Optional[int] = ..., limit: _Optional[int] = ..., workspace_id: _Optional[str] = ...) -> None: ...
+
+class ExpiryCandidatesResponse(_message.Message):
+    __slots__ = ("items",)
+    ITEMS_FIELD_NUMBER: _ClassVar[int]
+    items: _containers.RepeatedCompositeFieldContainer[_memory_pb2.MemoryItem]
+    def __init__(self, items: _Optional[_Iterable[_Union[_memory_pb2.MemoryItem, _Mapping]]] = ...) -> None: ...
+
 class GetEventsRequest(_message.Message):
     __slots__ = ("id",)
     ID_FIELD_NUMBER: _ClassVar[int]

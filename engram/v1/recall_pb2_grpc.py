@@ -59,6 +59,16 @@ class RecallServiceStub:
                 request_serializer=engram_dot_v1_dot_recall__pb2.GetEventsRequest.SerializeToString,
                 response_deserializer=engram_dot_v1_dot_recall__pb2.GetEventsResponse.FromString,
                 _registered_method=True)
+        self.ListTrash = channel.unary_unary(
+                '/engram.v1.RecallService/ListTrash',
+                request_serializer=engram_dot_v1_dot_recall__pb2.ListTrashRequest.SerializeToString,
+                response_deserializer=engram_dot_v1_dot_recall__pb2.ListTrashResponse.FromString,
+                _registered_method=True)
+        self.ExpiryCandidates = channel.unary_unary(
+                '/engram.v1.RecallService/ExpiryCandidates',
+                request_serializer=engram_dot_v1_dot_recall__pb2.ExpiryCandidatesRequest.SerializeToString,
+                response_deserializer=engram_dot_v1_dot_recall__pb2.ExpiryCandidatesResponse.FromString,
+                _registered_method=True)
 
 
 class RecallServiceServicer:
@@ -95,6 +105,20 @@ class RecallServiceServicer:
         context.set_details('Method not implemented!')
         raise NotImplementedError('Method not implemented!')
 
+    def ListTrash(self, request, context):
+        """What is in the trash that the caller may see, newest first.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def ExpiryCandidates(self, request, context):
+        """Live items whose time to live ends soon.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
 
 def add_RecallServiceServicer_to_server(servicer, server):
     rpc_method_handlers = {
@@ -122,6 +146,16 @@ def add_RecallServiceServicer_to_server(servicer, server):
                     servicer.GetEvents,
                     request_deserializer=engram_dot_v1_dot_recall__pb2.GetEventsRequest.FromString,
                     response_serializer=engram_dot_v1_dot_recall__pb2.GetEventsResponse.SerializeToString,
+            ),
+            'ListTrash': grpc.unary_unary_rpc_method_handler(
+                    servicer.ListTrash,
+                    request_deserializer=engram_dot_v1_dot_recall__pb2.ListTrashRequest.FromString,
+                    response_serializer=engram_dot_v1_dot_recall__pb2.ListTrashResponse.SerializeToString,
+            ),
+            'ExpiryCandidates': grpc.unary_unary_rpc_method_handler(
+                    servicer.ExpiryCandidates,
+                    request_deserializer=engram_dot_v1_dot_recall__pb2.ExpiryCandidatesRequest.FromString,
+                    response_serializer=engram_dot_v1_dot_recall__pb2.ExpiryCandidatesResponse.SerializeToString,
             ),
     }
     generic_handler = grpc.method_handlers_generic_handler(
@@ -259,6 +293,60 @@ class RecallService:
             '/engram.v1.RecallService/GetEvents',
             engram_dot_v1_dot_recall__pb2.GetEventsRequest.SerializeToString,
             engram_dot_v1_dot_recall__pb2.GetEventsResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def ListTrash(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/engram.v1.RecallService/ListTrash',
+            engram_dot_v1_dot_recall__pb2.ListTrashRequest.SerializeToString,
+            engram_dot_v1_dot_recall__pb2.ListTrashResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def ExpiryCandidates(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/engram.v1.RecallService/ExpiryCandidates',
+            engram_dot_v1_dot_recall__pb2.ExpiryCandidatesRequest.SerializeToString,
+            engram_dot_v1_dot_recall__pb2.ExpiryCandidatesResponse.FromString,
             options,
             channel_credentials,
             insecure,

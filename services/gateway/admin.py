@@ -15,6 +15,7 @@ from fastapi import APIRouter, Depends, Request, Response
 from pydantic import Field
 
 from engram.db import identity, kinds
+from engram.domain import ttl
 from engram.domain.keys import normalize_scopes
 from engram.domain.models import CallerContext
 from engram.domain.ratelimit import validate_limits
@@ -165,6 +166,11 @@ class TenantConfigBody(Body):
         default=None, description="Let callers of every tenant read this tenant's `public` items.")
     feedback_daily_limit: int | None = Field(default=None, ge=1, le=1_000_000,
                                              description="Feedback verdicts a principal may give per 24 hours.")
+    ttl_days: dict[str, Any] | None = Field(
+        default=None, description="Default lifetimes by kind and importance band, merged over the built-in matrix: "
+        '{"observation": {"low": 30, "medium": 90}}; null means never. Importance ≥ 0.8 never expires.')
+    trash_retention_days: int | None = Field(default=None, ge=1, le=3650,
+                                             description="Days a deleted or expired memory stays restorable.")
 
 
 @router.get("/tenant-config", summary="Read a tenant's configuration", **policy("admin"))
@@ -182,9 +188,10 @@ async def patch_tenant_config(body: TenantConfigBody, request: Request,
                               ctx: CallerContext = Depends(caller)) -> dict[str, Any]:  # noqa: B008
     pool = _pool(request)
     tenant = await _tenant(pool, ctx, body.tenant_id)
-    if body.rate_limits is None and body.public_enabled is None and body.feedback_daily_limit is None:
-        raise ValidationFailed("nothing to change: give rate_limits, feedback_daily_limit or public_enabled",
-                               field="body")
+    changes = body.model_dump(exclude={"tenant_id"}, exclude_none=True)
+    if not changes:
+        raise ValidationFailed("nothing to change: give rate_limits, feedback_daily_limit, ttl_days, "
+                               "trash_retention_days or public_enabled", field="body")
     if body.public_enabled is not None and ctx.principal_type != "admin":
         raise PermissionDenied("publishing a tenant to every other tenant is the platform administrator's call",
                                code="platform_admin_only", field="public_enabled")
@@ -194,6 +201,11 @@ async def patch_tenant_config(body: TenantConfigBody, request: Request,
         patch["rate_limits"] = {**current.get("rate_limits", {}), **validate_limits(body.rate_limits)}
     if body.feedback_daily_limit is not None:
         patch["feedback_daily_limit"] = body.feedback_daily_limit
+    if body.ttl_days is not None:
+        current, _ = await identity.tenant_config(pool, tenant)
+        patch["ttl_days"] = ttl.overlay(current.get("ttl_days"), ttl.parse_overrides(body.ttl_days))
+    if body.trash_retention_days is not None:
+        patch["trash_retention_days"] = body.trash_retention_days
     config, version = (await identity.merge_tenant_config(pool, tenant, patch, ctx.principal_id) if patch
                        else await identity.tenant_config(pool, tenant))
     if body.public_enabled is not None:
@@ -246,8 +258,8 @@ async def create_kind(body: KindBody, request: Request, tenant_id: str | None = 
         raise Conflict(f"kind {body.name!r} exists", field="name", code="name_taken") from exc
 
 
-@router.patch("/kinds/{name}", summary="Change or enable/disable a custom kind (kinds are never deleted)",
-              **policy("admin"))
+@router.patch("/kinds/{name}", **policy("admin"),
+              summary="Change a custom kind, or enable/disable any kind for the tenant (never deleted)")
 async def patch_kind(name: str, body: KindPatchBody, request: Request,
                      ctx: CallerContext = Depends(caller)) -> dict[str, Any]:  # noqa: B008
     pool = _pool(request)
@@ -256,7 +268,10 @@ async def patch_kind(name: str, body: KindPatchBody, request: Request,
     if not changes:
         raise ValidationFailed("nothing to change", field="body")
     if any(k["name"] == name and k["built_in"] for k in await kinds.list_kinds(pool, tenant)):
-        raise PermissionDenied(f"{name!r} is a built-in kind and cannot be changed", code="built_in_kind")
+        if set(changes) != {"enabled"}:
+            raise PermissionDenied(f"{name!r} is a built-in kind: a tenant may only enable or disable it",
+                                   code="built_in_kind")
+        return await kinds.switch_built_in(pool, tenant, name, changes["enabled"])
     changed = await kinds.update(pool, tenant, name, changes)
     if changed is None:
         raise NotFound(f"no custom kind {name!r}")

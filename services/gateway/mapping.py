@@ -68,3 +68,11 @@ def events_json(reply: recall_pb2.GetEventsResponse) -> dict[str, Any]:
          "new": _plain(MessageToDict(e.new_value)) if e.HasField("new_value") else None,
          "reason": e.reason or None, "request_id": e.request_id or None, "time": _time(e, "created_at")}
         for e in reply.events]}
+
+
+def trash_json(entry: recall_pb2.TrashEntry) -> dict[str, Any]:
+    return {"id": entry.id, "item_id": entry.item_id, "kind": entry.kind, "workspace_id": entry.workspace_id,
+            "author_id": entry.author_id, "visibility": entry.visibility, "review_status": entry.review_status,
+            "invalidated": entry.invalidated, "reason": entry.reason, "deleted_by": entry.deleted_by or None,
+            "deleted_at": _time(entry, "deleted_at"), "purge_after": _time(entry, "purge_after"),
+            "preview": entry.preview}

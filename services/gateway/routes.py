@@ -15,8 +15,9 @@ from engram.v1 import ingest_pb2, memory_pb2, recall_pb2
 from services.gateway.auth import caller, policy
 from services.gateway.clients import Downstream
 from services.gateway.limits import limited
-from services.gateway.mapping import events_json, item_json, recalled_json, status_json
+from services.gateway.mapping import events_json, item_json, recalled_json, status_json, trash_json
 from services.gateway.schemas import (
+    BulkBody,
     FeedbackBody,
     FilterFields,
     InvalidateBody,
@@ -113,6 +114,61 @@ async def search(body: SearchBody, ctx: CallerContext = Depends(limited("recall"
         request.limit = body.limit
     reply = await ds.call(ds.recall.Search, request, ctx)
     return {"items": [recalled_json(r) for r in reply.items], "mode": reply.mode}
+
+
+@router.get("/items/expiry-candidates", summary="Memories whose time to live ends soon", **policy("read"))
+async def expiry_candidates(within_days: int = 7, limit: int = 50, workspace_id: str | None = None,
+                            ctx: CallerContext = Depends(caller),  # noqa: B008
+                            ds: Downstream = Depends(downstream)) -> dict[str, Any]:  # noqa: B008
+    """Live items you can see that expire within ``within_days`` (1–3650), soonest first; already expired ones
+    that the sweep has not moved to the trash yet come first."""
+    reply = await ds.call(ds.recall.ExpiryCandidates, recall_pb2.ExpiryCandidatesRequest(
+        within_days=within_days, limit=limit, workspace_id=workspace_id or ""), ctx)
+    return {"items": [item_json(i) for i in reply.items]}
+
+
+@router.post("/items/bulk", summary="Archive or delete every memory matching a filter", **policy("write|review"))
+async def bulk(body: BulkBody, ctx: CallerContext = Depends(caller),  # noqa: B008
+               ds: Downstream = Depends(downstream)) -> dict[str, Any]:  # noqa: B008
+    """One transaction. ``dry_run`` (the default) answers the same and writes nothing. Items you may not
+    change are listed in ``skipped`` with the refusal's code; the rest are ``affected``."""
+    f = body.filter
+    request = ingest_pb2.BulkRequest(
+        action=body.action, dry_run=body.dry_run, limit=body.limit, reason=body.reason,
+        filter=ingest_pb2.BulkFilter(
+            kinds=f.kinds, tags=f.tags, workspace_id=f.workspace_id or "", wing=f.wing or "", room=f.room or "",
+            review_statuses=f.review_status, author_id=f.author_id or "",
+            created_before=timestamp(f.created_before), created_after=timestamp(f.created_after)))
+    reply = await ds.call(ds.ingest.Bulk, request, ctx)
+    return {"action": reply.action, "dry_run": reply.dry_run, "matched": reply.matched,
+            "affected": list(reply.affected), "truncated": reply.truncated,
+            "skipped": [{"id": s.id, "code": s.code, "detail": s.detail} for s in reply.skipped]}
+
+
+@router.delete("/items/{item_id}", summary="Move a memory to the trash", **policy("write|review"))
+async def delete_item(item_id: str, reason: str = "", ctx: CallerContext = Depends(caller),  # noqa: B008
+                      ds: Downstream = Depends(downstream)) -> dict[str, Any]:  # noqa: B008
+    """Its author or a reviewer. The item, its edges and embeddings are kept as one snapshot in the trash
+    (``trash_id``) and can be restored until the sweep empties it (30 days by default)."""
+    reply = await ds.call(ds.ingest.Delete, ingest_pb2.DeleteRequest(id=item_id, reason=reason), ctx)
+    return {"item_id": reply.item_id, "trash_id": reply.trash_id}
+
+
+@router.get("/trash", summary="Deleted and expired memories you can restore", **policy("read"))
+async def list_trash(limit: int = 50, cursor: str | None = None, ctx: CallerContext = Depends(caller),  # noqa: B008
+                     ds: Downstream = Depends(downstream)) -> dict[str, Any]:  # noqa: B008
+    """Newest first; pass ``next_cursor`` back as ``cursor`` for the next page."""
+    reply = await ds.call(ds.recall.ListTrash, recall_pb2.ListTrashRequest(limit=limit, cursor=cursor or ""), ctx)
+    return {"items": [trash_json(e) for e in reply.entries], "next_cursor": reply.next_cursor or None}
+
+
+@router.post("/trash/{trash_id}/restore", summary="Bring a memory back from the trash", **policy("write|review"))
+async def restore(trash_id: str, ctx: CallerContext = Depends(caller),  # noqa: B008
+                  ds: Downstream = Depends(downstream)) -> dict[str, Any]:  # noqa: B008
+    """As it was, state included (an invalidated memory stays invalidated), with its embeddings and the links
+    whose other end still exists. An expired memory comes back without its expiry."""
+    reply = await ds.call(ds.ingest.Restore, ingest_pb2.RestoreRequest(trash_id=trash_id), ctx)
+    return item_json(reply.item)
 
 
 @router.get("/items/{item_id}", summary="Read one memory", **policy("read"))

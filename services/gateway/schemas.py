@@ -77,3 +77,28 @@ class FeedbackBody(Body):
     item_id: str
     verdict: Literal["useful", "noise"]
     recall_id: str | None = Field(default=None, description="The recall that served the item, if any.")
+
+
+class DeleteBody(Body):
+    reason: str = Field(default="", max_length=2000)
+
+
+class BulkFilterBody(Body):
+    kinds: list[str] = Field(default_factory=list)
+    tags: list[str] = Field(default_factory=list, description="Items carrying all of these tags.")
+    workspace_id: str | None = None
+    wing: str | None = None
+    room: str | None = None
+    review_status: list[Literal["proposed", "active", "disputed", "rejected", "superseded", "archived"]] = Field(
+        default_factory=list)
+    author_id: str | None = None
+    created_before: datetime | None = None
+    created_after: datetime | None = None
+
+
+class BulkBody(Body):
+    action: Literal["archive", "delete"]
+    filter: BulkFilterBody = Field(description="At least one criterion; every given criterion must match.")
+    dry_run: bool = Field(default=True, description="Report what would change and write nothing (the default).")
+    limit: int = Field(default=100, ge=1, le=1000)
+    reason: str = Field(default="", max_length=2000)

@@ -20,6 +20,7 @@ from services.ingest.feedback import FeedbackService
 from services.ingest.review import ReviewService
 from services.ingest.service import IngestService
 from services.ingest.servicer import IngestServicer
+from services.ingest.trash import TrashService, sweep
 
 log = logging.getLogger(__name__)
 RELAY_STOP_TIMEOUT_S = 5.0
@@ -47,6 +48,17 @@ async def run_relay(settings: Settings, pool: asyncpg.Pool, stop: asyncio.Event)
             backoff = min(backoff * 2, 5.0)
 
 
+async def run_sweeper(settings: Settings, pool: asyncpg.Pool, stop: asyncio.Event) -> None:
+    """Expire items and empty old trash every ``sweep_interval_s``; a failed pass is logged and retried."""
+    while not stop.is_set():
+        try:
+            await sweep(pool, settings)
+        except Exception:
+            log.exception("sweep failed; retrying in %.0fs", settings.sweep_interval_s)
+        with contextlib.suppress(TimeoutError):
+            await asyncio.wait_for(stop.wait(), settings.sweep_interval_s)
+
+
 async def serve(settings: Settings, stop: asyncio.Event) -> None:
     if not settings.database_url or not settings.nats_url:
         raise SystemExit("ingest needs ENGRAM_DATABASE_URL and ENGRAM_NATS_URL")
@@ -54,7 +66,7 @@ async def serve(settings: Settings, stop: asyncio.Event) -> None:
     pool = await service_pool(settings)
     try:
         servicer = IngestServicer(IngestService(pool, settings), ReviewService(pool, settings),
-                                  FeedbackService(pool, settings))
+                                  FeedbackService(pool, settings), TrashService(pool, settings))
         server, health = await start_server(
             settings.ingest_addr, "ingest", ["engram.v1.IngestService"],
             lambda s: ingest_pb2_grpc.add_IngestServiceServicer_to_server(servicer, s),
@@ -62,11 +74,15 @@ async def serve(settings: Settings, stop: asyncio.Event) -> None:
         )
         log.info("ingest serving on %s", settings.ingest_addr)
         relay = asyncio.create_task(run_relay(settings, pool, stop))
+        sweeper = asyncio.create_task(run_sweeper(settings, pool, stop))
         try:
             await stop.wait()
         finally:
             await stop_server(server, health)
             stop.set()
+            sweeper.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await sweeper
             try:  # the relay finishes its batch; one stuck on an unreachable NATS is cancelled
                 await asyncio.wait_for(relay, RELAY_STOP_TIMEOUT_S)
             except TimeoutError:

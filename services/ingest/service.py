@@ -4,21 +4,22 @@ from __future__ import annotations
 
 import uuid
 from dataclasses import dataclass, field
-from datetime import datetime
+from datetime import UTC, datetime
 from typing import Any
 
 import asyncpg
 
 from engram.config import Settings
-from engram.db import items, kinds, outbox
+from engram.db import identity, items, kinds, outbox
 from engram.db.pool import tenant_tx
-from engram.domain import validation
+from engram.domain import ttl, validation
 from engram.domain.authority import default_source_type, derive_authority, source_trust
 from engram.domain.content import content_hash
 from engram.domain.models import CallerContext, MemoryItem
 from engram.errors import Conflict, NotFound, PermissionDenied, ValidationFailed
 from engram.events.envelope import Event
 from engram.telemetry.metrics import REMEMBERED
+from services.ingest.trash import discard
 
 DEFAULT_KIND = "fact"
 WRITING_ROLES = ("owner", "admin", "member")
@@ -121,21 +122,33 @@ class IngestService:
                     raise PermissionDenied(
                         f"authority {int(authority)} cannot supersede {target.id} (authority {target.authority}); "
                         "propose the change for review instead", field="supersedes", code="authority_too_low")
+            importance = cmd.importance if cmd.importance is not None else kind.default_importance
+            now = await conn.fetchval("SELECT now()")
+            expires_at = ttl.expiry(kind=kind.name, importance=importance, pinned=cmd.pinned, tags=tags,
+                                    requested=cmd.expires_at, now=now,
+                                    overrides=await identity.config_value(conn, "ttl_days"))
             new = items.NewItem(
                 id=uuid.uuid4(), tenant_id=ctx.tenant_id, workspace_id=workspace_id, principal_id=ctx.principal_id,
                 content=cmd.content, content_hash=digest, kind=kind.name,
-                importance=cmd.importance if cmd.importance is not None else kind.default_importance,
+                importance=importance,
                 review_status="proposed" if kind.requires_review or singleton_rival else "active",
                 authority=int(authority),
                 source_type=source_type, source_trust=source_trust(authority), subject=cmd.subject or None,
                 wing=cmd.wing or None, room=cmd.room or None, tags=tags, pinned=cmd.pinned,
                 visibility=visibility, source_uri=cmd.source_uri or None,
                 source_session=cmd.source_session or None, valid_from=cmd.valid_from, valid_to=cmd.valid_to,
-                expires_at=cmd.expires_at, external_id=cmd.external_id or None, metadata=cmd.metadata,
+                expires_at=expires_at, external_id=cmd.external_id or None, metadata=cmd.metadata,
             )
             stored = await items.insert(conn, new)
             if stored is None:
                 existing = await items.find_live_duplicate(conn, workspace_id, ctx.principal_id, digest)
+                if existing is not None and existing.expires_at is not None and existing.expires_at <= now:
+                    # its time is up but the sweep has not been by: it goes to the trash now, and this is new
+                    await discard(conn, self._settings, existing, reason="expired", actor_id=None,
+                                  request_id=ctx.request_id, traceparent=ctx.traceparent, why="time to live ended")
+                    stored = await items.insert(conn, new)
+                    existing = None
+            if stored is None:
                 if existing is not None and targets:
                     raise Conflict(f"this content is already live as {existing.id}; nothing to supersede with",
                                    field="content", code="duplicate_live_item")
@@ -209,8 +222,10 @@ async def _live_target(conn: asyncpg.Connection, ctx: CallerContext, item_id: st
     item = await items.get(conn, item_id, ctx.principal_id, for_update=True)
     if item is None:
         raise NotFound(f"no item {item_id}", field="supersedes")
-    if item.invalidated_at is not None or item.superseded_by is not None or item.review_status not in LIVE_STATES:
-        state = "invalidated" if item.invalidated_at is not None else item.review_status
+    expired = item.expires_at is not None and item.expires_at <= datetime.now(UTC)
+    if (item.invalidated_at is not None or item.superseded_by is not None or item.review_status not in LIVE_STATES
+            or expired):
+        state = "invalidated" if item.invalidated_at is not None else "expired" if expired else item.review_status
         raise Conflict(f"item {item_id} is {state}; only live items can be superseded", field="supersedes",
                        code="not_live")
     return item

@@ -12,13 +12,45 @@ from engram.v1 import ingest_pb2, ingest_pb2_grpc
 from services.ingest.feedback import FeedbackService
 from services.ingest.review import ReviewService
 from services.ingest.service import IngestService, RememberCommand
+from services.ingest.trash import BulkFilter, TrashService
 
 
 class IngestServicer(ingest_pb2_grpc.IngestServiceServicer):
-    def __init__(self, service: IngestService, review: ReviewService, feedback: FeedbackService) -> None:
+    def __init__(self, service: IngestService, review: ReviewService, feedback: FeedbackService,
+                 trash: TrashService) -> None:
         self._service = service
         self._review = review
         self._feedback = feedback
+        self._trash = trash
+
+    @translate_errors
+    async def Delete(self, request: ingest_pb2.DeleteRequest,  # noqa: N802
+                     context: grpc.aio.ServicerContext) -> ingest_pb2.DeleteResponse:
+        ctx = from_metadata(context.invocation_metadata())
+        trash_id = await self._trash.delete(ctx, request.id, request.reason)
+        return ingest_pb2.DeleteResponse(item_id=request.id, trash_id=trash_id)
+
+    @translate_errors
+    async def Restore(self, request: ingest_pb2.RestoreRequest,  # noqa: N802
+                      context: grpc.aio.ServicerContext) -> ingest_pb2.ItemResponse:
+        ctx = from_metadata(context.invocation_metadata())
+        return ingest_pb2.ItemResponse(item=item_to_proto(await self._trash.restore(ctx, request.trash_id)))
+
+    @translate_errors
+    async def Bulk(self, request: ingest_pb2.BulkRequest,  # noqa: N802
+                   context: grpc.aio.ServicerContext) -> ingest_pb2.BulkResponse:
+        ctx = from_metadata(context.invocation_metadata())
+        f = request.filter
+        where = BulkFilter(kinds=list(f.kinds), tags=list(f.tags), workspace_id=f.workspace_id, wing=f.wing,
+                           room=f.room, review_statuses=list(f.review_statuses), author_id=f.author_id,
+                           created_before=from_timestamp(f, "created_before"),
+                           created_after=from_timestamp(f, "created_after"))
+        result = await self._trash.bulk(ctx, request.action, where, dry_run=request.dry_run,
+                                        limit=request.limit, reason=request.reason)
+        return ingest_pb2.BulkResponse(
+            action=result.action, dry_run=result.dry_run, matched=result.matched, affected=result.affected,
+            skipped=[ingest_pb2.BulkSkip(id=i, code=c, detail=d) for i, c, d in result.skipped],
+            truncated=result.truncated)
 
     @translate_errors
     async def Feedback(self, request: ingest_pb2.FeedbackRequest,  # noqa: N802

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import base64
 import uuid
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
@@ -10,7 +11,7 @@ import asyncpg
 import numpy as np
 
 from engram.config import Settings
-from engram.db import items, kinds, search, supersession
+from engram.db import identity, items, kinds, search, supersession, trash
 from engram.db.pool import tenant_tx
 from engram.db.search import Filters
 from engram.domain import scoring, validation
@@ -24,6 +25,8 @@ SEARCH_MODES = ("keyword", "semantic", "hybrid")
 MAX_QUERY_CHARS = 2_000
 MIN_CANDIDATES = 50
 PINNED_CEILING_SHARE = 0.5  # pinned items take at most half of a startup answer
+MAX_PAGE = 500
+MAX_WITHIN_DAYS = 3_650
 
 
 @dataclass
@@ -89,9 +92,41 @@ class RecallService:
         """The audit trail of an item the caller may read."""
         validation.require_item_id(item_id)
         async with tenant_tx(self._pool, ctx.tenant_id) as conn:
-            if await items.get(conn, item_id, ctx.principal_id) is None:
+            if (await items.get(conn, item_id, ctx.principal_id) is None
+                    and not await trash.holds(conn, item_id, ctx.principal_id)):  # the trail outlives the item
                 raise NotFound(f"no item {item_id}")
             return await items.events(conn, item_id)
+
+    async def list_trash(self, ctx: CallerContext, limit: int, cursor: str) -> tuple[list[trash.Entry], str]:
+        """A page of the trash the caller may see, newest first, and the cursor of the next page ("" at the end)."""
+        if not 1 <= limit <= MAX_PAGE:
+            raise ValidationFailed(f"limit must be 1–{MAX_PAGE}, got {limit}", field="limit")
+        after = _decode_cursor(cursor) if cursor else None
+        async with tenant_tx(self._pool, ctx.tenant_id) as conn:
+            entries = await trash.listing(conn, ctx.principal_id, limit + 1, after)
+        more = len(entries) > limit
+        entries = entries[:limit]
+        last = entries[-1] if entries else None
+        next_cursor = _encode_cursor(last.deleted_at, last.id) if more and last else ""
+        return entries, next_cursor
+
+    async def trash_retention_days(self, ctx: CallerContext) -> int:
+        async with tenant_tx(self._pool, ctx.tenant_id) as conn:
+            value = await identity.config_value(conn, "trash_retention_days")
+        return int(value or self._settings.trash_retention_days)
+
+    async def expiry_candidates(self, ctx: CallerContext, within_days: int, limit: int,
+                                workspace_id: str) -> list[MemoryItem]:
+        """Live items the caller can see whose time to live ends within ``within_days`` (expired included)."""
+        if not 1 <= within_days <= MAX_WITHIN_DAYS:
+            raise ValidationFailed(f"within_days must be 1–{MAX_WITHIN_DAYS}, got {within_days}", field="within_days")
+        if not 1 <= limit <= MAX_PAGE:
+            raise ValidationFailed(f"limit must be 1–{MAX_PAGE}, got {limit}", field="limit")
+        if workspace_id:
+            validation.require_uuid(workspace_id, "workspace_id")
+        async with tenant_tx(self._pool, ctx.tenant_id) as conn:
+            until = await conn.fetchval("SELECT now() + make_interval(days => $1)", within_days)
+            return await items.expiring(conn, ctx.principal_id, until, limit, workspace_id or None)
 
     async def _ranked(self, ctx: CallerContext, mode: str, query: str, filters: Filters,
                       limit: int, include_superseded: bool = False) -> list[RankedItem]:
@@ -146,18 +181,18 @@ class RecallService:
         """A hit on a superseded item becomes its terminal successor at the old rank (listed once, only if the
         caller may see it); a chain ending in an invalidated item is dropped. With ``include_superseded``
         the superseded items themselves are kept, as history."""
-        if not any(r.item.superseded_by for r in ranked):
+        if not any(_replaced(r.item) for r in ranked):
             return ranked
         if include_superseded:
             for r in ranked:
-                if r.item.superseded_by:
-                    r.reasons.append(f"history: superseded by {r.item.superseded_by}")
+                if _replaced(r.item):
+                    r.reasons.append(f"history: superseded by {r.item.superseded_by or 'an item since deleted'}")
             return ranked
         out: list[RankedItem] = []
         seen: set[str] = set()
         async with tenant_tx(self._pool, ctx.tenant_id) as conn:
             for r in ranked:
-                if r.item.superseded_by is None:
+                if not _replaced(r.item):
                     if str(r.item.id) not in seen:
                         seen.add(str(r.item.id))
                         out.append(r)
@@ -199,6 +234,11 @@ class RecallService:
         pinned.sort(key=lambda r: -r.score)
         rest.sort(key=lambda r: -r.score)
         return pinned + rest
+
+
+def _replaced(item: MemoryItem) -> bool:
+    """Superseded: by a successor, or by one since deleted (the chain then ends in nothing)."""
+    return item.superseded_by is not None or item.review_status == "superseded"
 
 
 def _check_filters(filters: Filters) -> None:
@@ -243,3 +283,16 @@ def _require_query(query: str) -> str:
         raise ValidationFailed(f"query must be at most {MAX_QUERY_CHARS} characters", field="query")
     return query
 
+
+
+def _encode_cursor(deleted_at: datetime, entry_id: str) -> str:
+    return base64.urlsafe_b64encode(f"{deleted_at.isoformat()}|{entry_id}".encode()).decode()
+
+
+def _decode_cursor(cursor: str) -> tuple[datetime, str]:
+    try:
+        at, entry_id = base64.urlsafe_b64decode(cursor.encode()).decode().split("|")
+        validation.require_uuid(entry_id, "cursor")
+        return datetime.fromisoformat(at), entry_id
+    except (ValueError, UnicodeDecodeError) as exc:
+        raise ValidationFailed("cursor is not one this API returned", field="cursor") from exc

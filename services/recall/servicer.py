@@ -2,17 +2,29 @@
 
 from __future__ import annotations
 
+from datetime import timedelta
+
 import grpc
 
 from engram.db.search import Filters
 from engram.domain.budget import Budgets
+from engram.domain.content import preview
 from engram.rpc.context import from_metadata
-from engram.rpc.convert import event_to_proto, from_timestamp, item_to_proto, ranked_to_proto, stage_to_proto
+from engram.rpc.convert import (
+    event_to_proto,
+    from_timestamp,
+    item_to_proto,
+    ranked_to_proto,
+    stage_to_proto,
+    timestamp,
+)
 from engram.rpc.errors import translate_errors
 from engram.v1 import memory_pb2, recall_pb2, recall_pb2_grpc
 from services.recall.service import RecallQuery, RecallService
 
 DEFAULT_SEARCH_LIMIT = 10
+DEFAULT_PAGE = 50
+DEFAULT_WITHIN_DAYS = 7
 
 
 def _filters(message: memory_pb2.RecallFilters) -> Filters:
@@ -22,6 +34,11 @@ def _filters(message: memory_pb2.RecallFilters) -> Filters:
 
 def _optional(message: object, name: str) -> int | None:
     return getattr(message, name) if message.HasField(name) else None  # type: ignore[attr-defined]
+
+
+def _or(message: object, name: str, default: int) -> int:
+    value = _optional(message, name)
+    return default if value is None else value
 
 
 class RecallServicer(recall_pb2_grpc.RecallServiceServicer):
@@ -73,3 +90,26 @@ class RecallServicer(recall_pb2_grpc.RecallServiceServicer):
         item, stages = await self._service.get_status(ctx, request.id)
         return recall_pb2.GetStatusResponse(id=str(item.id), review_status=item.review_status,
                                             stages=[stage_to_proto(s) for s in stages])
+
+    @translate_errors
+    async def ListTrash(self, request: recall_pb2.ListTrashRequest,  # noqa: N802
+                        context: grpc.aio.ServicerContext) -> recall_pb2.ListTrashResponse:
+        ctx = from_metadata(context.invocation_metadata())
+        entries, next_cursor = await self._service.list_trash(ctx, _or(request, "limit", DEFAULT_PAGE),
+                                                              request.cursor)
+        retention = timedelta(days=await self._service.trash_retention_days(ctx))
+        return recall_pb2.ListTrashResponse(next_cursor=next_cursor, entries=[
+            recall_pb2.TrashEntry(
+                id=e.id, item_id=e.item_id, kind=e.kind, workspace_id=e.workspace_id, author_id=e.principal_id,
+                visibility=e.visibility, review_status=e.review_status, invalidated=e.invalidated, reason=e.reason,
+                deleted_by=e.deleted_by or "", deleted_at=timestamp(e.deleted_at),
+                purge_after=timestamp(e.deleted_at + retention), preview=preview(e.content))
+            for e in entries])
+
+    @translate_errors
+    async def ExpiryCandidates(self, request: recall_pb2.ExpiryCandidatesRequest,  # noqa: N802
+                               context: grpc.aio.ServicerContext) -> recall_pb2.ExpiryCandidatesResponse:
+        ctx = from_metadata(context.invocation_metadata())
+        found = await self._service.expiry_candidates(ctx, _or(request, "within_days", DEFAULT_WITHIN_DAYS),
+                                                      _or(request, "limit", DEFAULT_PAGE), request.workspace_id)
+        return recall_pb2.ExpiryCandidatesResponse(items=[item_to_proto(i) for i in found])

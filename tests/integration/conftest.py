@@ -22,6 +22,7 @@ from services.ingest.feedback import FeedbackService
 from services.ingest.review import ReviewService
 from services.ingest.service import IngestService
 from services.ingest.servicer import IngestServicer
+from services.ingest.trash import TrashService
 from services.recall.service import RecallService
 from services.recall.servicer import RecallServicer
 
@@ -38,7 +39,7 @@ async def servers(app_pool: asyncpg.Pool, settings: Settings,
         configured.ingest_addr, "ingest", ["engram.v1.IngestService"],
         lambda s: ingest_pb2_grpc.add_IngestServiceServicer_to_server(
             IngestServicer(IngestService(app_pool, configured), ReviewService(app_pool, configured),
-                           FeedbackService(app_pool, configured)), s),
+                           FeedbackService(app_pool, configured), TrashService(app_pool, configured)), s),
         internal_token=configured.internal_token)
     recall = await start_server(
         configured.recall_addr, "recall", ["engram.v1.RecallService"],

@@ -55,9 +55,34 @@ async def test_custom_kinds_are_registered_validated_and_disabled(gateway: httpx
     refused = await gateway.post("/v1/remember", json={"content": "Another note.", "kind": "meeting_note"},
                                  headers=people["user"])
     assert refused.status_code == 422 and "disabled" in refused.json()["detail"]
-    built_in = await gateway.patch("/v1/admin/kinds/fact", json={"enabled": False}, headers=admin)
-    assert built_in.status_code == 403 and built_in.json()["code"] == "built_in_kind"
+    reshaped = await gateway.patch("/v1/admin/kinds/fact", json={"singleton": True}, headers=admin)
+    assert reshaped.status_code == 403 and reshaped.json()["code"] == "built_in_kind"
     assert (await gateway.delete("/v1/admin/kinds/meeting_note", headers=admin)).status_code == 405
+
+
+async def test_a_tenant_switches_a_built_in_kind_off_and_on_for_itself_only(
+        gateway: httpx.AsyncClient, people: dict[str, Headers]) -> None:
+    admin, user = people["admin"], people["user"]
+    before = await gateway.post("/v1/remember", json={"content": "Diary: shipped the release.", "kind": "diary_entry"},
+                                headers=user)
+    assert before.status_code == 201
+    off = await gateway.patch("/v1/admin/kinds/diary_entry", json={"enabled": False}, headers=admin)
+    assert off.status_code == 200 and off.json() == {**off.json(), "enabled": False, "built_in": True}
+    refused = await gateway.post("/v1/remember", json={"content": "Diary: fixed the flaky test.",
+                                                       "kind": "diary_entry"}, headers=user)
+    assert refused.status_code == 422 and refused.json()["field"] == "kind"
+    assert "diary_entry" not in refused.json()["detail"].split("known kinds:")[1]
+    listed = (await gateway.get("/v1/admin/kinds", headers=admin)).json()["items"]
+    assert next(k for k in listed if k["name"] == "diary_entry")["enabled"] is False
+    elsewhere = await gateway.post("/v1/remember", json={"content": "Diary: another tenant's day.",
+                                                         "kind": "diary_entry"}, headers=people["other_tenant"])
+    assert elsewhere.status_code == 201  # the switch is this tenant's, the shared row is untouched
+    assert (await gateway.get(f"/v1/items/{before.json()['id']}", headers=user)).status_code == 200
+    on = await gateway.patch("/v1/admin/kinds/diary_entry", json={"enabled": True}, headers=admin)
+    assert on.status_code == 200 and on.json()["enabled"] is True
+    again = await gateway.post("/v1/remember", json={"content": "Diary: fixed the flaky test.",
+                                                     "kind": "diary_entry"}, headers=user)
+    assert again.status_code == 201
 
 
 async def test_a_lower_authority_singleton_write_becomes_a_proposal_with_a_conflict(

@@ -1,0 +1,199 @@
+"""Deleting to the trash, restoring from it, bulk archive/delete, and the sweep that expires items and empties
+old trash. Every change is one transaction: the item, its snapshot, its audit row and its event."""
+
+from __future__ import annotations
+
+import logging
+from dataclasses import dataclass, field
+from datetime import datetime
+
+import asyncpg
+
+from engram.config import Settings
+from engram.db import identity, items, outbox, trash
+from engram.db.pool import system_tx, tenant_tx
+from engram.domain import lifecycle, validation
+from engram.domain.models import CallerContext, MemoryItem
+from engram.errors import Conflict, EngramError, NotFound, ValidationFailed
+from engram.events.envelope import Event
+from engram.telemetry.metrics import SWEPT
+
+log = logging.getLogger(__name__)
+
+BULK_ACTIONS = ("archive", "delete")
+MAX_BULK = 1_000
+SWEEP_BATCH = 500
+
+
+async def discard(conn: asyncpg.Connection, settings: Settings, item: MemoryItem, *, reason: str,
+                  actor_id: str | None, request_id: str = "", traceparent: str = "", why: str | None = None) -> str:
+    """Move ``item`` (locked by the caller) to the trash with its audit row and event; return the entry id.
+    ``reason`` is ``deleted`` or ``expired``."""
+    entry_id = await trash.move(conn, str(item.id), reason, actor_id)
+    action = "deleted" if reason == "deleted" else "expired"
+    await items.add_event(conn, tenant_id=str(item.tenant_id), item_id=item.id, actor_id=actor_id, action=action,
+                          old_value={"review_status": item.review_status},
+                          new_value={"trash_id": entry_id}, reason=why, request_id=request_id)
+    data: dict[str, str | None] = {"item_id": str(item.id), "trash_id": entry_id, "kind": item.kind,
+                                   "workspace_id": str(item.workspace_id)}
+    if reason == "deleted":
+        data["actor_id"] = actor_id
+    else:
+        data["expires_at"] = item.expires_at.isoformat() if item.expires_at else None
+    await outbox.add(conn, Event(type=f"engram.memory.{action}", tenant_id=str(item.tenant_id), subject=str(item.id),
+                                 traceparent=traceparent, data=data), settings.events_subject_prefix)
+    return entry_id
+
+
+@dataclass
+class BulkFilter:
+    kinds: list[str] = field(default_factory=list)
+    tags: list[str] = field(default_factory=list)
+    workspace_id: str = ""
+    wing: str = ""
+    room: str = ""
+    review_statuses: list[str] = field(default_factory=list)
+    author_id: str = ""
+    created_before: datetime | None = None
+    created_after: datetime | None = None
+
+    def is_empty(self) -> bool:
+        return not any((self.kinds, self.tags, self.workspace_id, self.wing, self.room, self.review_statuses,
+                        self.author_id, self.created_before, self.created_after))
+
+
+@dataclass
+class BulkResult:
+    action: str
+    dry_run: bool
+    matched: int
+    affected: list[str]
+    skipped: list[tuple[str, str, str]]  # (item id, code, why)
+    truncated: bool
+
+
+class TrashService:
+    def __init__(self, pool: asyncpg.Pool, settings: Settings) -> None:
+        self._pool = pool
+        self._settings = settings
+
+    async def delete(self, ctx: CallerContext, item_id: str, reason: str) -> str:
+        """Move an item to the trash; its author or a reviewer. Returns the trash entry id."""
+        validation.require_item_id(item_id)
+        async with tenant_tx(self._pool, ctx.tenant_id) as conn:
+            item = await items.get(conn, item_id, ctx.principal_id, for_update=True)
+            if item is None:
+                raise NotFound(f"no item {item_id}")
+            lifecycle.may_delete(ctx, str(item.principal_id))
+            return await discard(conn, self._settings, item, reason="deleted", actor_id=ctx.principal_id,
+                                 request_id=ctx.request_id, traceparent=ctx.traceparent, why=reason.strip() or None)
+
+    async def restore(self, ctx: CallerContext, entry_id: str) -> MemoryItem:
+        """Bring an item back from the trash as it was (an invalidated item stays invalidated; an expired one
+        comes back without its expiry, since restoring it says it is still wanted)."""
+        validation.require_uuid(entry_id, "trash_id")
+        async with tenant_tx(self._pool, ctx.tenant_id) as conn:
+            entry = await trash.get(conn, entry_id, ctx.principal_id, for_update=True)
+            if entry is None:
+                raise NotFound(f"no trash entry {entry_id}")
+            lifecycle.may_restore(ctx, entry.principal_id, entry.deleted_by)
+            try:
+                item, counts = await trash.restore(conn, entry_id, clear_expiry=entry.reason == "expired")
+            except trash.RestoreConflict as exc:
+                raise Conflict("a live item with the same content exists; archive or delete it first",
+                               code="duplicate_live_item") from exc
+            await items.add_event(conn, tenant_id=ctx.tenant_id, item_id=item.id, actor_id=ctx.principal_id,
+                                  action="restored", old_value={"trash_id": entry_id},
+                                  new_value={"review_status": item.review_status, **counts},
+                                  request_id=ctx.request_id)
+            await outbox.add(conn, Event(
+                type="engram.memory.restored", tenant_id=ctx.tenant_id, subject=str(item.id),
+                traceparent=ctx.traceparent,
+                data={"item_id": str(item.id), "trash_id": entry_id, "actor_id": ctx.principal_id, "kind": item.kind,
+                      "review_status": item.review_status, "embedded": counts["embeddings"] > 0},
+            ), self._settings.events_subject_prefix)
+        return item
+
+    async def bulk(self, ctx: CallerContext, action: str, where: BulkFilter, *, dry_run: bool, limit: int,
+                   reason: str) -> BulkResult:
+        """Archive or delete every item matching ``where`` that the caller may change, in one transaction;
+        ``dry_run`` reports the same answer and writes nothing."""
+        if action not in BULK_ACTIONS:
+            raise ValidationFailed(f"action must be one of {', '.join(BULK_ACTIONS)}; got {action!r}", field="action")
+        if not 1 <= limit <= MAX_BULK:
+            raise ValidationFailed(f"limit must be 1–{MAX_BULK}", field="limit")
+        if where.is_empty():
+            raise ValidationFailed("filter must name at least one criterion (a bulk change of everything is refused)",
+                                   field="filter")
+        for value, name in ((where.workspace_id, "filter.workspace_id"), (where.author_id, "filter.author_id")):
+            if value:
+                validation.require_uuid(value, name)
+        async with tenant_tx(self._pool, ctx.tenant_id) as conn:
+            matched = await items.matching(conn, ctx.principal_id, limit + 1, kinds=where.kinds, tags=where.tags,
+                                           workspace_id=where.workspace_id or None, wing=where.wing or None,
+                                           room=where.room or None, review_statuses=where.review_statuses,
+                                           author_id=where.author_id or None, created_before=where.created_before,
+                                           created_after=where.created_after)
+            truncated = len(matched) > limit
+            matched = matched[:limit]
+            affected: list[str] = []
+            skipped: list[tuple[str, str, str]] = []
+            for item in matched:
+                try:
+                    if action == "delete":
+                        lifecycle.may_delete(ctx, str(item.principal_id))
+                    else:
+                        lifecycle.decide(ctx, item.review_status, "archive", str(item.principal_id))
+                        if item.invalidated_at is not None:
+                            raise Conflict("invalidated items are kept for audit only", code="invalidated")
+                except EngramError as exc:
+                    skipped.append((str(item.id), exc.code, exc.detail))
+                    continue
+                affected.append(str(item.id))
+                if dry_run:
+                    continue
+                if action == "delete":
+                    await discard(conn, self._settings, item, reason="deleted", actor_id=ctx.principal_id,
+                                  request_id=ctx.request_id, traceparent=ctx.traceparent, why=reason or None)
+                else:
+                    await self._archive(conn, ctx, item, reason)
+        return BulkResult(action, dry_run, len(matched), affected, skipped, truncated)
+
+    async def _archive(self, conn: asyncpg.Connection, ctx: CallerContext, item: MemoryItem, reason: str) -> None:
+        await items.set_review_status(conn, str(item.id), "archived")
+        await items.add_event(conn, tenant_id=ctx.tenant_id, item_id=item.id, actor_id=ctx.principal_id,
+                              action="review.archive", old_value={"review_status": item.review_status},
+                              new_value={"review_status": "archived"}, reason=reason or None,
+                              request_id=ctx.request_id)
+        await outbox.add(conn, Event(
+            type="engram.memory.review_changed", tenant_id=ctx.tenant_id, subject=str(item.id),
+            traceparent=ctx.traceparent,
+            data={"item_id": str(item.id), "action": "archive", "from": item.review_status, "to": "archived",
+                  "actor_id": ctx.principal_id, "kind": item.kind},
+        ), self._settings.events_subject_prefix)
+
+
+@dataclass
+class SweepReport:
+    expired: int = 0
+    purged: int = 0
+
+
+async def sweep(pool: asyncpg.Pool, settings: Settings, *, batch: int = SWEEP_BATCH) -> SweepReport:
+    """One pass over every tenant: expired items go to the trash (``memory.expired``), and trash older than
+    the tenant's retention is emptied. Bounded per tenant; replicas running it at once skip each other's rows."""
+    report = SweepReport()
+    async with system_tx(pool) as conn:
+        tenants = [str(r["id"]) for r in await conn.fetch("SELECT id FROM tenants ORDER BY id")]
+    for tenant_id in tenants:
+        async with tenant_tx(pool, tenant_id) as conn:
+            for item in await trash.expired_items(conn, batch):
+                await discard(conn, settings, item, reason="expired", actor_id=None, why="time to live ended")
+                report.expired += 1
+            retention = await identity.config_value(conn, "trash_retention_days") or settings.trash_retention_days
+            report.purged += await trash.purge(conn, int(retention), batch)
+    SWEPT.labels("expired").inc(report.expired)
+    SWEPT.labels("purged").inc(report.purged)
+    if report.expired or report.purged:
+        log.info("sweep: %d items expired to the trash, %d trash entries emptied", report.expired, report.purged)
+    return report
