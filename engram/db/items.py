@@ -125,15 +125,17 @@ async def set_review_status(conn: asyncpg.Connection, item_id: str, status: str)
 
 
 async def live_singleton(conn: asyncpg.Connection, workspace_id: str, subject: str, kind: str,
-                         viewer: str) -> MemoryItem | None:
-    """The live item holding a singleton slot (workspace, subject, kind) that ``viewer`` can see, locked."""
+                         viewer: str, exclude: str | None = None) -> MemoryItem | None:
+    """The live item holding a singleton slot (workspace, subject, kind) that ``viewer`` can see, locked
+    (``exclude``: an item that does not count, such as the one about to take the slot)."""
     row = await conn.fetchrow(
         f"""SELECT {ITEM_COLUMNS} FROM memory_items i
             WHERE i.workspace_id = $1 AND i.subject = $2 AND i.kind = $3 AND i.invalidated_at IS NULL
+              AND ($5::uuid IS NULL OR i.id <> $5)
               AND i.superseded_by IS NULL AND i.review_status IN ('active', 'disputed') AND {NOT_EXPIRED}
               AND {visible_to('$4')}
             ORDER BY i.created_at DESC LIMIT 1 FOR UPDATE OF i""",
-        workspace_id, subject, kind, viewer)
+        workspace_id, subject, kind, viewer, exclude)
     return row_to_item(row) if row else None
 
 

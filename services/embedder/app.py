@@ -1,4 +1,5 @@
-"""The embedder process: a durable JetStream consumer of memory.created."""
+"""The embedder process: durable JetStream consumers of memory.created and memory.restored (an item restored
+from the trash before it was ever embedded)."""
 
 from __future__ import annotations
 
@@ -39,13 +40,13 @@ async def serve(settings: Settings, stop: asyncio.Event) -> None:
     try:
         await declare_streams(settings)
         service = EmbedderService(pool, settings, provider)
-        register_consumer(
-            broker, settings, ConsumerSpec(name=CONSUMER, event="memory.created",
-                                           batch_size=settings.embedding_batch_size),
-            service.handle_created, on_dead=service.mark_failed,
-        )
+        for durable, event in ((CONSUMER, "memory.created"), (f"{CONSUMER}_restored", "memory.restored")):
+            register_consumer(
+                broker, settings, ConsumerSpec(name=durable, event=event, batch_size=settings.embedding_batch_size),
+                service.handle, on_dead=service.mark_failed,
+            )
         await broker.start()
-        log.info("embedder consuming memory.created with profile %s", provider.profile)
+        log.info("embedder consuming memory.created and memory.restored with profile %s", provider.profile)
         await stop.wait()
     finally:
         await broker.stop()

@@ -1,5 +1,6 @@
-"""Embedding logic: read the items a batch of memory.created events names, embed them in one call, and
-store each vector with its inbox row, stage and memory.embedded event in one transaction."""
+"""Embedding logic: read the items a batch of memory.created (or memory.restored) events names, embed those
+still without a vector in one call, and store each vector with its inbox row, stage and memory.embedded
+event in one transaction."""
 
 from __future__ import annotations
 
@@ -28,7 +29,7 @@ class EmbedderService:
         self._settings = settings
         self._provider = provider
 
-    async def handle_created(self, events: list[Event]) -> dict[str, Exception]:
+    async def handle(self, events: list[Event]) -> dict[str, Exception]:
         """Embed the items of a batch; return the events that failed (they will be redelivered)."""
         failures: dict[str, Exception] = {}
         todo: list[tuple[Event, MemoryItem]] = []
@@ -65,6 +66,8 @@ class EmbedderService:
             item = await items.get(conn, event.subject)
             if item is None:
                 log.info("item %s of event %s no longer exists; nothing to embed", event.subject, event.id)
+            elif await embeddings.exists(conn, str(item.id), self._provider.profile):
+                return None  # a restored item came back with its vector
             return item
 
     async def _store(self, event: Event, item: MemoryItem, vector: object) -> None:

@@ -62,7 +62,7 @@ async def world(gateway: httpx.AsyncClient, app_pool: asyncpg.Pool, owner_pool: 
         items[name] = response.json()["id"]
     async with owner_pool.acquire() as conn:  # embed them, as the embedder would
         rows = await conn.fetch("SELECT envelope FROM outbox WHERE tenant_id = $1::uuid", tenant_a)
-    await EmbedderService(app_pool, settings, embedder).handle_created(
+    await EmbedderService(app_pool, settings, embedder).handle(
         [Event.decode(json.loads(r["envelope"])) for r in rows])
     return World(keys["alice"], keys["bob"], keys["viewer"], keys["carol"], secret, items)
 
@@ -149,7 +149,7 @@ async def test_public_items_reach_other_tenants_only_where_enabled(gateway: http
     tenant_a = published.json()["item"]["tenant_id"]
     async with owner_pool.acquire() as conn:
         rows = await conn.fetch("SELECT envelope FROM outbox WHERE envelope->>'subject' = $1", public_id)
-    await EmbedderService(app_pool, settings, embedder).handle_created(
+    await EmbedderService(app_pool, settings, embedder).handle(
         [Event.decode(json.loads(r["envelope"])) for r in rows])
     # not enabled: the public item stays inside its tenant
     assert public_id in (await _seen(gateway, world.bob))["recall:keyword"]  # positive control

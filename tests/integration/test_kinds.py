@@ -20,7 +20,8 @@ async def people(app_pool: asyncpg.Pool, owner_pool: asyncpg.Pool) -> dict[str, 
     base = await create_tenant(owner_pool)
     headers: dict[str, Headers] = {}
     for name, kind, scopes in (("admin", "user", ["admin"]), ("user", "user", ["read", "write"]),
-                               ("agent", "agent", ["read", "write"])):
+                               ("agent", "agent", ["read", "write"]), ("reviewer", "user", ["read", "write", "review"]),
+                               ("agent_reviewer", "agent", ["read", "write", "review"])):
         principal = await identity.create_principal(app_pool, base.tenant_id, name, kind)
         issued = await identity.create_key(app_pool, base.tenant_id, principal, scopes, name)
         headers[name] = {"authorization": f"Bearer {issued.key}"}
@@ -113,6 +114,55 @@ async def test_a_lower_authority_singleton_write_becomes_a_proposal_with_a_confl
     by_id = {h["item"]["id"]: h["reasons"] for h in hits}
     assert any(r.startswith("open conflict with") for r in by_id[users.json()["id"]])
     assert "unreviewed (proposed)" in by_id[agents.json()["id"]]
+
+    # only a reviewer can accept the change: not the agent, not an agent holding the review scope, not a writer
+    proposal = agents.json()["id"]
+    for who in ("agent", "agent_reviewer", "user"):
+        refused = await gateway.post(f"/v1/items/{proposal}/review", json={"action": "activate"}, headers=people[who])
+        assert refused.status_code == 403 and refused.json()["code"] == "review_not_allowed", who
+    still = (await gateway.get(f"/v1/items/{users.json()['id']}", headers=people["user"])).json()
+    assert still["superseded_by"] is None
+    accepted = await gateway.post(f"/v1/items/{proposal}/review", json={"action": "activate", "reason": "Bob said so"},
+                                  headers=people["reviewer"])
+    assert accepted.status_code == 200 and accepted.json()["review_status"] == "active"
+    replaced = (await gateway.get(f"/v1/items/{users.json()['id']}", headers=people["user"])).json()
+    assert replaced["review_status"] == "superseded" and replaced["superseded_by"] == proposal
+    async with owner_pool.acquire() as conn:
+        conflict = await conn.fetchrow("SELECT * FROM conflicts WHERE item_b = $1::uuid", proposal)
+        resolved = await conn.fetchval(
+            "SELECT envelope FROM outbox WHERE envelope->>'type' = 'engram.conflict.resolved' "
+            "AND envelope->>'subject' = $1", str(conflict["id"]))
+    assert conflict["status"] == "resolved" and conflict["resolution"] == "accept_new"
+    assert json.loads(resolved)["data"]["resolution"] == "accept_new"
+    answer = await gateway.post("/v1/recall", json={"query": "Bob prefers black coffee", "mode": "keyword"},
+                                headers=people["user"])
+    top = answer.json()["items"][0]
+    assert top["item"]["id"] == proposal and top["matched_via"] == users.json()["id"]
+    assert not any(r.startswith("open conflict") for r in top["reasons"])
+    trail = (await gateway.get(f"/v1/items/{users.json()['id']}/events", headers=people["user"])).json()["events"]
+    assert trail[-1]["action"] == "superseded" and trail[-1]["reason"] == "Bob said so"
+
+
+async def test_rejecting_a_singleton_proposal_keeps_the_incumbent_and_closes_the_conflict(
+        gateway: httpx.AsyncClient, people: dict[str, Headers], owner_pool: asyncpg.Pool) -> None:
+    subject = f"carol.editor.{uuid.uuid4().hex[:6]}"
+    users = await gateway.post("/v1/remember", json={"content": "Carol prefers vim.", "kind": "preference",
+                                                     "subject": subject}, headers=people["user"])
+    agents = await gateway.post("/v1/remember", json={"content": "Carol prefers emacs.", "kind": "preference",
+                                                      "subject": subject, "source_type": "inferred"},
+                                headers=people["agent"])
+    rejected = await gateway.post(f"/v1/items/{agents.json()['id']}/review", json={"action": "reject"},
+                                  headers=people["reviewer"])
+    assert rejected.status_code == 200 and rejected.json()["review_status"] == "rejected"
+    kept = (await gateway.get(f"/v1/items/{users.json()['id']}", headers=people["user"])).json()
+    assert kept["review_status"] == "active" and kept["superseded_by"] is None
+    async with owner_pool.acquire() as conn:
+        conflict = await conn.fetchrow("SELECT * FROM conflicts WHERE item_b = $1::uuid", agents.json()["id"])
+    assert conflict["status"] == "resolved" and conflict["resolution"] == "keep_existing"
+    hits = (await gateway.post("/v1/recall", json={"query": "Carol prefers", "mode": "keyword"},
+                               headers=people["user"])).json()["items"]
+    assert [h["item"]["id"] for h in hits] == [users.json()["id"]]
+    assert not any(r.startswith("open conflict") for r in hits[0]["reasons"])
 
 
 async def test_an_equal_authority_singleton_write_supersedes(gateway: httpx.AsyncClient,

@@ -77,8 +77,8 @@ async def test_embedder_redelivery_changes_nothing(app_pool: asyncpg.Pool, owner
                                                   tenant.tenant_id))
     event = Event.decode(envelope)
     service = EmbedderService(app_pool, settings, embedder)
-    assert await service.handle_created([event]) == {}
-    assert await service.handle_created([event]) == {}  # the redelivery
+    assert await service.handle([event]) == {}
+    assert await service.handle([event]) == {}  # the redelivery
     async with owner_pool.acquire() as conn:
         counts = await conn.fetchrow(
             """SELECT (SELECT count(*) FROM memory_embeddings WHERE item_id = $1) AS vectors,
@@ -96,7 +96,7 @@ async def test_write_flows_through_jetstream_to_the_embedder(
     service = EmbedderService(app_pool, settings, embedder)
     broker = NatsBroker(settings.nats_url)
     register_consumer(broker, settings, ConsumerSpec(name="embedder-under-test", event="memory.created",
-                                                     max_deliver=2), service.handle_created, service.mark_failed)
+                                                     max_deliver=2), service.handle, service.mark_failed)
     stop = asyncio.Event()
     relay = OutboxRelay(app_pool, js, settings.events_subject_prefix, poll_interval_s=0.2)
     relay_task = asyncio.create_task(relay.run(stop))

@@ -36,7 +36,7 @@ async def _populate(ctx: CallerContext, app_pool: asyncpg.Pool, owner_pool: asyn
     async with owner_pool.acquire() as conn:
         rows = await conn.fetch("SELECT envelope FROM outbox WHERE tenant_id = $1::uuid AND sent_at IS NULL",
                                 ctx.tenant_id)
-    await EmbedderService(app_pool, settings, embedder).handle_created([Event.decode(json.loads(r["envelope"]))
+    await EmbedderService(app_pool, settings, embedder).handle([Event.decode(json.loads(r["envelope"]))
                                                                         for r in rows])
     return ids
 

@@ -13,6 +13,8 @@ from engram.config import Settings
 from engram.db import embeddings, identity
 from engram.db.pool import tenant_tx
 from engram.embeddings.provider import EmbeddingProvider
+from engram.events.envelope import Event
+from services.embedder.service import EmbedderService
 from services.ingest.trash import sweep
 from tests.conftest import create_tenant
 
@@ -319,3 +321,19 @@ async def test_writing_the_text_of_an_expired_item_again_is_a_new_memory(
     assert again.status_code == 201 and again.json()["status"] == "created" and again.json()["id"] != first["id"]
     assert await _outbox(owner_pool, "memory.expired", first["id"]) is not None
     assert (await gateway.get(f"/v1/items/{first['id']}", headers=user)).status_code == 404
+
+
+async def test_an_item_restored_before_it_was_embedded_is_embedded_on_memory_restored(
+        gateway: httpx.AsyncClient, people: dict[str, Headers], owner_pool: asyncpg.Pool, app_pool: asyncpg.Pool,
+        settings: Settings, embedder: EmbeddingProvider) -> None:
+    user = people["user"]
+    item = await _remember(gateway, user, "The release train leaves every second Thursday.")
+    trash_id = (await gateway.delete(f"/v1/items/{item['id']}", headers=user)).json()["trash_id"]
+    assert (await gateway.post(f"/v1/trash/{trash_id}/restore", headers=user)).status_code == 200
+    envelope = await _outbox(owner_pool, "memory.restored", item["id"])
+    assert envelope is not None and envelope["data"]["embedded"] is False
+    service = EmbedderService(app_pool, settings, embedder)
+    assert await service.handle([Event.decode(envelope)]) == {}
+    assert item["id"] in await _search(gateway, user, "when does the release train leave", "semantic")
+    status = (await gateway.get(f"/v1/items/{item['id']}/status", headers=user)).json()
+    assert {s["name"]: s["status"] for s in status["stages"]}["embedding"] == "done"

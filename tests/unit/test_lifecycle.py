@@ -6,7 +6,7 @@ import itertools
 
 import pytest
 
-from engram.domain.lifecycle import ACTIONS, TRANSITIONS, decide, may_verify
+from engram.domain.lifecycle import ACTIONS, TRANSITIONS, decide, may_delete, may_invalidate, may_restore, may_verify
 from engram.domain.models import CallerContext
 from engram.errors import Conflict, PermissionDenied, ValidationFailed
 
@@ -71,3 +71,29 @@ def test_only_human_reviewers_verify() -> None:
     for name in ("agent with review scope", "human writer", "reader"):
         with pytest.raises(PermissionDenied):
             may_verify(CALLERS[name])
+
+
+DELETERS = {"human reviewer", "admin", "agent author", "human author"}
+
+
+@pytest.mark.parametrize("caller", list(CALLERS))
+def test_who_may_invalidate_and_delete(caller: str) -> None:
+    for rule in (may_invalidate, may_delete):
+        if caller in DELETERS:
+            rule(CALLERS[caller], AUTHOR)
+        else:
+            with pytest.raises(PermissionDenied):
+                rule(CALLERS[caller], AUTHOR)
+
+
+@pytest.mark.parametrize(("caller", "deleted_by", "allowed"), [
+    ("human reviewer", "someone", True), ("admin", None, True), ("agent author", None, True),
+    ("human writer", "writer-id", True), ("human writer", "someone", False), ("human writer", None, False),
+    ("agent with review scope", "someone", False), ("reader", "someone", False),
+])
+def test_who_may_restore(caller: str, deleted_by: str | None, allowed: bool) -> None:
+    if allowed:
+        may_restore(CALLERS[caller], AUTHOR, deleted_by)
+    else:
+        with pytest.raises(PermissionDenied):
+            may_restore(CALLERS[caller], AUTHOR, deleted_by)
