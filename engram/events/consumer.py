@@ -9,6 +9,7 @@ redelivered with back-off; after ``max_deliver`` attempts it goes to the dead-le
 
 from __future__ import annotations
 
+import asyncio
 import functools
 import logging
 from collections.abc import Awaitable, Callable
@@ -71,15 +72,46 @@ def patch_nats_fetch_timeout() -> None:
     pull.fetch = fetch  # type: ignore[method-assign]
 
 
+class Drain:
+    """Counts batches in flight; once started, new batches are handed back (nak, no delay) unprocessed."""
+
+    def __init__(self) -> None:
+        self.draining = False
+        self._inflight = 0
+        self._idle = asyncio.Event()
+        self._idle.set()
+
+    def start(self) -> None:
+        self.draining = True
+
+    def enter(self) -> None:
+        self._inflight += 1
+        self._idle.clear()
+
+    def leave(self) -> None:
+        self._inflight -= 1
+        if self._inflight == 0:
+            self._idle.set()
+
+    async def wait(self, timeout_s: float) -> bool:
+        """True when nothing is in flight (within ``timeout_s``)."""
+        try:
+            await asyncio.wait_for(self._idle.wait(), timeout_s)
+        except TimeoutError:
+            return False
+        return True
+
+
 def retry_delay(attempt: int) -> float:
     """Back-off before redelivery: 0.5 s, 1 s, 2 s, … capped at 30 s."""
     return float(min(0.5 * 2 ** max(attempt - 1, 0), 30.0))
 
 
 def register_consumer(broker: NatsBroker, settings: Settings, spec: ConsumerSpec, handle: BatchHandler,
-                      on_dead: DeadHandler | None = None) -> None:
+                      on_dead: DeadHandler | None = None, drain: Drain | None = None) -> None:
     """Subscribe ``handle`` as the durable consumer ``spec.name``."""
     patch_nats_fetch_timeout()
+    drain = drain or Drain()
     subject = filter_for(settings.events_subject_prefix, spec.event)
 
     async def dead_letter(raw: Msg, reason: str) -> None:
@@ -98,6 +130,17 @@ def register_consumer(broker: NatsBroker, settings: Settings, spec: ConsumerSpec
         ack_policy=AckPolicy.MANUAL,
     )
     async def on_batch(message: NatsBatchMessage = Context("message")) -> None:  # noqa: B008
+        if drain.draining:  # shutting down: another replica (or this one, restarted) takes them
+            for raw in message.raw_message:
+                await raw.nak()
+            return
+        drain.enter()
+        try:
+            await _handle_batch(message)
+        finally:
+            drain.leave()
+
+    async def _handle_batch(message: NatsBatchMessage) -> None:
         deliveries: list[tuple[Msg, Event]] = []
         for raw in message.raw_message:
             if raw.metadata.num_delivered > 1:

@@ -4,51 +4,27 @@ from the trash before it was ever embedded)."""
 from __future__ import annotations
 
 import asyncio
-import logging
+from collections.abc import Sequence
 
-import nats
-from faststream.nats import NatsBroker
+import asyncpg
 
 from engram.config import Settings
-from engram.db.pool import service_pool
 from engram.embeddings.provider import create_provider
-from engram.events.consumer import ConsumerSpec, register_consumer
-from engram.events.stream import ensure_streams
-from engram.telemetry.metrics import serve_metrics
+from engram.events.consumer import ConsumerSpec
+from engram.events.worker import Subscription, run_worker
 from services.embedder.service import CONSUMER, EmbedderService
-
-log = logging.getLogger(__name__)
-
-
-async def declare_streams(settings: Settings) -> None:
-    assert settings.nats_url
-    nc = await nats.connect(settings.nats_url, connect_timeout=5)
-    try:
-        await ensure_streams(nc.jetstream(), settings)
-    finally:
-        await nc.close()
 
 
 async def serve(settings: Settings, stop: asyncio.Event) -> None:
-    if not settings.database_url or not settings.nats_url:
-        raise SystemExit("embedder needs ENGRAM_DATABASE_URL and ENGRAM_NATS_URL")
-    serve_metrics(settings.metrics_port, settings.metrics_host)
     provider = create_provider(settings)
-    pool = await service_pool(settings)
-    broker = NatsBroker(settings.nats_url, max_reconnect_attempts=-1, reconnect_time_wait=1,
-                        logger=logging.getLogger("faststream"))
-    try:
-        await declare_streams(settings)
+
+    async def build(pool: asyncpg.Pool) -> Sequence[Subscription]:
         service = EmbedderService(pool, settings, provider)
-        for durable, event in ((CONSUMER, "memory.created"), (f"{CONSUMER}_restored", "memory.restored")):
-            register_consumer(
-                broker, settings, ConsumerSpec(name=durable, event=event, batch_size=settings.embedding_batch_size),
-                service.handle, on_dead=service.mark_failed,
-            )
-        await broker.start()
-        log.info("embedder consuming memory.created and memory.restored with profile %s", provider.profile)
-        await stop.wait()
+        return [Subscription(ConsumerSpec(name=durable, event=event, batch_size=settings.embedding_batch_size),
+                             service.handle, service.mark_failed)
+                for durable, event in ((CONSUMER, "memory.created"), (f"{CONSUMER}_restored", "memory.restored"))]
+
+    try:
+        await run_worker("embedder", settings, stop, build)
     finally:
-        await broker.stop()
-        await pool.close()
         await provider.close()

@@ -1,0 +1,93 @@
+"""A consumer process: its pool, broker and durable consumers, lag metrics, and a graceful drain.
+
+Every pipeline service (embedder, classifier, conflicts, promotion) is one ``run_worker`` call with its own
+subscriptions. On SIGTERM the worker stops taking batches, lets the ones in flight finish and acknowledge
+(waiting at most ``DRAIN_TIMEOUT_S``; anything cut short is redelivered, the inbox makes that harmless), then
+closes the broker and the pool.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+from collections.abc import Awaitable, Callable, Coroutine, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import asyncpg
+import nats
+from faststream.nats import NatsBroker
+from nats.js import JetStreamContext
+
+from engram.config import Settings
+from engram.db.pool import service_pool
+from engram.events.consumer import BatchHandler, ConsumerSpec, DeadHandler, Drain, register_consumer
+from engram.events.stream import ensure_streams
+from engram.telemetry.metrics import CONSUMER_LAG, serve_metrics
+
+log = logging.getLogger(__name__)
+
+DRAIN_TIMEOUT_S = 10.0
+LAG_INTERVAL_S = 5.0
+
+
+@dataclass(frozen=True)
+class Subscription:
+    spec: ConsumerSpec
+    handle: BatchHandler
+    on_dead: DeadHandler | None = None
+
+
+Build = Callable[[asyncpg.Pool], Awaitable[Sequence[Subscription]]]
+Background = Callable[[asyncpg.Pool, asyncio.Event], Coroutine[Any, Any, None]]
+
+
+async def run_worker(name: str, settings: Settings, stop: asyncio.Event, build: Build,
+                     background: Background | None = None) -> None:
+    """Serve ``build``'s subscriptions (and an optional ``background`` task) until ``stop`` is set."""
+    if not settings.database_url or not settings.nats_url:
+        raise SystemExit(f"{name} needs ENGRAM_DATABASE_URL and ENGRAM_NATS_URL")
+    serve_metrics(settings.metrics_port, settings.metrics_host)
+    pool = await service_pool(settings)
+    nc = await nats.connect(settings.nats_url, max_reconnect_attempts=-1, reconnect_time_wait=1, connect_timeout=5)
+    broker = NatsBroker(settings.nats_url, max_reconnect_attempts=-1, reconnect_time_wait=1,
+                        logger=logging.getLogger("faststream"))
+    drain = Drain()
+    tasks: list[asyncio.Task[None]] = []
+    try:
+        js = nc.jetstream()
+        await ensure_streams(js, settings)
+        subscriptions = await build(pool)
+        for sub in subscriptions:
+            register_consumer(broker, settings, sub.spec, sub.handle, on_dead=sub.on_dead, drain=drain)
+        await broker.start()
+        tasks.append(asyncio.create_task(_report_lag(js, settings, [s.spec.name for s in subscriptions], stop)))
+        if background is not None:
+            tasks.append(asyncio.create_task(background(pool, stop)))
+        log.info("%s consuming %s", name, ", ".join(f"{s.spec.event} as {s.spec.name}" for s in subscriptions))
+        await stop.wait()
+    finally:
+        drain.start()
+        if not await drain.wait(DRAIN_TIMEOUT_S):
+            log.warning("%s: batches still running after %.0fs; they will be redelivered", name, DRAIN_TIMEOUT_S)
+        for task in tasks:
+            task.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await task
+        await broker.stop()
+        await nc.close()
+        await pool.close()
+
+
+async def _report_lag(js: JetStreamContext, settings: Settings, durables: list[str], stop: asyncio.Event) -> None:
+    """Keep ``engram_consumer_pending`` current: messages the stream holds that a consumer has not yet had."""
+    while not stop.is_set():
+        for durable in durables:
+            try:
+                info = await js.consumer_info(settings.events_stream, durable)
+                CONSUMER_LAG.labels(durable).set(info.num_pending or 0)
+            except Exception as exc:  # a metric must never take the worker down
+                log.debug("consumer_info(%s) failed: %r", durable, exc)
+        with contextlib.suppress(TimeoutError):
+            await asyncio.wait_for(stop.wait(), LAG_INTERVAL_S)
