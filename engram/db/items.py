@@ -16,7 +16,8 @@ ITEM_COLUMNS = (
     "tenant_id, id, workspace_id, principal_id, content, content_hash, kind, subject, wing, room, tags, "
     "importance, pinned, visibility, review_status, authority, source_type, source_uri, source_session, "
     "source_trust, memory_confidence, human_verified, valid_from, valid_to, created_at, superseded_by, "
-    "invalidated_at, expires_at, recall_count, external_id, metadata"
+    "invalidated_at, expires_at, recall_count, external_id, metadata, kind_explicit, taxonomy_confidence, retention, "
+    "retention_confidence, sensitivity, classified_at"
 )
 
 NOT_EXPIRED = "(i.expires_at IS NULL OR i.expires_at > now())"
@@ -49,6 +50,7 @@ class NewItem:
     expires_at: datetime | None
     external_id: str | None
     metadata: dict[str, Any]
+    kind_explicit: bool = True
 
 
 def visible_to(viewer_param: str, alias: str = "i") -> str:
@@ -78,9 +80,9 @@ async def insert(conn: asyncpg.Connection, item: NewItem) -> MemoryItem | None:
         f"""INSERT INTO memory_items (tenant_id, id, workspace_id, principal_id, content, content_hash, kind,
                 importance, review_status, authority, source_type, source_trust, subject, wing, room, tags,
                 pinned, visibility, source_uri, source_session, valid_from, valid_to, expires_at, external_id,
-                metadata)
+                metadata, kind_explicit)
             VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19, $20,
-                    $21, $22, $23, $24, $25::jsonb)
+                    $21, $22, $23, $24, $25::jsonb, $26)
             ON CONFLICT (tenant_id, workspace_id, principal_id, content_hash)
                 WHERE review_status IN ('proposed', 'active', 'disputed') AND invalidated_at IS NULL
             DO NOTHING
@@ -89,6 +91,7 @@ async def insert(conn: asyncpg.Connection, item: NewItem) -> MemoryItem | None:
         item.importance, item.review_status, item.authority, item.source_type, item.source_trust, item.subject,
         item.wing, item.room, item.tags, item.pinned, item.visibility, item.source_uri, item.source_session,
         item.valid_from, item.valid_to, item.expires_at, item.external_id, json.dumps(item.metadata),
+        item.kind_explicit,
     )
     return row_to_item(row) if row else None
 

@@ -64,6 +64,12 @@ class MemoryItem:
     recall_count: int = 0
     external_id: str | None = None
     metadata: dict[str, Any] = field(default_factory=dict)
+    kind_explicit: bool = True
+    taxonomy_confidence: float | None = None
+    retention: str | None = None
+    retention_confidence: float | None = None
+    sensitivity: str | None = None
+    classified_at: datetime | None = None
 
     @classmethod
     def from_row(cls, row: Any) -> MemoryItem:

@@ -51,7 +51,10 @@ def item_to_proto(item: MemoryItem) -> memory_pb2.MemoryItem:
         valid_to=timestamp(item.valid_to), created_at=timestamp(item.created_at),
         expires_at=timestamp(item.expires_at), superseded_by=str(item.superseded_by or ""),
         invalidated_at=timestamp(item.invalidated_at), external_id=item.external_id or "",
-        metadata=struct(item.metadata), recall_count=item.recall_count,
+        metadata=struct(item.metadata), recall_count=item.recall_count, retention=item.retention or "",
+        retention_confidence=item.retention_confidence, taxonomy_confidence=item.taxonomy_confidence,
+        sensitivity=item.sensitivity or "", classified_at=timestamp(item.classified_at),
+        kind_explicit=item.kind_explicit,
     )
 
 

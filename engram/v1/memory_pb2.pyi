@@ -11,7 +11,7 @@ from typing import ClassVar as _ClassVar, Optional as _Optional, Union as _Union
 DESCRIPTOR: _descriptor.FileDescriptor
 
 class MemoryItem(_message.Message):
-    __slots__ = ("id", "tenant_id", "workspace_id", "principal_id", "content", "content_hash", "kind", "subject", "wing", "room", "tags", "importance", "pinned", "visibility", "review_status", "authority", "source_type", "source_uri", "source_session", "source_trust", "memory_confidence", "human_verified", "valid_from", "valid_to", "created_at", "expires_at", "superseded_by", "invalidated_at", "external_id", "metadata", "recall_count")
+    __slots__ = ("id", "tenant_id", "workspace_id", "principal_id", "content", "content_hash", "kind", "subject", "wing", "room", "tags", "importance", "pinned", "visibility", "review_status", "authority", "source_type", "source_uri", "source_session", "source_trust", "memory_confidence", "human_verified", "valid_from", "valid_to", "created_at", "expires_at", "superseded_by", "invalidated_at", "external_id", "metadata", "recall_count", "retention", "retention_confidence", "taxonomy_confidence", "sensitivity", "classified_at", "kind_explicit")
     ID_FIELD_NUMBER: _ClassVar[int]
     TENANT_ID_FIELD_NUMBER: _ClassVar[int]
     WORKSPACE_ID_FIELD_NUMBER: _ClassVar[int]
@@ -43,6 +43,12 @@ class MemoryItem(_message.Message):
     EXTERNAL_ID_FIELD_NUMBER: _ClassVar[int]
     METADATA_FIELD_NUMBER: _ClassVar[int]
     RECALL_COUNT_FIELD_NUMBER: _ClassVar[int]
+    RETENTION_FIELD_NUMBER: _ClassVar[int]
+    RETENTION_CONFIDENCE_FIELD_NUMBER: _ClassVar[int]
+    TAXONOMY_CONFIDENCE_FIELD_NUMBER: _ClassVar[int]
+    SENSITIVITY_FIELD_NUMBER: _ClassVar[int]
+    CLASSIFIED_AT_FIELD_NUMBER: _ClassVar[int]
+    KIND_EXPLICIT_FIELD_NUMBER: _ClassVar[int]
     id: str
     tenant_id: str
     workspace_id: str
@@ -74,7 +80,13 @@ class MemoryItem(_message.Message):
     external_id: str
     metadata: _struct_pb2.Struct
     recall_count: int
-    def __init__(self, id: _Optional[str] = ..., tenant_id: _Optional[str] = ..., workspace_id: _Optional[str] = ..., principal_id: _Optional[str] = ..., content: _Optional[str] = ..., content_hash: _Optional[str] = ..., kind: _Optional[str] = ..., subject: _Optional[str] = ..., wing: _Optional[str] = ..., room: _Optional[str] = ..., tags: _Optional[_Iterable[str]] = ..., importance: _Optional[float] = ..., pinned: _Optional[bool] = ..., visibility: _Optional[str] = ..., review_status: _Optional[str] = ..., authority: _Optional[int] = ..., source_type: _Optional[str] = ..., source_uri: _Optional[str] = ..., source_session: _Optional[str] = ..., source_trust: _Optional[float] = ..., memory_confidence: _Optional[float] = ..., human_verified: _Optional[bool] = ..., valid_from: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., valid_to: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., created_at: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., expires_at: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., superseded_by: _Optional[str] = ..., invalidated_at: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., external_id: _Optional[str] = ..., metadata: _Optional[_Union[_struct_pb2.Struct, _Mapping]] = ..., recall_count: _Optional[int] = ...) -> None: ...
+    retention: str
+    retention_confidence: float
+    taxonomy_confidence: float
+    sensitivity: str
+    classified_at: _timestamp_pb2.Timestamp
+    kind_explicit: bool
+    def __init__(self, id: _Optional[str] = ..., tenant_id: _Optional[str] = ..., workspace_id: _Optional[str] = ..., principal_id: _Optional[str] = ..., content: _Optional[str] = ..., content_hash: _Optional[str] = ..., kind: _Optional[str] = ..., subject: _Optional[str] = ..., wing: _Optional[str] = ..., room: _Optional[str] = ..., tags: _Optional[_Iterable[str]] = ..., importance: _Optional[float] = ..., pinned: _Optional[bool] = ..., visibility: _Optional[str] = ..., review_status: _Optional[str] = ..., authority: _Optional[int] = ..., source_type: _Optional[str] = ..., source_uri: _Optional[str] = ..., source_session: _Optional[str] = ..., source_trust: _Optional[float] = ..., memory_confidence: _Optional[float] = ..., human_verified: _Optional[bool] = ..., valid_from: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., valid_to: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., created_at: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., expires_at: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., superseded_by: _Optional[str] = ..., invalidated_at: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., external_id: _Optional[str] = ..., metadata: _Optional[_Union[_struct_pb2.Struct, _Mapping]] = ..., recall_count: _Optional[int] = ..., retention: _Optional[str] = ..., retention_confidence: _Optional[float] = ..., taxonomy_confidence: _Optional[float] = ..., sensitivity: _Optional[str] = ..., classified_at: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., kind_explicit: _Optional[bool] = ...) -> None: ...
 
 class RecalledItem(_message.Message):
     __slots__ = ("item", "score", "reasons", "origin", "matched_via")

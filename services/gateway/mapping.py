@@ -8,8 +8,9 @@ from google.protobuf.json_format import MessageToDict
 
 from engram.v1 import memory_pb2, recall_pb2
 
-_OPTIONAL_TEXT = ("subject", "wing", "room", "source_uri", "source_session", "superseded_by", "external_id")
-_TIMES = ("valid_from", "valid_to", "created_at", "expires_at", "invalidated_at")
+_OPTIONAL_TEXT = ("subject", "wing", "room", "source_uri", "source_session", "superseded_by", "external_id",
+                  "retention", "sensitivity")
+_TIMES = ("valid_from", "valid_to", "created_at", "expires_at", "invalidated_at", "classified_at")
 
 
 def _time(message: Any, name: str) -> str | None:
@@ -26,7 +27,9 @@ def item_json(item: memory_pb2.MemoryItem) -> dict[str, Any]:
         "visibility": item.visibility, "review_status": item.review_status, "authority": item.authority,
         "source_type": item.source_type, "source_trust": round(item.source_trust, 4),
         "memory_confidence": round(item.memory_confidence, 4), "human_verified": item.human_verified,
-        "recall_count": item.recall_count,
+        "recall_count": item.recall_count, "kind_explicit": item.kind_explicit,
+        "taxonomy_confidence": round(item.taxonomy_confidence, 4) if item.HasField("taxonomy_confidence") else None,
+        "retention_confidence": round(item.retention_confidence, 4) if item.HasField("retention_confidence") else None,
         "metadata": MessageToDict(item.metadata) if item.HasField("metadata") else {},
     }
     for name in _OPTIONAL_TEXT:

@@ -137,7 +137,8 @@ class IngestService:
                 wing=cmd.wing or None, room=cmd.room or None, tags=tags, pinned=cmd.pinned,
                 visibility=visibility, source_uri=cmd.source_uri or None,
                 source_session=cmd.source_session or None, valid_from=cmd.valid_from, valid_to=cmd.valid_to,
-                expires_at=expires_at, external_id=cmd.external_id or None, metadata=cmd.metadata,
+                kind_explicit=bool(cmd.kind), expires_at=expires_at, external_id=cmd.external_id or None,
+                metadata=cmd.metadata,
             )
             stored = await items.insert(conn, new)
             if stored is None:
