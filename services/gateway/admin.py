@@ -169,6 +169,9 @@ class TenantConfigBody(Body):
     ttl_days: dict[str, Any] | None = Field(
         default=None, description="Default lifetimes by kind and importance band, merged over the built-in matrix: "
         '{"observation": {"low": 30, "medium": 90}}; null means never. Importance ≥ 0.8 never expires.')
+    secret_policy: Literal["refuse", "redact"] | None = Field(
+        default=None, description="What remember does with content holding credentials: refuse it (422, the "
+        "default) or store it with each secret replaced by [REDACTED:<kind>].")
     trash_retention_days: int | None = Field(default=None, ge=1, le=3650,
                                              description="Days a deleted or expired memory stays restorable.")
 
@@ -191,7 +194,7 @@ async def patch_tenant_config(body: TenantConfigBody, request: Request,
     changes = body.model_dump(exclude={"tenant_id"}, exclude_none=True)
     if not changes:
         raise ValidationFailed("nothing to change: give rate_limits, feedback_daily_limit, ttl_days, "
-                               "trash_retention_days or public_enabled", field="body")
+                               "trash_retention_days, secret_policy or public_enabled", field="body")
     if body.public_enabled is not None and ctx.principal_type != "admin":
         raise PermissionDenied("publishing a tenant to every other tenant is the platform administrator's call",
                                code="platform_admin_only", field="public_enabled")
@@ -206,6 +209,8 @@ async def patch_tenant_config(body: TenantConfigBody, request: Request,
         patch["ttl_days"] = ttl.overlay(current.get("ttl_days"), ttl.parse_overrides(body.ttl_days))
     if body.trash_retention_days is not None:
         patch["trash_retention_days"] = body.trash_retention_days
+    if body.secret_policy is not None:
+        patch["secret_policy"] = body.secret_policy
     config, version = (await identity.merge_tenant_config(pool, tenant, patch, ctx.principal_id) if patch
                        else await identity.tenant_config(pool, tenant))
     if body.public_enabled is not None:

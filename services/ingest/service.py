@@ -12,7 +12,7 @@ import asyncpg
 from engram.config import Settings
 from engram.db import identity, items, kinds, outbox
 from engram.db.pool import tenant_tx
-from engram.domain import ttl, validation
+from engram.domain import secrets, ttl, validation
 from engram.domain.authority import default_source_type, derive_authority, source_trust
 from engram.domain.content import content_hash
 from engram.domain.models import CallerContext, MemoryItem
@@ -81,9 +81,9 @@ class IngestService:
             raise ValidationFailed(f"supersedes takes up to {MAX_SUPERSEDES} distinct ids", field="supersedes")
         for target_id in cmd.supersedes:
             validation.require_uuid(target_id, "supersedes")
-        digest = content_hash(cmd.content)
-
         async with tenant_tx(self._pool, ctx.tenant_id) as conn:
+            content, redacted = await _guard_secrets(conn, cmd.content)
+            digest = content_hash(content)
             kind_name = cmd.kind or DEFAULT_KIND
             kind = await kinds.get_kind(conn, kind_name)
             if kind is None or not kind.enabled:
@@ -129,7 +129,7 @@ class IngestService:
                                     overrides=await identity.config_value(conn, "ttl_days"))
             new = items.NewItem(
                 id=uuid.uuid4(), tenant_id=ctx.tenant_id, workspace_id=workspace_id, principal_id=ctx.principal_id,
-                content=cmd.content, content_hash=digest, kind=kind.name,
+                content=content, content_hash=digest, kind=kind.name,
                 importance=importance,
                 review_status="proposed" if kind.requires_review or singleton_rival else "active",
                 authority=int(authority),
@@ -161,6 +161,7 @@ class IngestService:
             await items.add_event(
                 conn, tenant_id=ctx.tenant_id, item_id=stored.id, actor_id=ctx.principal_id, action="created",
                 new_value={"review_status": stored.review_status, "kind": stored.kind,
+                           **({"redacted_secrets": redacted} if redacted else {}),
                            "authority": stored.authority, "visibility": stored.visibility},
                 request_id=ctx.request_id,
             )
@@ -216,6 +217,17 @@ def created_event(item: MemoryItem, traceparent: str) -> Event:
             "created_at": item.created_at.isoformat(),
         },
     )
+
+
+async def _guard_secrets(conn: asyncpg.Connection, content: str) -> tuple[str, list[str]]:
+    """Refuse content holding credentials (422 naming the kind of secret), or redact them when the tenant's
+    ``secret_policy`` is ``redact``; returns the content to store and the kinds redacted."""
+    findings = secrets.find_secrets(content)
+    if not findings:
+        return content, []
+    if await identity.config_value(conn, "secret_policy") == "redact":
+        return secrets.redact(content, findings), sorted({f.kind for f in findings})
+    raise ValidationFailed(secrets.refusal_message(findings), field="content", code="secret_detected")
 
 
 async def _live_target(conn: asyncpg.Connection, ctx: CallerContext, item_id: str) -> MemoryItem:
