@@ -15,7 +15,7 @@ from engram.errors import EngramError
 
 T = TypeVar("T")
 
-SERVICES = ("gateway", "ingest", "recall", "embedder")
+SERVICES = ("gateway", "ingest", "recall", "embedder", "classifier", "conflicts", "promotion")
 
 
 def _up(settings: Settings) -> int:

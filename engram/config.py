@@ -74,6 +74,11 @@ class Settings(BaseSettings):
         "(best F1 on MSRP train+val; see bench/calibrate_trigram.py).")
 
     max_content_bytes: int = 16_384
+    llm_base_url: str | None = Field(default=None, description="An OpenAI-compatible endpoint for the classifier "
+                                     "and the conflict judge; unset: rules only.")
+    llm_model: str = "gpt-4o-mini"
+    llm_api_key: str = "unused"
+    llm_timeout_s: float = Field(default=5.0, gt=0)
     trash_retention_days: int = Field(default=30, ge=1, description="Days a trash entry stays restorable; "
                                       "tenant config `trash_retention_days` overrides.")
     sweep_interval_s: float = Field(default=60.0, gt=0, description="How often ingest expires items and "

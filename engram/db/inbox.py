@@ -15,3 +15,9 @@ async def claim(conn: asyncpg.Connection, consumer: str, event_id: str, tenant_i
         tenant_id, consumer, event_id,
     )
     return bool(inserted)
+
+
+async def seen(conn: asyncpg.Connection, consumer: str, event_id: str) -> bool:
+    """Whether ``consumer`` has already had the effect of ``event_id``."""
+    return bool(await conn.fetchval("SELECT true FROM consumer_inbox WHERE consumer = $1 AND event_id = $2",
+                                    consumer, event_id))

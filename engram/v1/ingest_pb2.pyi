@@ -11,6 +11,38 @@ from typing import ClassVar as _ClassVar, Optional as _Optional, Union as _Union
 
 DESCRIPTOR: _descriptor.FileDescriptor
 
+class ClassifyRequest(_message.Message):
+    __slots__ = ("content",)
+    CONTENT_FIELD_NUMBER: _ClassVar[int]
+    content: str
+    def __init__(self, content: _Optional[str] = ...) -> None: ...
+
+class ClassifyResponse(_message.Message):
+    __slots__ = ("kind", "taxonomy_confidence", "retention", "retention_confidence", "sensitivity", "wing", "room", "suggested_visibility", "reasons", "classifier", "fallback_reason")
+    KIND_FIELD_NUMBER: _ClassVar[int]
+    TAXONOMY_CONFIDENCE_FIELD_NUMBER: _ClassVar[int]
+    RETENTION_FIELD_NUMBER: _ClassVar[int]
+    RETENTION_CONFIDENCE_FIELD_NUMBER: _ClassVar[int]
+    SENSITIVITY_FIELD_NUMBER: _ClassVar[int]
+    WING_FIELD_NUMBER: _ClassVar[int]
+    ROOM_FIELD_NUMBER: _ClassVar[int]
+    SUGGESTED_VISIBILITY_FIELD_NUMBER: _ClassVar[int]
+    REASONS_FIELD_NUMBER: _ClassVar[int]
+    CLASSIFIER_FIELD_NUMBER: _ClassVar[int]
+    FALLBACK_REASON_FIELD_NUMBER: _ClassVar[int]
+    kind: str
+    taxonomy_confidence: float
+    retention: str
+    retention_confidence: float
+    sensitivity: str
+    wing: str
+    room: str
+    suggested_visibility: str
+    reasons: _containers.RepeatedScalarFieldContainer[str]
+    classifier: str
+    fallback_reason: str
+    def __init__(self, kind: _Optional[str] = ..., taxonomy_confidence: _Optional[float] = ..., retention: _Optional[str] = ..., retention_confidence: _Optional[float] = ..., sensitivity: _Optional[str] = ..., wing: _Optional[str] = ..., room: _Optional[str] = ..., suggested_visibility: _Optional[str] = ..., reasons: _Optional[_Iterable[str]] = ..., classifier: _Optional[str] = ..., fallback_reason: _Optional[str] = ...) -> None: ...
+
 class DeleteRequest(_message.Message):
     __slots__ = ("id", "reason")
     ID_FIELD_NUMBER: _ClassVar[int]

@@ -74,6 +74,11 @@ class IngestServiceStub:
                 request_serializer=engram_dot_v1_dot_ingest__pb2.BulkRequest.SerializeToString,
                 response_deserializer=engram_dot_v1_dot_ingest__pb2.BulkResponse.FromString,
                 _registered_method=True)
+        self.Classify = channel.unary_unary(
+                '/engram.v1.IngestService/Classify',
+                request_serializer=engram_dot_v1_dot_ingest__pb2.ClassifyRequest.SerializeToString,
+                response_deserializer=engram_dot_v1_dot_ingest__pb2.ClassifyResponse.FromString,
+                _registered_method=True)
 
 
 class IngestServiceServicer:
@@ -135,6 +140,13 @@ class IngestServiceServicer:
         context.set_details('Method not implemented!')
         raise NotImplementedError('Method not implemented!')
 
+    def Classify(self, request, context):
+        """What the classifier would say about a text (kind, retention, sensitivity, placement); writes nothing.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
 
 def add_IngestServiceServicer_to_server(servicer, server):
     rpc_method_handlers = {
@@ -177,6 +189,11 @@ def add_IngestServiceServicer_to_server(servicer, server):
                     servicer.Bulk,
                     request_deserializer=engram_dot_v1_dot_ingest__pb2.BulkRequest.FromString,
                     response_serializer=engram_dot_v1_dot_ingest__pb2.BulkResponse.SerializeToString,
+            ),
+            'Classify': grpc.unary_unary_rpc_method_handler(
+                    servicer.Classify,
+                    request_deserializer=engram_dot_v1_dot_ingest__pb2.ClassifyRequest.FromString,
+                    response_serializer=engram_dot_v1_dot_ingest__pb2.ClassifyResponse.SerializeToString,
             ),
     }
     generic_handler = grpc.method_handlers_generic_handler(
@@ -395,6 +412,33 @@ class IngestService:
             '/engram.v1.IngestService/Bulk',
             engram_dot_v1_dot_ingest__pb2.BulkRequest.SerializeToString,
             engram_dot_v1_dot_ingest__pb2.BulkResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def Classify(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/engram.v1.IngestService/Classify',
+            engram_dot_v1_dot_ingest__pb2.ClassifyRequest.SerializeToString,
+            engram_dot_v1_dot_ingest__pb2.ClassifyResponse.FromString,
             options,
             channel_credentials,
             insecure,

@@ -7,6 +7,7 @@ caller may not manage answers 404, like one that does not exist.
 
 from __future__ import annotations
 
+import dataclasses
 from datetime import UTC, datetime
 from typing import Any, Literal
 
@@ -16,6 +17,7 @@ from pydantic import Field
 
 from engram.db import identity, kinds
 from engram.domain import ttl
+from engram.domain.classification import parse_placement_rules
 from engram.domain.keys import normalize_scopes
 from engram.domain.models import CallerContext
 from engram.domain.ratelimit import validate_limits
@@ -172,6 +174,9 @@ class TenantConfigBody(Body):
     secret_policy: Literal["refuse", "redact"] | None = Field(
         default=None, description="What remember does with content holding credentials: refuse it (422, the "
         "default) or store it with each secret replaced by [REDACTED:<kind>].")
+    placement_rules: list[Any] | None = Field(
+        default=None, description='Where the classifier places memories: [{"wing": "infra", "room": "db", '
+        '"any_of": ["postgres", "replica"]}]; the first rule with a phrase in the content wins. Replaces the list.')
     trash_retention_days: int | None = Field(default=None, ge=1, le=3650,
                                              description="Days a deleted or expired memory stays restorable.")
 
@@ -194,7 +199,7 @@ async def patch_tenant_config(body: TenantConfigBody, request: Request,
     changes = body.model_dump(exclude={"tenant_id"}, exclude_none=True)
     if not changes:
         raise ValidationFailed("nothing to change: give rate_limits, feedback_daily_limit, ttl_days, "
-                               "trash_retention_days, secret_policy or public_enabled", field="body")
+                               "trash_retention_days, secret_policy, placement_rules or public_enabled", field="body")
     if body.public_enabled is not None and ctx.principal_type != "admin":
         raise PermissionDenied("publishing a tenant to every other tenant is the platform administrator's call",
                                code="platform_admin_only", field="public_enabled")
@@ -211,6 +216,8 @@ async def patch_tenant_config(body: TenantConfigBody, request: Request,
         patch["trash_retention_days"] = body.trash_retention_days
     if body.secret_policy is not None:
         patch["secret_policy"] = body.secret_policy
+    if body.placement_rules is not None:
+        patch["placement_rules"] = [dataclasses.asdict(r) for r in parse_placement_rules(body.placement_rules)]
     config, version = (await identity.merge_tenant_config(pool, tenant, patch, ctx.principal_id) if patch
                        else await identity.tenant_config(pool, tenant))
     if body.public_enabled is not None:

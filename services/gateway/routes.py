@@ -18,6 +18,7 @@ from services.gateway.limits import limited
 from services.gateway.mapping import events_json, item_json, recalled_json, status_json, trash_json
 from services.gateway.schemas import (
     BulkBody,
+    ClassifyBody,
     FeedbackBody,
     FilterFields,
     InvalidateBody,
@@ -90,6 +91,18 @@ async def _remember(body: RememberBody, ctx: CallerContext, ds: Downstream) -> J
                    {"id": p.id, "similarity": p.similarity, "preview": p.preview} for p in reply.possible_supersedes],
                "superseded": list(reply.superseded), "item": item_json(reply.item)}
     return JSONResponse(payload, status_code=200 if reply.status == "deduplicated" else 201)
+
+
+@router.post("/classify", summary="What the classifier would say about a text (writes nothing)", **policy("read"))
+async def classify(body: ClassifyBody, ctx: CallerContext = Depends(limited("recall")),  # noqa: B008
+                   ds: Downstream = Depends(downstream)) -> dict[str, Any]:  # noqa: B008
+    """Kind, retention, sensitivity, placement (from the tenant's rules) and a suggested visibility, with the
+    reasons; with ``ENGRAM_LLM_BASE_URL`` set, the model's answer (or why it was not used)."""
+    r = await ds.call(ds.ingest.Classify, ingest_pb2.ClassifyRequest(content=body.content), ctx)
+    return {"kind": r.kind, "taxonomy_confidence": round(r.taxonomy_confidence, 4), "retention": r.retention,
+            "retention_confidence": round(r.retention_confidence, 4), "sensitivity": r.sensitivity,
+            "wing": r.wing or None, "room": r.room or None, "suggested_visibility": r.suggested_visibility or None,
+            "reasons": list(r.reasons), "classifier": r.classifier, "fallback_reason": r.fallback_reason or None}
 
 
 @router.post("/recall", summary="Recall memories for a task or a session start", **policy("read"))

@@ -102,3 +102,7 @@ class BulkBody(Body):
     dry_run: bool = Field(default=True, description="Report what would change and write nothing (the default).")
     limit: int = Field(default=100, ge=1, le=1000)
     reason: str = Field(default="", max_length=2000)
+
+
+class ClassifyBody(Body):
+    content: str = Field(description="The text to classify; nothing is stored.")

@@ -13,6 +13,7 @@ from engram.config import Settings
 from engram.db.pool import service_pool
 from engram.events.relay import OutboxRelay
 from engram.events.stream import ensure_streams
+from engram.llm import JsonChat
 from engram.rpc.server import start_server, stop_server
 from engram.telemetry.metrics import serve_metrics
 from engram.v1 import ingest_pb2_grpc
@@ -64,8 +65,10 @@ async def serve(settings: Settings, stop: asyncio.Event) -> None:
         raise SystemExit("ingest needs ENGRAM_DATABASE_URL and ENGRAM_NATS_URL")
     serve_metrics(settings.metrics_port, settings.metrics_host)
     pool = await service_pool(settings)
+    llm = JsonChat.from_settings(settings)
     try:
-        servicer = IngestServicer(IngestService(pool, settings), ReviewService(pool, settings),
+        servicer = IngestServicer(IngestService(pool, settings, llm),
+                                  ReviewService(pool, settings),
                                   FeedbackService(pool, settings), TrashService(pool, settings))
         server, health = await start_server(
             settings.ingest_addr, "ingest", ["engram.v1.IngestService"],
@@ -89,3 +92,5 @@ async def serve(settings: Settings, stop: asyncio.Event) -> None:
                 log.warning("outbox relay did not stop within %.0fs; cancelled", RELAY_STOP_TIMEOUT_S)
     finally:
         await pool.close()
+        if llm is not None:
+            await llm.close()

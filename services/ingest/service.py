@@ -14,10 +14,13 @@ from engram.db import identity, items, kinds, outbox
 from engram.db.pool import tenant_tx
 from engram.domain import secrets, ttl, validation
 from engram.domain.authority import default_source_type, derive_authority, source_trust
+from engram.domain.classification import Classification, parse_placement_rules
 from engram.domain.content import content_hash
 from engram.domain.models import CallerContext, MemoryItem
 from engram.errors import Conflict, NotFound, PermissionDenied, ValidationFailed
 from engram.events.envelope import Event
+from engram.llm import JsonChat
+from engram.pipeline import classify
 from engram.telemetry.metrics import REMEMBERED
 from services.ingest.trash import discard
 
@@ -59,9 +62,18 @@ class RememberResult:
 
 
 class IngestService:
-    def __init__(self, pool: asyncpg.Pool, settings: Settings) -> None:
+    def __init__(self, pool: asyncpg.Pool, settings: Settings, llm: JsonChat | None = None) -> None:
         self._pool = pool
         self._settings = settings
+        self._llm = llm
+
+    async def classify(self, ctx: CallerContext, content: str) -> tuple[Classification, str | None]:
+        """What the classifier would say about ``content`` under the tenant's rules; writes nothing."""
+        validation.validate_content(content, self._settings.max_content_bytes)
+        async with tenant_tx(self._pool, ctx.tenant_id) as conn:
+            rules = parse_placement_rules(await identity.config_value(conn, "placement_rules"))
+            enabled = await kinds.enabled_kind_names(conn)
+        return await classify.classify(content, rules, enabled, self._llm)
 
     async def remember(self, ctx: CallerContext, cmd: RememberCommand) -> RememberResult:
         """Store one memory; the same canonical content again answers ``deduplicated`` with the first item."""
@@ -165,8 +177,9 @@ class IngestService:
                            "authority": stored.authority, "visibility": stored.visibility},
                 request_id=ctx.request_id,
             )
-            await items.set_stage(conn, tenant_id=ctx.tenant_id, item_id=stored.id, stage="embedding",
-                                  status="pending")
+            for stage in ("embedding", "classification"):
+                await items.set_stage(conn, tenant_id=ctx.tenant_id, item_id=stored.id, stage=stage,
+                                      status="pending")
             await outbox.add(conn, created_event(stored, ctx.traceparent), self._settings.events_subject_prefix)
             for target in targets:
                 await self._mark_superseded(conn, ctx, target, stored)

@@ -24,6 +24,17 @@ class IngestServicer(ingest_pb2_grpc.IngestServiceServicer):
         self._trash = trash
 
     @translate_errors
+    async def Classify(self, request: ingest_pb2.ClassifyRequest,  # noqa: N802
+                       context: grpc.aio.ServicerContext) -> ingest_pb2.ClassifyResponse:
+        ctx = from_metadata(context.invocation_metadata())
+        result, fallback = await self._service.classify(ctx, request.content)
+        return ingest_pb2.ClassifyResponse(
+            kind=result.kind, taxonomy_confidence=result.taxonomy_confidence, retention=result.retention,
+            retention_confidence=result.retention_confidence, sensitivity=result.sensitivity,
+            wing=result.wing or "", room=result.room or "", suggested_visibility=result.suggested_visibility or "",
+            reasons=list(result.reasons), classifier=result.classifier, fallback_reason=fallback or "")
+
+    @translate_errors
     async def Delete(self, request: ingest_pb2.DeleteRequest,  # noqa: N802
                      context: grpc.aio.ServicerContext) -> ingest_pb2.DeleteResponse:
         ctx = from_metadata(context.invocation_metadata())

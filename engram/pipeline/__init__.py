@@ -1,0 +1,1 @@
+"""Pipeline logic shared by a consumer and an API (classification, conflict judging, promotion)."""

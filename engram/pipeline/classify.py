@@ -1,0 +1,89 @@
+"""Classify one memory: the rules always, and an OpenAI-compatible model when one is configured.
+
+The model is asked for a JSON object under a strict schema. Any failure (unreachable, timeout, not JSON, a
+field out of range, an unknown kind, an extra key) keeps the rules' answer and says why in the receipt. A
+model's answer can never make content *less* sensitive than the rules found it, and its confidences are
+clamped like the rules' (0–0.95).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+from engram.domain.classification import Classification, PlacementRule, clamp_confidence
+from engram.domain.classification import classify as classify_by_rules
+from engram.domain.validation import MAX_LABEL_LENGTH
+from engram.llm import JsonChat, LLMUnavailable
+
+SENSITIVITY_ORDER = ("normal", "personal", "secret")
+RETENTIONS = ("retain", "transient", "noise", "uncertain")
+
+SYSTEM_PROMPT = (
+    "You classify one memory an AI agent wants to store. Answer with a JSON object only. kind: the best of the "
+    "listed kinds. retention: retain (worth keeping), transient (true only briefly), noise (chatter with no "
+    "information) or uncertain (hedged). sensitivity: normal, personal (about a person: contact details, health, "
+    "money) or secret (credentials). wing and room: a short topic and sub-topic label, or null. Confidences are "
+    "between 0 and 1."
+)
+
+
+def answer_schema(kinds: Sequence[str]) -> dict[str, object]:
+    """The strict JSON schema the model must answer in (``kinds``: the tenant's enabled kinds)."""
+    return {
+        "type": "object", "additionalProperties": False,
+        "required": ["kind", "retention", "sensitivity", "wing", "room", "taxonomy_confidence",
+                     "retention_confidence"],
+        "properties": {
+            "kind": {"type": "string", "enum": list(kinds)},
+            "retention": {"type": "string", "enum": list(RETENTIONS)},
+            "sensitivity": {"type": "string", "enum": list(SENSITIVITY_ORDER)},
+            "wing": {"type": ["string", "null"], "maxLength": MAX_LABEL_LENGTH},
+            "room": {"type": ["string", "null"], "maxLength": MAX_LABEL_LENGTH},
+            "taxonomy_confidence": {"type": "number", "minimum": 0, "maximum": 1},
+            "retention_confidence": {"type": "number", "minimum": 0, "maximum": 1},
+        },
+    }
+
+
+class _Answer(BaseModel):
+    model_config = ConfigDict(extra="forbid", strict=True)
+
+    kind: str
+    retention: Literal["retain", "transient", "noise", "uncertain"]
+    sensitivity: Literal["normal", "personal", "secret"]
+    wing: str | None = Field(max_length=MAX_LABEL_LENGTH)
+    room: str | None = Field(max_length=MAX_LABEL_LENGTH)
+    taxonomy_confidence: float = Field(ge=0, le=1)
+    retention_confidence: float = Field(ge=0, le=1)
+
+
+async def classify(content: str, placement_rules: Sequence[PlacementRule], kinds: Sequence[str],
+                   llm: JsonChat | None) -> tuple[Classification, str | None]:
+    """The classification, and why the model's answer was not used (None when it was, or no model is set)."""
+    rules = classify_by_rules(content, placement_rules)
+    if llm is None:
+        return rules, None
+    try:
+        raw = await llm.ask(SYSTEM_PROMPT, content, "memory_classification", answer_schema(kinds))
+    except LLMUnavailable as exc:
+        return rules, f"model unavailable: {exc}"
+    try:
+        answer = _Answer.model_validate(raw)
+    except ValidationError as exc:
+        return rules, f"invalid answer: {exc.errors()[0]['loc']} {exc.errors()[0]['msg']}"[:300]
+    if answer.kind not in kinds:
+        return rules, f"invalid answer: unknown kind {answer.kind[:64]!r}"
+    sensitivity = max(rules.sensitivity, answer.sensitivity, key=SENSITIVITY_ORDER.index)
+    placed = rules.wing is not None  # a tenant's placement rule outranks the model's guess
+    return Classification(
+        kind=answer.kind, taxonomy_confidence=clamp_confidence(answer.taxonomy_confidence),
+        retention=answer.retention, retention_confidence=clamp_confidence(answer.retention_confidence),
+        sensitivity=sensitivity, wing=rules.wing if placed else (answer.wing or None),
+        room=rules.room if placed else (answer.room or None),
+        suggested_visibility="private" if sensitivity != "normal" else None,
+        reasons=(f"model {llm.model}", *(r for r in rules.reasons if not r.startswith(("kind cue", "also a")))),
+        classifier=f"llm:{llm.model}",
+    ), None

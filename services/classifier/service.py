@@ -1,0 +1,138 @@
+"""Classification of new memories: read the item, classify it outside any transaction (a model call may take
+seconds), then in one transaction apply what the rules allow, with its receipt, audit row, stage, inbox row
+and ``memory.classified`` event.
+
+What a classification may change: the kind, only when the writer did not name one and neither the old nor
+the new kind is singleton or review-gated (a classifier must not open or skip a review); wing and room, only
+when unset; visibility, only narrower. Confidences, retention and sensitivity are always recorded.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import logging
+from typing import Any
+
+import asyncpg
+
+from engram.config import Settings
+from engram.db import classifications, identity, inbox, items, kinds, outbox
+from engram.db.pool import tenant_tx
+from engram.domain.classification import Classification, narrow_visibility, parse_placement_rules
+from engram.domain.models import MemoryItem
+from engram.errors import ValidationFailed
+from engram.events.envelope import Event
+from engram.llm import JsonChat
+from engram.pipeline import classify
+
+log = logging.getLogger(__name__)
+
+CONSUMER = "classifier"
+STAGE = "classification"
+
+
+class ClassifierService:
+    def __init__(self, pool: asyncpg.Pool, settings: Settings, llm: JsonChat | None = None) -> None:
+        self._pool = pool
+        self._settings = settings
+        self._llm = llm
+
+    async def handle(self, events: list[Event]) -> dict[str, Exception]:
+        failures: dict[str, Exception] = {}
+        for event in events:
+            try:
+                await self._classify_one(event)
+            except Exception as exc:
+                failures[event.id] = exc
+        return failures
+
+    async def _classify_one(self, event: Event) -> None:
+        async with tenant_tx(self._pool, event.tenant_id) as conn:
+            if await inbox.seen(conn, CONSUMER, event.id):
+                return
+            item = await items.get(conn, event.subject)
+            rules = await _placement_rules(conn)
+            enabled = await kinds.enabled_kind_names(conn)
+        if item is None:
+            log.info("item %s of event %s no longer exists; nothing to classify", event.subject, event.id)
+            return
+        result, fallback = await classify.classify(item.content, rules, enabled, self._llm)
+        async with tenant_tx(self._pool, event.tenant_id) as conn:
+            if not await inbox.claim(conn, CONSUMER, event.id, event.tenant_id):
+                return  # a concurrent replica got there first
+            current = await items.get(conn, event.subject, for_update=True)
+            if current is None:
+                return
+            await self._apply(conn, event, current, result, fallback)
+
+    async def _apply(self, conn: asyncpg.Connection, event: Event, item: MemoryItem, result: Classification,
+                     fallback: str | None) -> None:
+        values: dict[str, Any] = {
+            "taxonomy_confidence": result.taxonomy_confidence, "retention": result.retention,
+            "retention_confidence": result.retention_confidence, "sensitivity": result.sensitivity}
+        notes: list[str] = []
+        if result.kind != item.kind:
+            why_not = await _kind_change_refused(conn, item, result.kind)
+            if why_not:
+                notes.append(f"kind {result.kind} suggested, not applied: {why_not}")
+            else:
+                values["kind"] = result.kind
+        if item.wing is None and result.wing:
+            values["wing"], values["room"] = result.wing, result.room
+        narrowed = narrow_visibility(item.visibility, result.suggested_visibility)
+        if narrowed != item.visibility:
+            values["visibility"] = narrowed
+        changed = await classifications.apply(conn, str(item.id), values)
+        applied = {name: [_plain(getattr(item, name)), _plain(value)] for name, value in values.items()
+                   if _plain(getattr(item, name)) != _plain(value)}
+        output = {**dataclasses.asdict(result), "reasons": list(result.reasons), "notes": notes}
+        await classifications.add_receipt(conn, tenant_id=event.tenant_id, item_id=str(item.id),
+                                          classifier=result.classifier, fallback_reason=fallback, output=output,
+                                          applied=applied)
+        structural = {k: v for k, v in applied.items() if k in ("kind", "wing", "room", "visibility")}
+        if structural:
+            await items.add_event(conn, tenant_id=event.tenant_id, item_id=item.id, actor_id=None,
+                                  action="classified", old_value={k: v[0] for k, v in structural.items()},
+                                  new_value={k: v[1] for k, v in structural.items()},
+                                  reason=f"{result.classifier}: {'; '.join(result.reasons)[:500]}")
+        await items.set_stage(conn, tenant_id=event.tenant_id, item_id=item.id, stage=STAGE, status="done",
+                              detail=result.classifier + (f" (fallback: {fallback})" if fallback else ""))
+        await outbox.add(conn, Event(
+            type="engram.memory.classified", tenant_id=event.tenant_id, subject=str(item.id),
+            traceparent=event.traceparent,
+            data={"item_id": str(item.id), "kind": changed.kind, "suggested_kind": result.kind,
+                  "retention": result.retention, "retention_confidence": result.retention_confidence,
+                  "taxonomy_confidence": result.taxonomy_confidence, "sensitivity": result.sensitivity,
+                  "wing": changed.wing, "room": changed.room, "visibility": changed.visibility,
+                  "changed": sorted(applied), "classifier": result.classifier, "fallback": fallback is not None},
+        ), self._settings.events_subject_prefix)
+
+    async def mark_failed(self, event: Event, error: Exception) -> None:
+        async with tenant_tx(self._pool, event.tenant_id) as conn:
+            if await items.get(conn, event.subject) is not None:
+                await items.set_stage(conn, tenant_id=event.tenant_id, item_id=event.subject, stage=STAGE,
+                                      status="failed", detail=repr(error)[:500])
+
+
+async def _placement_rules(conn: asyncpg.Connection) -> list[Any]:
+    raw = await identity.config_value(conn, "placement_rules")
+    try:
+        return parse_placement_rules(raw)
+    except ValidationFailed as exc:  # validated when set; an old bad value must not stop the pipeline
+        log.warning("ignoring the tenant's placement rules: %s", exc.detail)
+        return []
+
+
+async def _kind_change_refused(conn: asyncpg.Connection, item: MemoryItem, suggested: str) -> str | None:
+    if item.kind_explicit:
+        return "the writer chose the kind"
+    old, new = await kinds.get_kind(conn, item.kind), await kinds.get_kind(conn, suggested)
+    if new is None or not new.enabled:
+        return "kind not enabled"
+    if any(k is not None and (k.singleton or k.requires_review) for k in (old, new)):
+        return "singleton and review-gated kinds are only chosen by the writer"
+    return None
+
+
+def _plain(value: Any) -> Any:
+    return round(value, 4) if isinstance(value, float) else value

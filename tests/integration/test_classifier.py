@@ -1,0 +1,148 @@
+"""The classifier consumer and POST /v1/classify: rules always, a model when configured (against a local
+OpenAI-compatible stub, so the real client runs), receipts, narrowing, idempotent redelivery."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import asyncpg
+import httpx
+import pytest_asyncio
+
+from engram.config import Settings
+from engram.db import identity
+from engram.events.envelope import Event
+from engram.llm import JsonChat
+from services.classifier.service import CONSUMER, ClassifierService
+from tests.conftest import create_tenant
+from tests.support.llm_stub import ERROR, TIMEOUT, running_stub
+
+Headers = dict[str, str]
+
+
+@pytest_asyncio.fixture
+async def caller(app_pool: asyncpg.Pool, owner_pool: asyncpg.Pool) -> dict[str, Any]:
+    tenant = await create_tenant(owner_pool)
+    issued = await identity.create_key(app_pool, tenant.tenant_id, tenant.principal_id, ["read", "write", "admin"], "c")
+    return {"tenant_id": tenant.tenant_id, "headers": {"authorization": f"Bearer {issued.key}"}}
+
+
+async def _remember(gateway: httpx.AsyncClient, who: Headers, content: str, **fields: object) -> str:
+    response = await gateway.post("/v1/remember", json={"content": content, **fields}, headers=who)
+    assert response.status_code == 201, response.text
+    return response.json()["id"]  # type: ignore[no-any-return]
+
+
+async def _created_event(owner_pool: asyncpg.Pool, item_id: str) -> Event:
+    async with owner_pool.acquire() as conn:
+        raw = await conn.fetchval("SELECT envelope FROM outbox WHERE envelope->>'type' = 'engram.memory.created' "
+                                  "AND envelope->>'subject' = $1", item_id)
+    return Event.decode(json.loads(raw))
+
+
+async def _receipts(owner_pool: asyncpg.Pool, item_id: str) -> list[dict[str, Any]]:
+    async with owner_pool.acquire() as conn:
+        rows = await conn.fetch("SELECT classifier, fallback_reason, output, applied FROM classification_receipts "
+                                "WHERE item_id = $1 ORDER BY id", item_id)
+    return [{**dict(r), "output": json.loads(r["output"]), "applied": json.loads(r["applied"])} for r in rows]
+
+
+async def test_rules_classify_and_apply_only_what_they_may(
+        gateway: httpx.AsyncClient, caller: dict[str, Any], app_pool: asyncpg.Pool, owner_pool: asyncpg.Pool,
+        settings: Settings) -> None:
+    who = caller["headers"]
+    placed = await gateway.patch("/v1/admin/tenant-config", json={"placement_rules": [
+        {"wing": "engineering", "room": "databases", "any_of": ["postgres", "ledger"]}]}, headers=who)
+    assert placed.status_code == 200
+    decided = await _remember(gateway, who, "We decided to move the ledger to Postgres 16.")
+    chosen = await _remember(gateway, who, "We decided to keep the old dashboard.", kind="fact")
+    personal = await _remember(gateway, who, "Dana's phone number is +44 20 7946 0958.", visibility="tenant")
+    chatter = await _remember(gateway, who, "ok thanks!")
+    service = ClassifierService(app_pool, settings)
+    events = [await _created_event(owner_pool, i) for i in (decided, chosen, personal, chatter)]
+    assert await service.handle(events) == {}
+    assert await service.handle(events) == {}  # redelivered: nothing changes twice
+
+    item = (await gateway.get(f"/v1/items/{decided}", headers=who)).json()
+    assert item["kind"] == "decision" and item["kind_explicit"] is False
+    assert (item["wing"], item["room"]) == ("engineering", "databases")
+    assert item["retention"] == "retain" and 0 < item["taxonomy_confidence"] <= 0.95 and item["classified_at"]
+    assert (await gateway.get(f"/v1/items/{chosen}", headers=who)).json()["kind"] == "fact"  # the writer's choice
+    receipts = await _receipts(owner_pool, chosen)
+    assert len(receipts) == 1 and "the writer chose the kind" in receipts[0]["output"]["notes"][0]
+    narrowed = (await gateway.get(f"/v1/items/{personal}", headers=who)).json()
+    assert narrowed["visibility"] == "private" and narrowed["sensitivity"] == "personal"
+    noise = (await gateway.get(f"/v1/items/{chatter}", headers=who)).json()
+    assert noise["retention"] == "noise" and noise["retention_confidence"] <= 0.95
+
+    receipt = (await _receipts(owner_pool, decided))[0]
+    assert receipt["classifier"] == "rules" and receipt["fallback_reason"] is None
+    assert receipt["applied"]["kind"] == ["fact", "decision"]
+    trail = (await gateway.get(f"/v1/items/{decided}/events", headers=who)).json()["events"]
+    assert trail[-1]["action"] == "classified" and trail[-1]["new"]["kind"] == "decision"
+    stages = (await gateway.get(f"/v1/items/{decided}/status", headers=who)).json()["stages"]
+    assert {s["name"]: s["status"] for s in stages}["classification"] == "done"
+    async with owner_pool.acquire() as conn:
+        classified = await conn.fetch(
+            "SELECT envelope FROM outbox WHERE envelope->>'type' = 'engram.memory.classified' "
+            "AND envelope->>'subject' = ANY($1::text[])", [decided, personal])
+        inbox = await conn.fetchval("SELECT count(*) FROM consumer_inbox WHERE consumer = $1 AND event_id = ANY($2)",
+                                    CONSUMER, [e.id for e in events])
+    assert len(classified) == 2 and inbox == 4
+    data = {json.loads(r["envelope"])["subject"]: json.loads(r["envelope"])["data"] for r in classified}
+    assert data[decided]["changed"] == ["kind", "retention", "retention_confidence", "room", "sensitivity",
+                                        "taxonomy_confidence", "wing"]
+    assert data[personal]["visibility"] == "private" and "content" not in data[personal]
+
+
+async def test_a_configured_model_is_used_and_any_bad_answer_falls_back_to_the_rules(
+        gateway: httpx.AsyncClient, caller: dict[str, Any], app_pool: asyncpg.Pool, owner_pool: asyncpg.Pool,
+        settings: Settings) -> None:
+    who = caller["headers"]
+    good = {"kind": "procedure", "retention": "retain", "sensitivity": "normal", "wing": "ops", "room": None,
+            "taxonomy_confidence": 0.99, "retention_confidence": 0.8}
+    async with running_stub() as stub:
+        llm = JsonChat(stub.base_url, "stub-model", "k", timeout_s=0.5)
+        service = ClassifierService(app_pool, settings, llm)
+        cases = [(good, "llm:stub-model", None), ("this is not json", "rules", "model unavailable"),
+                 ({**good, "extra": 1}, "rules", "invalid answer"), ({**good, "kind": "gossip"}, "rules", "invalid"),
+                 ({**good, "taxonomy_confidence": 1.5}, "rules", "invalid answer"), (TIMEOUT, "rules", "unavailable"),
+                 (ERROR, "rules", "unavailable"), ({**good, "sensitivity": "normal"}, "llm:stub-model", None)]
+        ids = [await _remember(gateway, who, f"Restart the worker pool, case {n}.") for n in range(len(cases) - 1)]
+        ids.append(await _remember(gateway, who, "Email dana@example.com to restart the worker pool."))
+        for item_id, (answer, classifier, fallback) in zip(ids, cases, strict=True):
+            stub.answers.append(answer)
+            assert await service.handle([await _created_event(owner_pool, item_id)]) == {}
+            receipt = (await _receipts(owner_pool, item_id))[0]
+            assert receipt["classifier"] == classifier, (answer, receipt)
+            assert (receipt["fallback_reason"] is None) if fallback is None else fallback in receipt["fallback_reason"]
+        await llm.close()
+    model_said = (await gateway.get(f"/v1/items/{ids[0]}", headers=who)).json()
+    assert model_said["kind"] == "procedure" and model_said["wing"] == "ops"
+    assert model_said["taxonomy_confidence"] == 0.95  # clamped: never certain
+    personal = (await gateway.get(f"/v1/items/{ids[-1]}", headers=who)).json()
+    assert personal["sensitivity"] == "personal"  # the model said normal; it may not lower what the rules found
+    request = stub.requests[0]
+    assert request["response_format"]["json_schema"]["strict"] is True
+    assert "procedure" in request["response_format"]["json_schema"]["schema"]["properties"]["kind"]["enum"]
+
+
+async def test_classify_suggests_without_writing(gateway: httpx.AsyncClient, caller: dict[str, Any],
+                                                 owner_pool: asyncpg.Pool) -> None:
+    who = caller["headers"]
+    async with owner_pool.acquire() as conn:
+        before = await conn.fetchval("SELECT count(*) FROM memory_items WHERE tenant_id = $1", caller["tenant_id"])
+    answer = await gateway.post("/v1/classify", json={"content": "I prefer dark mode in every editor."}, headers=who)
+    assert answer.status_code == 200, answer.text
+    body = answer.json()
+    assert body["kind"] == "preference" and body["classifier"] == "rules" and body["fallback_reason"] is None
+    assert any("prefer" in r for r in body["reasons"])
+    assert (await gateway.post("/v1/classify", json={"content": "thanks"}, headers=who)).json()["retention"] == "noise"
+    refused = await gateway.post("/v1/classify", json={"content": ""}, headers=who)
+    assert refused.status_code == 422 and refused.json()["field"] == "content"
+    async with owner_pool.acquire() as conn:
+        after = await conn.fetchval("SELECT count(*) FROM memory_items WHERE tenant_id = $1", caller["tenant_id"])
+    assert after == before
+    bad_rules = await gateway.patch("/v1/admin/tenant-config", json={"placement_rules": [{"room": "x"}]}, headers=who)
+    assert bad_rules.status_code == 422 and bad_rules.json()["field"] == "placement_rules"

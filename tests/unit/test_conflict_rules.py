@@ -1,0 +1,287 @@
+"""Conflict rules: which pairs of memories are duplicates, refinements or contradictions, what authority makes of
+each verdict, and how an LLM judge's answer is read."""
+
+from __future__ import annotations
+
+import dataclasses
+import itertools
+import json
+import time
+
+import pytest
+
+from engram.domain.conflict_rules import (
+    ACTIONS,
+    LABELS,
+    LLM_JUDGE_SCHEMA,
+    Verdict,
+    judge,
+    outcome,
+    parse_llm_verdict,
+)
+
+# (existing, new, cosine similarity, expected label, expected rule family)
+MUST_LABEL = [
+    # negation
+    ("X uses Postgres", "X does not use Postgres", 0.91, "contradiction", "negation"),
+    ("Alice is allergic to peanuts", "Alice isn't allergic to peanuts anymore", 0.90, "contradiction", "negation"),
+    ("Bob never drinks coffee", "Bob drinks coffee every morning", 0.85, "contradiction", "negation"),
+    ("Alice lives in Paris", "Alice no longer lives in Paris, she lives in Berlin", 0.82, "contradiction", "negation"),
+    ("Deploys happen on Fridays", "Deploys happen on Tuesdays, not Fridays", 0.88, "contradiction", "negation"),
+    ("Deploys run with manual approval", "Deploys run without manual approval", 0.86, "contradiction", "negation"),
+    # numbers, dates, versions, money, units
+    ("The timeout is 30 seconds", "The timeout is 60 seconds", 0.93, "contradiction", "numbers_differ"),
+    ("The timeout is 30s", "The timeout is 2 minutes", 0.90, "contradiction", "numbers_differ"),
+    ("Launch is on 2026-03-01", "Launch is on 2026-04-15", 0.92, "contradiction", "numbers_differ"),
+    ("Launch is on March 3", "The launch is on March 10, 2026", 0.90, "contradiction", "numbers_differ"),
+    ("We run Python 3.11 in production", "We run Python 3.12 in production", 0.96, "contradiction", "numbers_differ"),
+    ("We ship v2.3.1 to prod", "We ship v2.4.0 to prod", 0.95, "contradiction", "numbers_differ"),
+    ("The plan costs $20 per month", "The plan costs $25 per month", 0.94, "contradiction", "numbers_differ"),
+    ("The budget is $20k", "The budget is $25,000", 0.95, "contradiction", "numbers_differ"),
+    ("The SLA is 99.9% uptime", "The SLA is 99.95% uptime", 0.97, "contradiction", "numbers_differ"),
+    ("Standup is at 9:30", "Standup is at 10am", 0.90, "contradiction", "numbers_differ"),
+    ("The cache holds 512MB", "The cache holds 1 GB", 0.90, "contradiction", "numbers_differ"),
+    ("We have 3 services and 2 databases", "We have 4 services and 2 databases", 0.96, "contradiction",
+     "numbers_differ"),
+    ("Release 2.0 shipped in 2024", "Release 2.0 shipped in 2025", 0.95, "contradiction", "numbers_differ"),
+    # exclusive predicates, including at low similarity
+    ("Alice lives in Paris", "Alice lives in Berlin", 0.62, "contradiction", "exclusive_predicate"),
+    ("I prefer tabs", "I prefer spaces", 0.70, "contradiction", "exclusive_predicate"),
+    ("I prefer tabs over spaces", "I prefer spaces over tabs", 0.93, "contradiction", "exclusive_predicate"),
+    ("Alice works at Acme", "Alice works for Initech as a designer", 0.70, "contradiction", "exclusive_predicate"),
+    ("Alice reports to Carol", "Alice reports to Dave", 0.83, "contradiction", "exclusive_predicate"),
+    ("Acme is based in Berlin", "Acme is located in Munich", 0.80, "contradiction", "exclusive_predicate"),
+    ("Alice's favourite colour is blue", "Alice's favourite colour is green", 0.80, "contradiction",
+     "exclusive_predicate"),
+    ("We use Postgres as the default database", "Our default database is MySQL", 0.78, "contradiction",
+     "exclusive_predicate"),
+    ("The CLI defaults to JSON output", "The CLI defaults to YAML", 0.81, "contradiction", "exclusive_predicate"),
+    ("Bob prefers Python for scripting", "Bob prefers Go for scripting", 0.84, "contradiction", "exclusive_predicate"),
+    # duplicates
+    ("Retention is 30 days.", "retention is  30 DAYS", 0.99, "duplicate", "same_text"),
+    ("The timeout is 30 seconds", "Timeout: 30s", 0.90, "duplicate", "same_words"),
+    ("We have 3 services and 2 databases", "We have 2 databases and 3 services", 0.95, "duplicate", "same_words"),
+    ("The build uses Node 20", "The build uses Node 20 (LTS)", 0.975, "duplicate", "near_identical"),
+    # refinements
+    ("Alice is allergic to peanuts", "Alice is allergic to peanuts and tree nuts", 0.92, "refinement", "containment"),
+    ("Alice works at Acme", "Alice works at Acme in London as a designer", 0.90, "refinement", "containment"),
+]
+
+# (existing, new, cosine similarity, the only acceptable label: None, duplicate or refinement, never contradiction)
+MUST_NOT_CONFLICT = [
+    # paraphrase, same values
+    ("The timeout is 1 minute", "The timeout is 60 seconds", 0.92, "duplicate"),
+    ("The timeout is 30 seconds", "The timeout is thirty seconds", 0.95, "duplicate"),
+    ("The office opens at 9am", "The office opens at 09:00", 0.95, "duplicate"),
+    ("We have 1,000 users", "We have 1000 users", 0.96, "duplicate"),
+    ("The budget is $1.5k", "The budget is $1,500", 0.95, "duplicate"),
+    ("Launch is on March 3", "Launch is on 2026-03-03", 0.95, None),
+    # different subjects
+    ("Alice lives in Paris", "Bob lives in Berlin", 0.85, None),
+    ("Alice turned 30", "Bob turned 31", 0.90, None),
+    ("Alice is allergic to peanuts", "Bob is allergic to peanuts", 0.90, None),
+    ("Alice uses Postgres for the billing service in production",
+     "Bob does not use Postgres for the billing service in production", 0.88, None),
+    ("The request timeout is 30 seconds", "The idle timeout is 60 seconds", 0.88, None),
+    # added detail is a refinement, not a contradiction
+    ("We have 3 services and 2 databases", "We have 3 services and 2 databases in prod", 0.95, "refinement"),
+    ("Alice lives in Paris", "Alice lives in central Paris", 0.90, "refinement"),
+    ("The team has 5 engineers", "The team has 5 engineers and 2 designers", 0.93, "refinement"),
+    ("The API timeout is 30 seconds", "The API timeout is 30 seconds and retries happen after 5 seconds", 0.93,
+     "refinement"),
+    ("Bob prefers dark roast coffee", "Bob prefers dark roast coffee with oat milk", 0.92, "refinement"),
+    ("Use S3 for backups", "Use S3 for backups and EC2 for compute", 0.85, "refinement"),
+    # numbers in different slots or units
+    ("The API timeout is 30 seconds", "The API retries 3 times", 0.85, None),
+    ("Deploys take 30 minutes", "Deploys happen every 2 weeks", 0.85, None),
+    ("The plan costs $20 per month", "The plan costs $240 per year", 0.88, None),
+    # not a present, exclusive claim
+    ("Alice lives in Paris", "Alice used to live in Berlin", 0.80, None),
+    ("Alice lives in Paris", "Alice will live in Berlin next year", 0.80, None),
+    ("Alice lives in Paris", "Alice doesn't live in Berlin", 0.80, None),
+    ("I prefer tabs", "I prefer spaces for YAML", 0.80, None),
+    ("Alice's favourite colour is blue", "Alice's favourite food is pizza", 0.60, None),
+    # a narrower negation, or a negation of something else
+    ("Deploys happen on Tuesdays", "Deploys happen on Tuesdays, not Fridays", 0.90, None),
+    ("X uses Postgres", "X does not use Postgres for analytics", 0.88, None),
+    ("We deploy on Tuesdays", "We don't deploy on Fridays", 0.84, None),
+    # unrelated
+    ("Deploys happen on Tuesdays", "The cafeteria serves pizza on Fridays", 0.82, None),
+    ("Postgres 16 is used in production", "We use Redis for caching", 0.81, None),
+]
+
+
+def family(rule: str) -> str:
+    return rule.split(":")[0]
+
+
+@pytest.mark.parametrize(("existing", "new", "similarity", "label", "rule"), MUST_LABEL)
+def test_pairs_that_must_be_labelled(existing: str, new: str, similarity: float, label: str, rule: str) -> None:
+    verdict = judge(existing, new, similarity)
+    assert verdict is not None, "no verdict"
+    assert (verdict.label, family(verdict.rule)) == (label, rule), verdict.explanation
+    assert 0.0 <= verdict.score <= 1.0 and verdict.explanation
+
+
+@pytest.mark.parametrize(("existing", "new", "similarity", "expected"), MUST_NOT_CONFLICT)
+def test_pairs_that_must_not_conflict(existing: str, new: str, similarity: float, expected: str | None) -> None:
+    verdict = judge(existing, new, similarity)
+    assert (verdict.label if verdict else None) == expected, verdict
+
+
+def test_the_tables_are_big_enough() -> None:
+    assert len(MUST_LABEL) >= 15 and len(MUST_NOT_CONFLICT) >= 15
+    assert {label for *_, label, _ in MUST_LABEL} == set(LABELS)
+
+
+def test_rule_ids_name_the_predicate_and_the_kind_of_value() -> None:
+    assert judge("Alice lives in Paris", "Alice lives in Berlin", 0.9).rule == "exclusive_predicate:lives in"  # type: ignore[union-attr]
+    assert judge("Launch is on 2026-03-01", "Launch is on 2026-04-15", 0.9).rule == "numbers_differ:date"  # type: ignore[union-attr]
+    assert judge("The plan costs $20", "The plan costs $25", 0.9).rule == "numbers_differ:money"  # type: ignore[union-attr]
+    assert judge("The timeout is 30s", "The timeout is 60s", 0.9).rule == "numbers_differ:duration"  # type: ignore[union-attr]
+
+
+def test_explanations_quote_the_differing_values() -> None:
+    numbers = judge("The timeout is 30 seconds", "The timeout is 60 seconds", 0.93)
+    assert numbers is not None and '"30 seconds"' in numbers.explanation and '"60 seconds"' in numbers.explanation
+    named = judge("Alice lives in Paris", "Alice lives in Berlin", 0.6)
+    assert named is not None and '"Paris"' in named.explanation and '"Berlin"' in named.explanation
+    denied = judge("X uses Postgres", "X does not use Postgres", 0.9)
+    assert denied is not None and '"not"' in denied.explanation
+
+
+def test_below_the_floor_only_identical_text_and_exclusive_predicates_fire() -> None:
+    assert judge("The timeout is 30 seconds", "The timeout is 60 seconds", 0.79) is None
+    assert judge("X uses Postgres", "X does not use Postgres", 0.5) is None
+    assert judge("Alice is allergic to peanuts", "Alice is allergic to peanuts and tree nuts", 0.7) is None
+    low = judge("Alice lives in Paris", "Alice lives in Berlin", 0.3)
+    assert low is not None and low.label == "contradiction"
+    high = judge("Alice lives in Paris", "Alice lives in Berlin", 0.9)
+    assert high is not None and low.score < high.score  # less sure when the embeddings disagree
+    same = judge("Retention is 30 days", "retention is 30 days.", 0.1)
+    assert same is not None and same.rule == "same_text"
+
+
+def test_the_floor_is_a_parameter() -> None:
+    pair = ("The timeout is 30 seconds", "The timeout is 60 seconds")
+    assert judge(*pair, 0.75, floor=0.7) is not None
+    assert judge(*pair, 0.75, floor=0.8) is None
+    assert judge(*pair, 0.93, floor=0.95) is None
+
+
+@pytest.mark.parametrize(("existing", "new", "similarity"), [
+    ("", "Alice lives in Paris", 0.9), ("Alice lives in Paris", "   ", 0.9), ("!!!", "...", 0.99),
+    ("Alice lives in Paris", "Alice lives in Paris", float("nan")),
+    ("The timeout is 30 seconds", "The timeout is 60 seconds", float("nan")),
+    ("2FA v8 k8s S3 4xx utf-8 COVID-19 24/7 #12", "2FA v8 k8s S3 4xx utf-8 COVID-19 24/7 #13", 0.99),
+])
+def test_odd_input_never_raises(existing: str, new: str, similarity: float) -> None:
+    verdict = judge(existing, new, similarity)
+    assert verdict is None or verdict.label in LABELS
+
+
+def test_identifiers_are_not_numbers() -> None:
+    assert judge("We store backups in S3", "We store backups in S4", 0.95) is None
+
+
+def test_a_long_memory_is_judged_quickly() -> None:
+    existing = " ".join(f"Service {i} has {i % 7} replicas and a {i % 50} second timeout." for i in range(400))
+    new = " ".join(f"Service {i} has {i % 5} replicas and does not use a {i % 40} second timeout." for i in range(400))
+    assert len(existing.encode()) > 16_384
+    started = time.perf_counter()
+    judge(existing, new, 0.9)
+    assert time.perf_counter() - started < 3.0
+
+
+def test_verdicts_are_immutable() -> None:
+    verdict = judge("The timeout is 30 seconds", "The timeout is 60 seconds", 0.93)
+    assert verdict is not None
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        verdict.label = "duplicate"  # type: ignore[misc]
+
+
+# --- outcomes by authority -------------------------------------------------------------------------------------
+
+AUTHORITIES = (10, 20, 30, 40, 50)
+
+
+def expected_action(label: str, existing: int, new: int) -> str:
+    if label == "duplicate":
+        return "none"
+    if label == "refinement":
+        return "supersede" if new >= existing else "propose"
+    return "dispute_existing" if new > existing else "dispute_new"  # a tie keeps the incumbent
+
+
+@pytest.mark.parametrize(("label", "existing", "new"), list(itertools.product(LABELS, AUTHORITIES, AUTHORITIES)))
+def test_outcome_matrix(label: str, existing: int, new: int) -> None:
+    result = outcome(Verdict(label, "rule", 0.9, "why"), existing, new)
+    assert result.action == expected_action(label, existing, new)
+    assert result.action in ACTIONS
+    assert result.opens_conflict == (label == "contradiction")
+    assert result.reason
+
+
+def test_outcome_edges_spelled_out() -> None:
+    def action(label: str, existing: int, new: int) -> str:
+        return outcome(Verdict(label, "rule", 0.9, "why"), existing, new).action
+    assert action("refinement", 30, 30) == "supersede"  # greater or equal may supersede
+    assert action("refinement", 50, 10) == "propose"
+    assert action("contradiction", 30, 30) == "dispute_new"
+    assert action("contradiction", 10, 50) == "dispute_existing"
+    assert action("duplicate", 10, 50) == "none"
+
+
+def test_an_unknown_label_is_only_flagged() -> None:
+    result = outcome(Verdict("merge", "rule", 1.0, "?"), 10, 50)
+    assert result.action == "flag" and not result.opens_conflict
+
+
+# --- the LLM judge ---------------------------------------------------------------------------------------------
+
+def answer(**fields: object) -> str:
+    base: dict[str, object] = {"label": "contradiction", "confidence": 0.8, "explanation": "Paris vs Berlin"}
+    base.update(fields)
+    return json.dumps(base)
+
+
+def test_schema_is_closed_and_matches_the_labels() -> None:
+    assert LLM_JUDGE_SCHEMA["additionalProperties"] is False
+    assert set(LLM_JUDGE_SCHEMA["required"]) == {"label", "confidence", "explanation"}
+    assert LLM_JUDGE_SCHEMA["properties"]["label"]["enum"] == [*LABELS, "none"]
+    assert LLM_JUDGE_SCHEMA["properties"]["explanation"]["maxLength"] == 300
+    json.dumps(LLM_JUDGE_SCHEMA)  # serialisable as is
+
+
+@pytest.mark.parametrize(("raw", "label", "confidence"), [
+    (answer(), "contradiction", 0.8),
+    (answer(label="duplicate", confidence=1), "duplicate", 1.0),
+    (answer(label="refinement", confidence=0), "refinement", 0.0),
+    ('  {"explanation": "", "confidence": 0.5, "label": "refinement"}\n', "refinement", 0.5),
+])
+def test_valid_llm_answers(raw: str, label: str, confidence: float) -> None:
+    verdict = parse_llm_verdict(raw)
+    assert verdict is not None
+    assert (verdict.label, verdict.rule, verdict.score) == (label, "llm_judge", confidence)
+
+
+@pytest.mark.parametrize("raw", [
+    "not json", "", "{", "[]", "null", '"contradiction"',
+    answer(label="none"),
+    answer(label="conflict"), answer(label="Contradiction"), answer(label=None),
+    answer(confidence=1.5), answer(confidence=-0.1), answer(confidence="0.9"), answer(confidence=True),
+    answer(confidence=None),
+    '{"label": "contradiction", "confidence": NaN, "explanation": "x"}',
+    answer(explanation="x" * 301), answer(explanation=42),
+    answer(extra="field"), answer(action="supersede"),
+    json.dumps({"label": "contradiction", "confidence": 0.8}),
+    '{"label": "none", "label": "contradiction", "confidence": 0.8, "explanation": "x"}',
+    "[" * 100_000,
+])
+def test_invalid_llm_answers_change_nothing(raw: str) -> None:
+    assert parse_llm_verdict(raw) is None
+
+
+def test_non_text_llm_answers_change_nothing() -> None:
+    assert parse_llm_verdict(b'{"label": "duplicate"}') is None  # type: ignore[arg-type]
+    assert parse_llm_verdict(None) is None  # type: ignore[arg-type]
