@@ -1,10 +1,19 @@
-"""Conflicts between two memories: opened by a detector, resolved by a reviewer's decision."""
+"""Conflicts between two memories: opened by a detector, listed for reviewers, resolved by a decision."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass
+from datetime import datetime
+from typing import Any
 
 import asyncpg
+import numpy as np
+
+from engram.db.items import ITEM_COLUMNS, NOT_EXPIRED, row_to_item, visible_to
+from engram.domain.models import MemoryItem
+
+CONFLICT_COLUMNS = ("c.id, c.item_a, c.item_b, c.type, c.detector, c.score, c.rule, c.explanation, c.status, "
+                    "c.resolution, c.resolver_id, c.reason, c.created_at, c.resolved_at")
 
 
 @dataclass(frozen=True)
@@ -15,14 +24,121 @@ class Resolved:
     type: str
 
 
-async def resolve_open(conn: asyncpg.Connection, item_id: str, resolution: str, resolver_id: str,
-                       reason: str | None, *, other: str | None = None) -> list[Resolved]:
-    """Resolve every open conflict of ``item_id`` (only the one with ``other`` when given); returns them."""
+@dataclass(frozen=True)
+class ConflictRow:
+    id: str
+    item_a: str
+    item_b: str
+    type: str
+    detector: str
+    score: float | None
+    rule: str | None
+    explanation: str | None
+    status: str
+    resolution: str | None
+    resolver_id: str | None
+    reason: str | None
+    created_at: datetime
+    resolved_at: datetime | None
+
+
+def _row(record: asyncpg.Record) -> ConflictRow:
+    values: dict[str, Any] = {k: (str(v) if k in ("id", "item_a", "item_b", "resolver_id") and v else v)
+                              for k, v in dict(record).items()}
+    return ConflictRow(**values)
+
+
+async def open(conn: asyncpg.Connection, tenant_id: str, existing: str, new: str, conflict_type: str, detector: str,
+               *, score: float | None = None, rule: str | None = None, explanation: str | None = None) -> str | None:
+    """A new open conflict (``item_a`` the existing memory, ``item_b`` the new one); None when the pair
+    already has one open."""
+    conflict_id = await conn.fetchval(
+        """INSERT INTO conflicts (tenant_id, id, item_a, item_b, type, detector, score, rule, explanation)
+           VALUES ($1, gen_random_uuid(), $2, $3, $4, $5, $6, $7, $8)
+           ON CONFLICT (tenant_id, least(item_a, item_b), greatest(item_a, item_b)) WHERE status = 'open'
+           DO NOTHING RETURNING id""",
+        tenant_id, existing, new, conflict_type, detector, score, rule, explanation)
+    return str(conflict_id) if conflict_id else None
+
+
+async def resolve_open(conn: asyncpg.Connection, item_id: str, resolution: str, resolver_id: str | None,
+                       reason: str | None, *, other: str | None = None,
+                       conflict_id: str | None = None) -> list[Resolved]:
+    """Resolve the open conflicts of ``item_id`` (only the one with ``other``, or only ``conflict_id``)."""
     rows = await conn.fetch(
         """UPDATE conflicts SET status = 'resolved', resolution = $2, resolver_id = $3, reason = $4,
                                 resolved_at = now()
            WHERE status = 'open' AND (item_a = $1 OR item_b = $1)
-             AND ($5::uuid IS NULL OR item_a = $5 OR item_b = $5)
+             AND ($5::uuid IS NULL OR item_a = $5 OR item_b = $5) AND ($6::uuid IS NULL OR id = $6)
            RETURNING id, item_a, item_b, type""",
-        item_id, resolution, resolver_id, reason, other)
+        item_id, resolution, resolver_id, reason, other, conflict_id)
     return [Resolved(str(r["id"]), str(r["item_a"]), str(r["item_b"]), r["type"]) for r in rows]
+
+
+async def get(conn: asyncpg.Connection, conflict_id: str, viewer: str, *,
+              for_update: bool = False) -> ConflictRow | None:
+    """The conflict, if ``viewer`` may read both of its memories."""
+    lock = " FOR UPDATE OF c" if for_update else ""
+    row = await conn.fetchrow(
+        f"""SELECT {CONFLICT_COLUMNS} FROM conflicts c
+            JOIN memory_items a ON a.id = c.item_a JOIN memory_items b ON b.id = c.item_b
+            WHERE c.id = $1 AND {visible_to('$2', 'a')} AND {visible_to('$2', 'b')}{lock}""", conflict_id, viewer)
+    return _row(row) if row else None
+
+
+async def listing(conn: asyncpg.Connection, viewer: str, *, status: str | None, conflict_type: str | None,
+                  item_id: str | None, limit: int, after: tuple[datetime, str] | None) -> list[ConflictRow]:
+    """Conflicts whose two memories ``viewer`` may read, newest first."""
+    rows = await conn.fetch(
+        f"""SELECT {CONFLICT_COLUMNS} FROM conflicts c
+            JOIN memory_items a ON a.id = c.item_a JOIN memory_items b ON b.id = c.item_b
+            WHERE c.tenant_id = engram_current_tenant() AND {visible_to('$1', 'a')} AND {visible_to('$1', 'b')}
+              AND ($2::text IS NULL OR c.status = $2) AND ($3::text IS NULL OR c.type = $3)
+              AND ($4::uuid IS NULL OR c.item_a = $4 OR c.item_b = $4)
+              AND ($6::timestamptz IS NULL OR (c.created_at, c.id) < ($6, $7::uuid))
+            ORDER BY c.created_at DESC, c.id DESC LIMIT $5""",
+        viewer, status, conflict_type, item_id, limit, after[0] if after else None, after[1] if after else None)
+    return [_row(r) for r in rows]
+
+
+async def nearest_live(conn: asyncpg.Connection, item: MemoryItem, vector: np.ndarray, profile: str, dimensions: int,
+                       limit: int, floor: float) -> list[tuple[MemoryItem, float]]:
+    """The live items nearest ``item`` by meaning in its scope: the same kind and workspace, and the same author
+    when either of the two is private. Nearest first, down to cosine similarity ``floor``."""
+    dims = int(dimensions)
+    await conn.execute("SET LOCAL hnsw.iterative_scan = 'strict_order'")
+    rows = await conn.fetch(
+        f"""SELECT * FROM (
+                SELECT {", ".join(f"i.{c.strip()}" for c in ITEM_COLUMNS.split(","))},
+                       1 - (e.embedding::vector({dims}) <=> $1::vector({dims})) AS similarity
+                FROM memory_embeddings e JOIN memory_items i ON i.id = e.item_id
+                WHERE e.profile = $2 AND i.id <> $3 AND i.kind = $4 AND i.workspace_id = $5
+                  AND i.invalidated_at IS NULL AND i.superseded_by IS NULL AND {NOT_EXPIRED}
+                  AND i.review_status IN ('proposed', 'active', 'disputed')
+                  AND ((i.visibility <> 'private' AND $7 <> 'private') OR i.principal_id = $6)
+                ORDER BY e.embedding::vector({dims}) <=> $1::vector({dims}) LIMIT $8) near
+            WHERE similarity >= $9 ORDER BY similarity DESC""",
+        vector, profile, item.id, item.kind, item.workspace_id, item.principal_id, item.visibility, limit, floor)
+    return [(row_to_item(r), float(r["similarity"])) for r in rows]
+
+
+async def open_count(conn: asyncpg.Connection, item_id: str) -> int:
+    return int(await conn.fetchval(
+        "SELECT count(*) FROM conflicts WHERE status = 'open' AND (item_a = $1 OR item_b = $1)", item_id))
+
+
+async def open_conflicts(conn: asyncpg.Connection, item_ids: list[str], viewer: str) -> dict[str, list[str]]:
+    """For each of ``item_ids`` in an open conflict, the ids on the other side; an other side ``viewer``
+    may not read is given as "" (the conflict counts, its id is not disclosed)."""
+    rows = await conn.fetch(
+        "SELECT item_a, item_b FROM conflicts WHERE status = 'open' "
+        "AND (item_a = ANY($1::uuid[]) OR item_b = ANY($1::uuid[]))", item_ids)
+    pairs = [(str(row["item_a"]), str(row["item_b"])) for row in rows]
+    mentioned = sorted({item for pair in pairs for item in pair})
+    readable = {str(r["id"]) for r in await conn.fetch(
+        f"SELECT i.id FROM memory_items i WHERE i.id = ANY($1::uuid[]) AND {visible_to('$2')}", mentioned, viewer)}
+    others: dict[str, list[str]] = {}
+    for a, b in pairs:
+        others.setdefault(a, []).append(b if b in readable else "")
+        others.setdefault(b, []).append(a if a in readable else "")
+    return others

@@ -20,6 +20,7 @@ ITEM_COLUMNS = (
     "retention_confidence, sensitivity, classified_at"
 )
 
+PIPELINE_STAGES = ("embedding", "classification", "conflict_check", "promotion")  # in the order they run
 NOT_EXPIRED = "(i.expires_at IS NULL OR i.expires_at > now())"
 
 
@@ -165,33 +166,7 @@ async def similar_live(conn: asyncpg.Connection, content: str, kind: str, viewer
     return [Similar(str(r["id"]), round(float(r["s"]), 4), r["content"]) for r in rows]
 
 
-async def open_conflict(conn: asyncpg.Connection, tenant_id: str, existing: str, new: str, conflict_type: str,
-                        detector: str) -> str:
-    conflict_id = await conn.fetchval(
-        """INSERT INTO conflicts (tenant_id, id, item_a, item_b, type, detector)
-           VALUES ($1, gen_random_uuid(), $2, $3, $4, $5) RETURNING id""",
-        tenant_id, existing, new, conflict_type, detector)
-    return str(conflict_id)
-
-
-async def open_conflicts(conn: asyncpg.Connection, item_ids: list[str], viewer: str) -> dict[str, list[str]]:
-    """For each of ``item_ids`` in an open conflict, the ids on the other side; an other side ``viewer``
-    may not read is given as "" (the conflict counts, its id is not disclosed)."""
-    rows = await conn.fetch(
-        "SELECT item_a, item_b FROM conflicts WHERE status = 'open' "
-        "AND (item_a = ANY($1::uuid[]) OR item_b = ANY($1::uuid[]))", item_ids)
-    pairs = [(str(row["item_a"]), str(row["item_b"])) for row in rows]
-    mentioned = sorted({item for pair in pairs for item in pair})
-    readable = {str(r["id"]) for r in await conn.fetch(
-        f"SELECT i.id FROM memory_items i WHERE i.id = ANY($1::uuid[]) AND {visible_to('$2')}", mentioned, viewer)}
-    others: dict[str, list[str]] = {}
-    for a, b in pairs:
-        others.setdefault(a, []).append(b if b in readable else "")
-        others.setdefault(b, []).append(a if a in readable else "")
-    return others
-
-
-async def supersede(conn: asyncpg.Connection, old_id: str, new_id: str, actor_id: str) -> None:
+async def supersede(conn: asyncpg.Connection, old_id: str, new_id: str, actor_id: str | None) -> None:
     """Point ``old_id`` at its successor and record the typed link (new supersedes old)."""
     await conn.execute(
         "UPDATE memory_items SET superseded_by = $2, review_status = 'superseded' WHERE id = $1", old_id, new_id)
@@ -288,6 +263,7 @@ async def set_stage(conn: asyncpg.Connection, *, tenant_id: str, item_id: UUID |
 
 async def stages(conn: asyncpg.Connection, item_id: str) -> list[Stage]:
     rows = await conn.fetch(
-        "SELECT stage, status, detail, updated_at FROM item_stages WHERE item_id = $1 ORDER BY stage", item_id
+        "SELECT stage, status, detail, updated_at FROM item_stages WHERE item_id = $1 "
+        "ORDER BY array_position($2::text[], stage), stage", item_id, list(PIPELINE_STAGES)
     )
     return [Stage(r["stage"], r["status"], r["detail"], r["updated_at"]) for r in rows]

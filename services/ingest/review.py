@@ -6,12 +6,13 @@ from __future__ import annotations
 import asyncpg
 
 from engram.config import Settings
-from engram.db import conflicts, items, kinds, outbox
+from engram.db import items, kinds, outbox
 from engram.db.pool import tenant_tx
 from engram.domain import lifecycle, validation
 from engram.domain.models import CallerContext, MemoryItem
 from engram.errors import Conflict, NotFound, ValidationFailed
 from engram.events.envelope import Event
+from engram.pipeline import changes
 
 MAX_REASON = 2_000
 
@@ -27,67 +28,39 @@ class ReviewService:
             item = await _visible_for_update(conn, ctx, item_id)
             _not_invalidated(item)
             transition = lifecycle.decide(ctx, item.review_status, action, str(item.principal_id))
+            actor = _actor(ctx)
+            prefix = self._settings.events_subject_prefix
             try:
                 async with conn.transaction():  # a savepoint: a duplicate coming back to life is refused cleanly
-                    changed = await items.set_review_status(conn, item_id, transition.to_state)
+                    changed = await changes.change_status(conn, prefix, actor, item, transition.to_state, action,
+                                                          reason or None)
             except asyncpg.UniqueViolationError as exc:
                 raise Conflict("a live item with the same content exists; archive or supersede it first",
                                code="duplicate_live_item") from exc
-            await items.add_event(
-                conn, tenant_id=ctx.tenant_id, item_id=item.id, actor_id=ctx.principal_id, action=f"review.{action}",
-                old_value={"review_status": item.review_status}, new_value={"review_status": changed.review_status},
-                reason=reason or None, request_id=ctx.request_id)
-            await outbox.add(conn, Event(
-                type="engram.memory.review_changed", tenant_id=ctx.tenant_id, subject=str(item.id),
-                traceparent=ctx.traceparent,
-                data={"item_id": str(item.id), "action": action, "from": item.review_status,
-                      "to": changed.review_status, "actor_id": ctx.principal_id, "kind": item.kind},
-            ), self._settings.events_subject_prefix)
             if changed.review_status == "active":
-                changed = await self._take_singleton_slot(conn, ctx, changed, reason)
+                await self._take_singleton_slot(conn, ctx, changed, reason)
             elif changed.review_status in ("rejected", "archived"):
-                for resolved in await conflicts.resolve_open(conn, item_id, "keep_existing", ctx.principal_id,
-                                                             reason or f"the other side was {changed.review_status}"):
-                    await self._conflict_resolved(ctx, conn, resolved, "keep_existing")
+                await changes.resolve_conflicts(conn, prefix, actor, item_id, "keep_existing",
+                                                reason or f"the other side was {changed.review_status}")
         return changed
 
     async def _take_singleton_slot(self, conn: asyncpg.Connection, ctx: CallerContext, item: MemoryItem,
-                                   reason: str) -> MemoryItem:
+                                   reason: str) -> None:
         """An activated item of a singleton kind takes its (workspace, subject, kind) slot: the holder is
         superseded, whatever its authority. This is the reviewer's explicit acceptance that a lower-authority
         write may never give itself; any open conflict between the two is resolved as ``accept_new``."""
         kind = await kinds.get_kind(conn, item.kind)
         if kind is None or not kind.singleton or not item.subject:
-            return item
+            return
         holder = await items.live_singleton(conn, str(item.workspace_id), item.subject, item.kind, ctx.principal_id,
                                             exclude=str(item.id))
         if holder is None:
-            return item
-        await items.supersede(conn, str(holder.id), str(item.id), ctx.principal_id)
-        await items.add_event(
-            conn, tenant_id=ctx.tenant_id, item_id=holder.id, actor_id=ctx.principal_id, action="superseded",
-            old_value={"review_status": holder.review_status},
-            new_value={"review_status": "superseded", "superseded_by": str(item.id)},
-            reason=reason or "a reviewer accepted the replacement", request_id=ctx.request_id)
-        await outbox.add(conn, Event(
-            type="engram.memory.superseded", tenant_id=ctx.tenant_id, subject=str(holder.id),
-            traceparent=ctx.traceparent,
-            data={"item_id": str(holder.id), "superseded_by": str(item.id), "actor_id": ctx.principal_id,
-                  "kind": holder.kind, "authority": item.authority, "accepted_by_review": True},
-        ), self._settings.events_subject_prefix)
-        for resolved in await conflicts.resolve_open(conn, str(item.id), "accept_new", ctx.principal_id,
-                                                     reason or "activated by a reviewer", other=str(holder.id)):
-            await self._conflict_resolved(ctx, conn, resolved, "accept_new")
-        return item
-
-    async def _conflict_resolved(self, ctx: CallerContext, conn: asyncpg.Connection, resolved: conflicts.Resolved,
-                                 resolution: str) -> None:
-        await outbox.add(conn, Event(
-            type="engram.conflict.resolved", tenant_id=ctx.tenant_id, subject=resolved.id,
-            traceparent=ctx.traceparent,
-            data={"conflict_id": resolved.id, "item_a": resolved.item_a, "item_b": resolved.item_b,
-                  "type": resolved.type, "resolution": resolution, "resolver_id": ctx.principal_id},
-        ), self._settings.events_subject_prefix)
+            return
+        prefix, actor = self._settings.events_subject_prefix, _actor(ctx)
+        await changes.supersede(conn, prefix, actor, holder, item, reason or "a reviewer accepted the replacement",
+                                accepted_by_review=True)
+        await changes.resolve_conflicts(conn, prefix, actor, str(item.id), "accept_new",
+                                        reason or "activated by a reviewer", other=str(holder.id))
 
     async def verify(self, ctx: CallerContext, item_id: str, reason: str) -> MemoryItem:
         reason = _reason(reason)
@@ -150,3 +123,7 @@ def _reason(reason: str) -> str:
     if len(reason) > MAX_REASON:
         raise ValidationFailed(f"reason must be at most {MAX_REASON} characters", field="reason")
     return reason
+
+
+def _actor(ctx: CallerContext) -> changes.Actor:
+    return changes.Actor(ctx.tenant_id, ctx.principal_id, request_id=ctx.request_id, traceparent=ctx.traceparent)

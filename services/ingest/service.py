@@ -20,7 +20,7 @@ from engram.domain.models import CallerContext, MemoryItem
 from engram.errors import Conflict, NotFound, PermissionDenied, ValidationFailed
 from engram.events.envelope import Event
 from engram.llm import JsonChat
-from engram.pipeline import classify
+from engram.pipeline import changes, classify
 from engram.telemetry.metrics import REMEMBERED
 from services.ingest.trash import discard
 
@@ -177,46 +177,25 @@ class IngestService:
                            "authority": stored.authority, "visibility": stored.visibility},
                 request_id=ctx.request_id,
             )
-            for stage in ("embedding", "classification"):
+            for stage in ("embedding", "classification", "conflict_check") + (
+                    ("promotion",) if stored.review_status == "proposed" else ()):
                 await items.set_stage(conn, tenant_id=ctx.tenant_id, item_id=stored.id, stage=stage,
                                       status="pending")
             await outbox.add(conn, created_event(stored, ctx.traceparent), self._settings.events_subject_prefix)
+            actor = changes.Actor(ctx.tenant_id, ctx.principal_id, request_id=ctx.request_id,
+                                  traceparent=ctx.traceparent)
             for target in targets:
-                await self._mark_superseded(conn, ctx, target, stored)
-            if singleton_rival is not None:
-                await self._open_conflict(conn, ctx, singleton_rival, stored)
+                await changes.supersede(conn, self._settings.events_subject_prefix, actor, target, stored)
+            if singleton_rival is not None:  # lower authority: a proposal with an open conflict, never a swap
+                await changes.open_conflict(conn, self._settings.events_subject_prefix, actor, singleton_rival, stored,
+                                            "contradiction", "singleton", rule="singleton",
+                                            explanation=f"both claim the {stored.kind} slot for {stored.subject!r}")
             similar = await items.similar_live(  # reported, never applied
                 conn, stored.content, stored.kind, ctx.principal_id, [str(stored.id), *(str(t.id) for t in targets)],
                 self._settings.possible_supersedes_threshold)
         status = "superseded" if targets else "created"
         REMEMBERED.labels(status).inc()
         return RememberResult(status, stored, [str(t.id) for t in targets], similar)
-
-    async def _open_conflict(self, conn: asyncpg.Connection, ctx: CallerContext, existing: MemoryItem,
-                             new: MemoryItem) -> None:
-        conflict_id = await items.open_conflict(conn, ctx.tenant_id, str(existing.id), str(new.id), "contradiction",
-                                                "singleton")
-        await outbox.add(conn, Event(
-            type="engram.conflict.detected", tenant_id=ctx.tenant_id, subject=conflict_id,
-            traceparent=ctx.traceparent,
-            data={"conflict_id": conflict_id, "existing_item_id": str(existing.id), "new_item_id": str(new.id),
-                  "type": "contradiction", "detector": "singleton", "kind": new.kind,
-                  "existing_authority": existing.authority, "new_authority": new.authority},
-        ), self._settings.events_subject_prefix)
-
-    async def _mark_superseded(self, conn: asyncpg.Connection, ctx: CallerContext, old: MemoryItem,
-                               new: MemoryItem) -> None:
-        await items.supersede(conn, str(old.id), str(new.id), ctx.principal_id)
-        await items.add_event(
-            conn, tenant_id=ctx.tenant_id, item_id=old.id, actor_id=ctx.principal_id, action="superseded",
-            old_value={"review_status": old.review_status},
-            new_value={"review_status": "superseded", "superseded_by": str(new.id)}, request_id=ctx.request_id)
-        await outbox.add(conn, Event(
-            type="engram.memory.superseded", tenant_id=ctx.tenant_id, subject=str(old.id),
-            traceparent=ctx.traceparent,
-            data={"item_id": str(old.id), "superseded_by": str(new.id), "actor_id": ctx.principal_id,
-                  "kind": old.kind, "authority": new.authority},
-        ), self._settings.events_subject_prefix)
 
 
 def created_event(item: MemoryItem, traceparent: str) -> Event:

@@ -16,6 +16,7 @@ from engram.domain import lifecycle, validation
 from engram.domain.models import CallerContext, MemoryItem
 from engram.errors import Conflict, EngramError, NotFound, ValidationFailed
 from engram.events.envelope import Event
+from engram.pipeline import changes
 from engram.telemetry.metrics import SWEPT
 
 log = logging.getLogger(__name__)
@@ -156,22 +157,11 @@ class TrashService:
                     await discard(conn, self._settings, item, reason="deleted", actor_id=ctx.principal_id,
                                   request_id=ctx.request_id, traceparent=ctx.traceparent, why=reason or None)
                 else:
-                    await self._archive(conn, ctx, item, reason)
+                    actor = changes.Actor(ctx.tenant_id, ctx.principal_id, request_id=ctx.request_id,
+                                          traceparent=ctx.traceparent)
+                    await changes.change_status(conn, self._settings.events_subject_prefix, actor, item, "archived",
+                                                "archive", reason or None)
         return BulkResult(action, dry_run, len(matched), affected, skipped, truncated)
-
-    async def _archive(self, conn: asyncpg.Connection, ctx: CallerContext, item: MemoryItem, reason: str) -> None:
-        await items.set_review_status(conn, str(item.id), "archived")
-        await items.add_event(conn, tenant_id=ctx.tenant_id, item_id=item.id, actor_id=ctx.principal_id,
-                              action="review.archive", old_value={"review_status": item.review_status},
-                              new_value={"review_status": "archived"}, reason=reason or None,
-                              request_id=ctx.request_id)
-        await outbox.add(conn, Event(
-            type="engram.memory.review_changed", tenant_id=ctx.tenant_id, subject=str(item.id),
-            traceparent=ctx.traceparent,
-            data={"item_id": str(item.id), "action": "archive", "from": item.review_status, "to": "archived",
-                  "actor_id": ctx.principal_id, "kind": item.kind},
-        ), self._settings.events_subject_prefix)
-
 
 @dataclass
 class SweepReport:

@@ -11,7 +11,7 @@ import asyncpg
 import numpy as np
 
 from engram.config import Settings
-from engram.db import identity, items, kinds, search, supersession, trash
+from engram.db import conflicts, identity, items, kinds, search, supersession, trash
 from engram.db.pool import tenant_tx
 from engram.db.search import Filters
 from engram.domain import scoring, validation
@@ -149,7 +149,7 @@ class RecallService:
                         limit):
                     by_id[str(item.id)] = item
                     dense[str(item.id)] = similarity
-            conflicted = await items.open_conflicts(conn, list(by_id), ctx.principal_id) if by_id else {}
+            conflicted = await conflicts.open_conflicts(conn, list(by_id), ctx.principal_id) if by_id else {}
         if mode == "keyword":
             relevance = scoring.min_max(keyword)
         elif mode == "semantic":

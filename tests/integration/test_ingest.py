@@ -30,7 +30,7 @@ async def test_remember_writes_item_audit_stage_and_outbox_together(
     assert item.review_status == "active" and item.authority == 50 and item.source_type == "explicit"
     assert item.importance == pytest.approx(0.5) and item.tags == ["infra"]
     assert await _counts(owner_pool, tenant.tenant_id) == {"memory_items": 1, "item_events": 1, "outbox": 1,
-                                                           "item_stages": 1}
+                                                           "item_stages": 3}
     async with owner_pool.acquire() as conn:
         row = await conn.fetchrow("SELECT subject, envelope FROM outbox WHERE tenant_id = $1::uuid", tenant.tenant_id)
         event = await conn.fetchrow("SELECT action, actor_id, request_id FROM item_events WHERE item_id = $1", item.id)

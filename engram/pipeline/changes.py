@@ -1,0 +1,93 @@
+"""Lifecycle changes as every writer makes them: the row, its audit entry and its event, inside the caller's
+transaction. Ingest (for callers), the conflicts consumer and promotion (for the system) share these, so a
+status change or a supersession looks the same in the trail and on the bus whoever made it."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+import asyncpg
+
+from engram.db import conflicts, items, outbox
+from engram.domain.models import MemoryItem
+from engram.events.envelope import Event
+
+
+@dataclass(frozen=True)
+class Actor:
+    """Who makes a change: a principal (with its request) or a pipeline component (``by``, no principal)."""
+
+    tenant_id: str
+    principal_id: str | None = None
+    by: str | None = None  # "conflicts", "promotion", …
+    request_id: str = ""
+    traceparent: str = ""
+
+
+async def change_status(conn: asyncpg.Connection, prefix: str, actor: Actor, item: MemoryItem, to_state: str,
+                        action: str, reason: str | None) -> MemoryItem:
+    """Move ``item`` (locked by the caller) to ``to_state``: ``review.<action>`` in the trail and
+    ``memory.review_changed`` on the bus."""
+    changed = await items.set_review_status(conn, str(item.id), to_state)
+    await items.add_event(conn, tenant_id=actor.tenant_id, item_id=item.id, actor_id=actor.principal_id,
+                          action=f"review.{action}", old_value={"review_status": item.review_status},
+                          new_value={"review_status": to_state}, reason=reason, request_id=actor.request_id)
+    data: dict[str, Any] = {"item_id": str(item.id), "action": action, "from": item.review_status, "to": to_state,
+                            "actor_id": actor.principal_id, "kind": item.kind}
+    if actor.by:
+        data["by"] = actor.by
+    await outbox.add(conn, Event(type="engram.memory.review_changed", tenant_id=actor.tenant_id,
+                                 subject=str(item.id), traceparent=actor.traceparent, data=data), prefix)
+    return changed
+
+
+async def supersede(conn: asyncpg.Connection, prefix: str, actor: Actor, old: MemoryItem, new: MemoryItem,
+                    reason: str | None = None, **extra: Any) -> None:
+    """``new`` replaces ``old`` (both locked by the caller): the pointer and typed link, ``superseded`` in
+    the old item's trail, ``memory.superseded`` on the bus (``extra`` adds data fields)."""
+    await items.supersede(conn, str(old.id), str(new.id), actor.principal_id)
+    await items.add_event(conn, tenant_id=actor.tenant_id, item_id=old.id, actor_id=actor.principal_id,
+                          action="superseded", old_value={"review_status": old.review_status},
+                          new_value={"review_status": "superseded", "superseded_by": str(new.id)},
+                          reason=reason, request_id=actor.request_id)
+    data: dict[str, Any] = {"item_id": str(old.id), "superseded_by": str(new.id), "actor_id": actor.principal_id,
+                            "kind": old.kind, "authority": new.authority, **extra}
+    if actor.by:
+        data["by"] = actor.by
+    await outbox.add(conn, Event(type="engram.memory.superseded", tenant_id=actor.tenant_id, subject=str(old.id),
+                                 traceparent=actor.traceparent, data=data), prefix)
+
+
+async def open_conflict(conn: asyncpg.Connection, prefix: str, actor: Actor, existing: MemoryItem, new: MemoryItem,
+                        conflict_type: str, detector: str, *, score: float | None = None, rule: str | None = None,
+                        explanation: str | None = None) -> str | None:
+    """Open a conflict between two items and announce it; None when the pair already has an open one."""
+    conflict_id = await conflicts.open(conn, actor.tenant_id, str(existing.id), str(new.id), conflict_type, detector,
+                                       score=score, rule=rule, explanation=explanation)
+    if conflict_id is None:
+        return None
+    await outbox.add(conn, Event(
+        type="engram.conflict.detected", tenant_id=actor.tenant_id, subject=conflict_id,
+        traceparent=actor.traceparent,
+        data={"conflict_id": conflict_id, "existing_item_id": str(existing.id), "new_item_id": str(new.id),
+              "type": conflict_type, "detector": detector, "rule": rule, "score": score, "kind": new.kind,
+              "existing_authority": existing.authority, "new_authority": new.authority},
+    ), prefix)
+    return conflict_id
+
+
+async def resolve_conflicts(conn: asyncpg.Connection, prefix: str, actor: Actor, item_id: str, resolution: str,
+                            reason: str | None, *, other: str | None = None,
+                            conflict_id: str | None = None) -> list[conflicts.Resolved]:
+    """Resolve the open conflicts of ``item_id`` (only the one with ``other``, or only ``conflict_id``) and
+    announce each with ``conflict.resolved``."""
+    resolved = await conflicts.resolve_open(conn, item_id, resolution, actor.principal_id, reason, other=other,
+                                            conflict_id=conflict_id)
+    for r in resolved:
+        await outbox.add(conn, Event(
+            type="engram.conflict.resolved", tenant_id=actor.tenant_id, subject=r.id, traceparent=actor.traceparent,
+            data={"conflict_id": r.id, "item_a": r.item_a, "item_b": r.item_b, "type": r.type,
+                  "resolution": resolution, "resolver_id": actor.principal_id},
+        ), prefix)
+    return resolved
