@@ -74,6 +74,9 @@ class Settings(BaseSettings):
         "(best F1 on MSRP train+val; see bench/calibrate_trigram.py).")
 
     max_content_bytes: int = 16_384
+    conflict_similarity_floor: float = Field(
+        default=0.85, ge=0, le=1, description="Cosine similarity from which a same-kind live memory is compared "
+        "with a new one (e5-small puts unrelated sentences near 0.75–0.79, see docs/benchmarks.md).")
     llm_base_url: str | None = Field(default=None, description="An OpenAI-compatible endpoint for the classifier "
                                      "and the conflict judge; unset: rules only.")
     llm_model: str = "gpt-4o-mini"

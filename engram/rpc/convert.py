@@ -79,3 +79,12 @@ def event_to_proto(row: Any) -> recall_pb2.ItemEvent:
         if row[name] is not None:
             getattr(event, name).update(json.loads(row[name]))
     return event
+
+
+def conflict_to_proto(row: Any) -> memory_pb2.Conflict:
+    """A conflicts row (``engram.db.conflicts.ConflictRow``) as a protobuf message."""
+    return memory_pb2.Conflict(
+        id=row.id, existing_item_id=row.item_a, new_item_id=row.item_b, type=row.type, detector=row.detector,
+        score=row.score, rule=row.rule or "", explanation=row.explanation or "", status=row.status,
+        resolution=row.resolution or "", resolver_id=row.resolver_id or "", reason=row.reason or "",
+        created_at=timestamp(row.created_at), resolved_at=timestamp(row.resolved_at))

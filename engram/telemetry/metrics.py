@@ -12,6 +12,8 @@ HTTP_LATENCY = Histogram(
     "engram_http_request_duration_seconds", "Gateway request latency", ["route", "method", "status"],
     buckets=(0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5),
 )
+CONFLICT_OUTCOMES = Counter("engram_conflict_outcomes_total", "Pairs judged by the conflicts consumer",
+                            ["label", "action"])
 SWEPT = Counter("engram_sweep_items_total", "Items the sweep expired to the trash and trash entries it emptied",
                 ["outcome"])
 REMEMBERED = Counter("engram_remember_total", "Remember outcomes", ["status"])

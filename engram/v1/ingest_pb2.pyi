@@ -11,6 +11,30 @@ from typing import ClassVar as _ClassVar, Optional as _Optional, Union as _Union
 
 DESCRIPTOR: _descriptor.FileDescriptor
 
+class ResolveConflictRequest(_message.Message):
+    __slots__ = ("id", "resolution", "reason", "content")
+    ID_FIELD_NUMBER: _ClassVar[int]
+    RESOLUTION_FIELD_NUMBER: _ClassVar[int]
+    REASON_FIELD_NUMBER: _ClassVar[int]
+    CONTENT_FIELD_NUMBER: _ClassVar[int]
+    id: str
+    resolution: str
+    reason: str
+    content: str
+    def __init__(self, id: _Optional[str] = ..., resolution: _Optional[str] = ..., reason: _Optional[str] = ..., content: _Optional[str] = ...) -> None: ...
+
+class ResolveConflictResponse(_message.Message):
+    __slots__ = ("conflict", "existing", "new", "merged")
+    CONFLICT_FIELD_NUMBER: _ClassVar[int]
+    EXISTING_FIELD_NUMBER: _ClassVar[int]
+    NEW_FIELD_NUMBER: _ClassVar[int]
+    MERGED_FIELD_NUMBER: _ClassVar[int]
+    conflict: _memory_pb2.Conflict
+    existing: _memory_pb2.MemoryItem
+    new: _memory_pb2.MemoryItem
+    merged: _memory_pb2.MemoryItem
+    def __init__(self, conflict: _Optional[_Union[_memory_pb2.Conflict, _Mapping]] = ..., existing: _Optional[_Union[_memory_pb2.MemoryItem, _Mapping]] = ..., new: _Optional[_Union[_memory_pb2.MemoryItem, _Mapping]] = ..., merged: _Optional[_Union[_memory_pb2.MemoryItem, _Mapping]] = ...) -> None: ...
+
 class ClassifyRequest(_message.Message):
     __slots__ = ("content",)
     CONTENT_FIELD_NUMBER: _ClassVar[int]

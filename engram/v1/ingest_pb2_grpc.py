@@ -79,6 +79,11 @@ class IngestServiceStub:
                 request_serializer=engram_dot_v1_dot_ingest__pb2.ClassifyRequest.SerializeToString,
                 response_deserializer=engram_dot_v1_dot_ingest__pb2.ClassifyResponse.FromString,
                 _registered_method=True)
+        self.ResolveConflict = channel.unary_unary(
+                '/engram.v1.IngestService/ResolveConflict',
+                request_serializer=engram_dot_v1_dot_ingest__pb2.ResolveConflictRequest.SerializeToString,
+                response_deserializer=engram_dot_v1_dot_ingest__pb2.ResolveConflictResponse.FromString,
+                _registered_method=True)
 
 
 class IngestServiceServicer:
@@ -147,6 +152,13 @@ class IngestServiceServicer:
         context.set_details('Method not implemented!')
         raise NotImplementedError('Method not implemented!')
 
+    def ResolveConflict(self, request, context):
+        """A reviewer's decision on a conflict: keep_existing, accept_new, keep_both, or merge (with content).
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
 
 def add_IngestServiceServicer_to_server(servicer, server):
     rpc_method_handlers = {
@@ -194,6 +206,11 @@ def add_IngestServiceServicer_to_server(servicer, server):
                     servicer.Classify,
                     request_deserializer=engram_dot_v1_dot_ingest__pb2.ClassifyRequest.FromString,
                     response_serializer=engram_dot_v1_dot_ingest__pb2.ClassifyResponse.SerializeToString,
+            ),
+            'ResolveConflict': grpc.unary_unary_rpc_method_handler(
+                    servicer.ResolveConflict,
+                    request_deserializer=engram_dot_v1_dot_ingest__pb2.ResolveConflictRequest.FromString,
+                    response_serializer=engram_dot_v1_dot_ingest__pb2.ResolveConflictResponse.SerializeToString,
             ),
     }
     generic_handler = grpc.method_handlers_generic_handler(
@@ -439,6 +456,33 @@ class IngestService:
             '/engram.v1.IngestService/Classify',
             engram_dot_v1_dot_ingest__pb2.ClassifyRequest.SerializeToString,
             engram_dot_v1_dot_ingest__pb2.ClassifyResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def ResolveConflict(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/engram.v1.IngestService/ResolveConflict',
+            engram_dot_v1_dot_ingest__pb2.ResolveConflictRequest.SerializeToString,
+            engram_dot_v1_dot_ingest__pb2.ResolveConflictResponse.FromString,
             options,
             channel_credentials,
             insecure,

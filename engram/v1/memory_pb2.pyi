@@ -102,6 +102,38 @@ class RecalledItem(_message.Message):
     matched_via: str
     def __init__(self, item: _Optional[_Union[MemoryItem, _Mapping]] = ..., score: _Optional[float] = ..., reasons: _Optional[_Iterable[str]] = ..., origin: _Optional[str] = ..., matched_via: _Optional[str] = ...) -> None: ...
 
+class Conflict(_message.Message):
+    __slots__ = ("id", "existing_item_id", "new_item_id", "type", "detector", "score", "rule", "explanation", "status", "resolution", "resolver_id", "reason", "created_at", "resolved_at")
+    ID_FIELD_NUMBER: _ClassVar[int]
+    EXISTING_ITEM_ID_FIELD_NUMBER: _ClassVar[int]
+    NEW_ITEM_ID_FIELD_NUMBER: _ClassVar[int]
+    TYPE_FIELD_NUMBER: _ClassVar[int]
+    DETECTOR_FIELD_NUMBER: _ClassVar[int]
+    SCORE_FIELD_NUMBER: _ClassVar[int]
+    RULE_FIELD_NUMBER: _ClassVar[int]
+    EXPLANATION_FIELD_NUMBER: _ClassVar[int]
+    STATUS_FIELD_NUMBER: _ClassVar[int]
+    RESOLUTION_FIELD_NUMBER: _ClassVar[int]
+    RESOLVER_ID_FIELD_NUMBER: _ClassVar[int]
+    REASON_FIELD_NUMBER: _ClassVar[int]
+    CREATED_AT_FIELD_NUMBER: _ClassVar[int]
+    RESOLVED_AT_FIELD_NUMBER: _ClassVar[int]
+    id: str
+    existing_item_id: str
+    new_item_id: str
+    type: str
+    detector: str
+    score: float
+    rule: str
+    explanation: str
+    status: str
+    resolution: str
+    resolver_id: str
+    reason: str
+    created_at: _timestamp_pb2.Timestamp
+    resolved_at: _timestamp_pb2.Timestamp
+    def __init__(self, id: _Optional[str] = ..., existing_item_id: _Optional[str] = ..., new_item_id: _Optional[str] = ..., type: _Optional[str] = ..., detector: _Optional[str] = ..., score: _Optional[float] = ..., rule: _Optional[str] = ..., explanation: _Optional[str] = ..., status: _Optional[str] = ..., resolution: _Optional[str] = ..., resolver_id: _Optional[str] = ..., reason: _Optional[str] = ..., created_at: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., resolved_at: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ...) -> None: ...
+
 class RecallFilters(_message.Message):
     __slots__ = ("kinds", "tags", "workspace_id", "wing", "room", "as_of")
     KINDS_FIELD_NUMBER: _ClassVar[int]

@@ -11,6 +11,28 @@ from typing import ClassVar as _ClassVar, Optional as _Optional, Union as _Union
 
 DESCRIPTOR: _descriptor.FileDescriptor
 
+class ListConflictsRequest(_message.Message):
+    __slots__ = ("status", "type", "item_id", "limit", "cursor")
+    STATUS_FIELD_NUMBER: _ClassVar[int]
+    TYPE_FIELD_NUMBER: _ClassVar[int]
+    ITEM_ID_FIELD_NUMBER: _ClassVar[int]
+    LIMIT_FIELD_NUMBER: _ClassVar[int]
+    CURSOR_FIELD_NUMBER: _ClassVar[int]
+    status: str
+    type: str
+    item_id: str
+    limit: int
+    cursor: str
+    def __init__(self, status: _Optional[str] = ..., type: _Optional[str] = ..., item_id: _Optional[str] = ..., limit: _Optional[int] = ..., cursor: _Optional[str] = ...) -> None: ...
+
+class ListConflictsResponse(_message.Message):
+    __slots__ = ("conflicts", "next_cursor")
+    CONFLICTS_FIELD_NUMBER: _ClassVar[int]
+    NEXT_CURSOR_FIELD_NUMBER: _ClassVar[int]
+    conflicts: _containers.RepeatedCompositeFieldContainer[_memory_pb2.Conflict]
+    next_cursor: str
+    def __init__(self, conflicts: _Optional[_Iterable[_Union[_memory_pb2.Conflict, _Mapping]]] = ..., next_cursor: _Optional[str] = ...) -> None: ...
+
 class ListTrashRequest(_message.Message):
     __slots__ = ("limit", "cursor")
     LIMIT_FIELD_NUMBER: _ClassVar[int]

@@ -69,6 +69,11 @@ class RecallServiceStub:
                 request_serializer=engram_dot_v1_dot_recall__pb2.ExpiryCandidatesRequest.SerializeToString,
                 response_deserializer=engram_dot_v1_dot_recall__pb2.ExpiryCandidatesResponse.FromString,
                 _registered_method=True)
+        self.ListConflicts = channel.unary_unary(
+                '/engram.v1.RecallService/ListConflicts',
+                request_serializer=engram_dot_v1_dot_recall__pb2.ListConflictsRequest.SerializeToString,
+                response_deserializer=engram_dot_v1_dot_recall__pb2.ListConflictsResponse.FromString,
+                _registered_method=True)
 
 
 class RecallServiceServicer:
@@ -119,6 +124,13 @@ class RecallServiceServicer:
         context.set_details('Method not implemented!')
         raise NotImplementedError('Method not implemented!')
 
+    def ListConflicts(self, request, context):
+        """Conflicts whose two memories the caller may read, newest first.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
 
 def add_RecallServiceServicer_to_server(servicer, server):
     rpc_method_handlers = {
@@ -156,6 +168,11 @@ def add_RecallServiceServicer_to_server(servicer, server):
                     servicer.ExpiryCandidates,
                     request_deserializer=engram_dot_v1_dot_recall__pb2.ExpiryCandidatesRequest.FromString,
                     response_serializer=engram_dot_v1_dot_recall__pb2.ExpiryCandidatesResponse.SerializeToString,
+            ),
+            'ListConflicts': grpc.unary_unary_rpc_method_handler(
+                    servicer.ListConflicts,
+                    request_deserializer=engram_dot_v1_dot_recall__pb2.ListConflictsRequest.FromString,
+                    response_serializer=engram_dot_v1_dot_recall__pb2.ListConflictsResponse.SerializeToString,
             ),
     }
     generic_handler = grpc.method_handlers_generic_handler(
@@ -347,6 +364,33 @@ class RecallService:
             '/engram.v1.RecallService/ExpiryCandidates',
             engram_dot_v1_dot_recall__pb2.ExpiryCandidatesRequest.SerializeToString,
             engram_dot_v1_dot_recall__pb2.ExpiryCandidatesResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def ListConflicts(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/engram.v1.RecallService/ListConflicts',
+            engram_dot_v1_dot_recall__pb2.ListConflictsRequest.SerializeToString,
+            engram_dot_v1_dot_recall__pb2.ListConflictsResponse.FromString,
             options,
             channel_credentials,
             insecure,

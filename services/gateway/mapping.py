@@ -79,3 +79,11 @@ def trash_json(entry: recall_pb2.TrashEntry) -> dict[str, Any]:
             "invalidated": entry.invalidated, "reason": entry.reason, "deleted_by": entry.deleted_by or None,
             "deleted_at": _time(entry, "deleted_at"), "purge_after": _time(entry, "purge_after"),
             "preview": entry.preview}
+
+
+def conflict_json(c: memory_pb2.Conflict) -> dict[str, Any]:
+    return {"id": c.id, "existing_item_id": c.existing_item_id, "new_item_id": c.new_item_id, "type": c.type,
+            "detector": c.detector, "score": round(c.score, 4) if c.HasField("score") else None,
+            "rule": c.rule or None, "explanation": c.explanation or None, "status": c.status,
+            "resolution": c.resolution or None, "resolver_id": c.resolver_id or None, "reason": c.reason or None,
+            "created_at": _time(c, "created_at"), "resolved_at": _time(c, "resolved_at")}

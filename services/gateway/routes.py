@@ -15,7 +15,7 @@ from engram.v1 import ingest_pb2, memory_pb2, recall_pb2
 from services.gateway.auth import caller, policy
 from services.gateway.clients import Downstream
 from services.gateway.limits import limited
-from services.gateway.mapping import events_json, item_json, recalled_json, status_json, trash_json
+from services.gateway.mapping import conflict_json, events_json, item_json, recalled_json, status_json, trash_json
 from services.gateway.schemas import (
     BulkBody,
     ClassifyBody,
@@ -24,6 +24,7 @@ from services.gateway.schemas import (
     InvalidateBody,
     RecallBody,
     RememberBody,
+    ResolveBody,
     ReviewBody,
     SearchBody,
     VerifyBody,
@@ -91,6 +92,29 @@ async def _remember(body: RememberBody, ctx: CallerContext, ds: Downstream) -> J
                    {"id": p.id, "similarity": p.similarity, "preview": p.preview} for p in reply.possible_supersedes],
                "superseded": list(reply.superseded), "item": item_json(reply.item)}
     return JSONResponse(payload, status_code=200 if reply.status == "deduplicated" else 201)
+
+
+@router.get("/conflicts", summary="Conflicts between memories you can read", **policy("read"))
+async def list_conflicts(status: str | None = "open", type: str | None = None,
+                         item_id: str | None = None, limit: int = 50, cursor: str | None = None,
+                         ctx: CallerContext = Depends(caller),  # noqa: B008
+                         ds: Downstream = Depends(downstream)) -> dict[str, Any]:  # noqa: B008
+    """Open ones by default (``status=resolved`` or ``status=`` for the others), newest first; only conflicts
+    whose two memories you may read are listed."""
+    reply = await ds.call(ds.recall.ListConflicts, recall_pb2.ListConflictsRequest(
+        status=status or "", type=type or "", item_id=item_id or "", limit=limit, cursor=cursor or ""), ctx)
+    return {"items": [conflict_json(c) for c in reply.conflicts], "next_cursor": reply.next_cursor or None}
+
+
+@router.post("/conflicts/{conflict_id}/resolve", summary="Decide a conflict", **policy("review"))
+async def resolve_conflict(conflict_id: str, body: ResolveBody, ctx: CallerContext = Depends(caller),  # noqa: B008
+                           ds: Downstream = Depends(downstream)) -> dict[str, Any]:  # noqa: B008
+    """A reviewer (review scope, not an agent) keeps the existing memory, accepts the new one, keeps both, or
+    merges them into a new memory (``content``) that replaces both."""
+    reply = await ds.call(ds.ingest.ResolveConflict, ingest_pb2.ResolveConflictRequest(
+        id=conflict_id, resolution=body.resolution, reason=body.reason, content=body.content or ""), ctx)
+    return {"conflict": conflict_json(reply.conflict), "existing": item_json(reply.existing),
+            "new": item_json(reply.new), "merged": item_json(reply.merged) if reply.HasField("merged") else None}
 
 
 @router.post("/classify", summary="What the classifier would say about a text (writes nothing)", **policy("read"))

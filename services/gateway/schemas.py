@@ -106,3 +106,9 @@ class BulkBody(Body):
 
 class ClassifyBody(Body):
     content: str = Field(description="The text to classify; nothing is stored.")
+
+
+class ResolveBody(Body):
+    resolution: Literal["keep_existing", "accept_new", "keep_both", "merge"]
+    reason: str = Field(default="", max_length=2000)
+    content: str | None = Field(default=None, description="merge only: the memory that replaces both.")

@@ -17,6 +17,7 @@ from engram.llm import JsonChat
 from engram.rpc.server import start_server, stop_server
 from engram.telemetry.metrics import serve_metrics
 from engram.v1 import ingest_pb2_grpc
+from services.ingest.conflicts import ConflictService
 from services.ingest.feedback import FeedbackService
 from services.ingest.review import ReviewService
 from services.ingest.service import IngestService
@@ -67,9 +68,9 @@ async def serve(settings: Settings, stop: asyncio.Event) -> None:
     pool = await service_pool(settings)
     llm = JsonChat.from_settings(settings)
     try:
-        servicer = IngestServicer(IngestService(pool, settings, llm),
-                                  ReviewService(pool, settings),
-                                  FeedbackService(pool, settings), TrashService(pool, settings))
+        ingest = IngestService(pool, settings, llm)
+        servicer = IngestServicer(ingest, ReviewService(pool, settings), FeedbackService(pool, settings),
+                                  TrashService(pool, settings), ConflictService(pool, settings, ingest))
         server, health = await start_server(
             settings.ingest_addr, "ingest", ["engram.v1.IngestService"],
             lambda s: ingest_pb2_grpc.add_IngestServiceServicer_to_server(servicer, s),

@@ -6,9 +6,10 @@ import grpc
 
 from engram.domain.content import preview
 from engram.rpc.context import from_metadata
-from engram.rpc.convert import from_struct, from_timestamp, item_to_proto
+from engram.rpc.convert import conflict_to_proto, from_struct, from_timestamp, item_to_proto
 from engram.rpc.errors import translate_errors
 from engram.v1 import ingest_pb2, ingest_pb2_grpc
+from services.ingest.conflicts import ConflictService
 from services.ingest.feedback import FeedbackService
 from services.ingest.review import ReviewService
 from services.ingest.service import IngestService, RememberCommand
@@ -17,11 +18,21 @@ from services.ingest.trash import BulkFilter, TrashService
 
 class IngestServicer(ingest_pb2_grpc.IngestServiceServicer):
     def __init__(self, service: IngestService, review: ReviewService, feedback: FeedbackService,
-                 trash: TrashService) -> None:
+                 trash: TrashService, conflicts: ConflictService) -> None:
         self._service = service
         self._review = review
         self._feedback = feedback
         self._trash = trash
+        self._conflicts = conflicts
+
+    @translate_errors
+    async def ResolveConflict(self, request: ingest_pb2.ResolveConflictRequest,  # noqa: N802
+                              context: grpc.aio.ServicerContext) -> ingest_pb2.ResolveConflictResponse:
+        ctx = from_metadata(context.invocation_metadata())
+        decision = await self._conflicts.resolve(ctx, request.id, request.resolution, request.reason, request.content)
+        return ingest_pb2.ResolveConflictResponse(
+            conflict=conflict_to_proto(decision.conflict), existing=item_to_proto(decision.existing),
+            new=item_to_proto(decision.new), merged=item_to_proto(decision.merged) if decision.merged else None)
 
     @translate_errors
     async def Classify(self, request: ingest_pb2.ClassifyRequest,  # noqa: N802

@@ -26,6 +26,7 @@ MAX_QUERY_CHARS = 2_000
 MIN_CANDIDATES = 50
 PINNED_CEILING_SHARE = 0.5  # pinned items take at most half of a startup answer
 MAX_PAGE = 500
+CONFLICT_TYPES = ("contradiction", "duplicate", "refinement", "scope_overlap")
 MAX_WITHIN_DAYS = 3_650
 
 
@@ -109,6 +110,26 @@ class RecallService:
         last = entries[-1] if entries else None
         next_cursor = _encode_cursor(last.deleted_at, last.id) if more and last else ""
         return entries, next_cursor
+
+    async def list_conflicts(self, ctx: CallerContext, status: str, conflict_type: str, item_id: str, limit: int,
+                             cursor: str) -> tuple[list[conflicts.ConflictRow], str]:
+        """A page of the conflicts whose two memories the caller may read, newest first."""
+        if status:
+            _check_choice(status, ("open", "resolved"), "status")
+        if conflict_type:
+            _check_choice(conflict_type, CONFLICT_TYPES, "type")
+        if item_id:
+            validation.require_uuid(item_id, "item_id")
+        if not 1 <= limit <= MAX_PAGE:
+            raise ValidationFailed(f"limit must be 1–{MAX_PAGE}, got {limit}", field="limit")
+        after = _decode_cursor(cursor) if cursor else None
+        async with tenant_tx(self._pool, ctx.tenant_id) as conn:
+            rows = await conflicts.listing(conn, ctx.principal_id, status=status or None,
+                                           conflict_type=conflict_type or None, item_id=item_id or None,
+                                           limit=limit + 1, after=after)
+        page = rows[:limit]
+        more = len(rows) > limit
+        return page, _encode_cursor(page[-1].created_at, page[-1].id) if more and page else ""
 
     async def trash_retention_days(self, ctx: CallerContext) -> int:
         async with tenant_tx(self._pool, ctx.tenant_id) as conn:

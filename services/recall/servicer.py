@@ -11,6 +11,7 @@ from engram.domain.budget import Budgets
 from engram.domain.content import preview
 from engram.rpc.context import from_metadata
 from engram.rpc.convert import (
+    conflict_to_proto,
     event_to_proto,
     from_timestamp,
     item_to_proto,
@@ -113,3 +114,11 @@ class RecallServicer(recall_pb2_grpc.RecallServiceServicer):
         found = await self._service.expiry_candidates(ctx, _or(request, "within_days", DEFAULT_WITHIN_DAYS),
                                                       _or(request, "limit", DEFAULT_PAGE), request.workspace_id)
         return recall_pb2.ExpiryCandidatesResponse(items=[item_to_proto(i) for i in found])
+
+    @translate_errors
+    async def ListConflicts(self, request: recall_pb2.ListConflictsRequest,  # noqa: N802
+                            context: grpc.aio.ServicerContext) -> recall_pb2.ListConflictsResponse:
+        ctx = from_metadata(context.invocation_metadata())
+        rows, next_cursor = await self._service.list_conflicts(ctx, request.status, request.type, request.item_id,
+                                                               _or(request, "limit", DEFAULT_PAGE), request.cursor)
+        return recall_pb2.ListConflictsResponse(conflicts=[conflict_to_proto(r) for r in rows], next_cursor=next_cursor)

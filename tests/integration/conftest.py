@@ -18,6 +18,7 @@ from engram.rpc.server import start_server, stop_server
 from engram.runtime.ports import free_port
 from engram.v1 import ingest_pb2_grpc, recall_pb2_grpc
 from services.gateway.app import create_app
+from services.ingest.conflicts import ConflictService
 from services.ingest.feedback import FeedbackService
 from services.ingest.review import ReviewService
 from services.ingest.service import IngestService
@@ -35,11 +36,13 @@ async def servers(app_pool: asyncpg.Pool, settings: Settings,
     configured = settings.model_copy(update={"ingest_addr": f"127.0.0.1:{free_port()}",
                                              "recall_addr": f"127.0.0.1:{free_port()}",
                                              "internal_token": secrets.token_urlsafe(16)})
+    ingest_service = IngestService(app_pool, configured)
     ingest = await start_server(
         configured.ingest_addr, "ingest", ["engram.v1.IngestService"],
         lambda s: ingest_pb2_grpc.add_IngestServiceServicer_to_server(
-            IngestServicer(IngestService(app_pool, configured), ReviewService(app_pool, configured),
-                           FeedbackService(app_pool, configured), TrashService(app_pool, configured)), s),
+            IngestServicer(ingest_service, ReviewService(app_pool, configured), FeedbackService(app_pool, configured),
+                           TrashService(app_pool, configured), ConflictService(app_pool, configured, ingest_service)),
+            s),
         internal_token=configured.internal_token)
     recall = await start_server(
         configured.recall_addr, "recall", ["engram.v1.RecallService"],

@@ -116,7 +116,7 @@ async def test_status_shows_the_embedding_stage(recall_service: RecallService, a
                                                     ("conflict_check", "pending")]
     ids = await _populate(tenant, app_pool, owner_pool, settings, embedder)
     _, stages = await recall_service.get_status(tenant, ids[0])
-    assert [(s.name, s.status) for s in stages][0] == ("embedding", "done")
+    assert (stages[0].name, stages[0].status) == ("embedding", "done")
 
 
 @pytest.mark.parametrize(("query", "field"), [

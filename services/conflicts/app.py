@@ -1,0 +1,29 @@
+"""The conflicts process: the durable JetStream consumer ``conflicts`` of memory.embedded."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Sequence
+
+import asyncpg
+
+from engram.config import Settings
+from engram.events.consumer import ConsumerSpec
+from engram.events.worker import Subscription, run_worker
+from engram.llm import JsonChat
+from services.conflicts.service import CONSUMER, ConflictsService
+
+
+async def serve(settings: Settings, stop: asyncio.Event) -> None:
+    llm = JsonChat.from_settings(settings)
+
+    async def build(pool: asyncpg.Pool) -> Sequence[Subscription]:
+        service = ConflictsService(pool, settings, llm)
+        return [Subscription(ConsumerSpec(name=CONSUMER, event="memory.embedded"), service.handle,
+                             service.mark_failed)]
+
+    try:
+        await run_worker("conflicts", settings, stop, build)
+    finally:
+        if llm is not None:
+            await llm.close()

@@ -1,0 +1,159 @@
+"""Conflict detection after embedding: compare a new memory with the nearest live memories of the same kind
+and scope, label each pair by rules (and, when configured, a model whose invalid answer changes nothing), and
+act by authority (``engram.domain.conflict_rules.outcome``) — never a silent replacement.
+
+Reading the neighbours and judging happen outside any transaction; the effects are applied in one transaction
+with the inbox row, after re-reading both sides under lock (a pair whose state moved meanwhile is skipped).
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+from dataclasses import dataclass
+
+import asyncpg
+import numpy as np
+
+from engram.config import Settings
+from engram.db import conflicts, inbox, items
+from engram.db.pool import tenant_tx
+from engram.domain import conflict_rules
+from engram.domain.conflict_rules import Verdict
+from engram.domain.models import MemoryItem
+from engram.events.envelope import Event
+from engram.llm import JsonChat, LLMUnavailable
+from engram.pipeline import changes
+from engram.telemetry.metrics import CONFLICT_OUTCOMES
+
+log = logging.getLogger(__name__)
+
+CONSUMER = "conflicts"
+STAGE = "conflict_check"
+NEIGHBOURS = 5
+LIVE = ("proposed", "active", "disputed")
+JUDGE_PROMPT = (
+    "Two memories of the same kind and scope follow, EXISTING then NEW. Say whether NEW duplicates EXISTING, "
+    "refines it (same claim, more detail), contradicts it, or none of these. Answer with a JSON object only."
+)
+
+
+@dataclass(frozen=True)
+class Judged:
+    neighbour: MemoryItem
+    similarity: float
+    verdict: Verdict
+    detector: str
+
+
+class ConflictsService:
+    def __init__(self, pool: asyncpg.Pool, settings: Settings, llm: JsonChat | None = None) -> None:
+        self._pool = pool
+        self._settings = settings
+        self._llm = llm
+
+    async def handle(self, events: list[Event]) -> dict[str, Exception]:
+        failures: dict[str, Exception] = {}
+        for event in events:
+            try:
+                await self._check(event)
+            except Exception as exc:
+                failures[event.id] = exc
+        return failures
+
+    async def _check(self, event: Event) -> None:
+        profile = str(event.data.get("profile") or self._settings.embedding_profile)
+        dimensions = int(event.data.get("dimensions") or self._settings.embedding_dimensions)
+        async with tenant_tx(self._pool, event.tenant_id) as conn:
+            if await inbox.seen(conn, CONSUMER, event.id):
+                return
+            item = await items.get(conn, event.subject)
+            vector = await conn.fetchval("SELECT embedding::text FROM memory_embeddings WHERE item_id = $1 "
+                                         "AND profile = $2", event.subject, profile)
+            near: list[tuple[MemoryItem, float]] = []
+            if item is not None and vector is not None and _live(item):
+                near = await conflicts.nearest_live(conn, item, np.array(json.loads(vector), dtype=np.float32),
+                                                    profile, dimensions, NEIGHBOURS,
+                                                    self._settings.conflict_similarity_floor)
+        judged = [j for j in [await self._judge(item, n, s) for n, s in near] if j is not None] if item else []
+        async with tenant_tx(self._pool, event.tenant_id) as conn:
+            if not await inbox.claim(conn, CONSUMER, event.id, event.tenant_id):
+                return
+            current = await items.get(conn, event.subject, for_update=True)
+            if current is None:
+                return
+            notes = [await self._apply(conn, event, current, j) for j in judged] if _live(current) else []
+            await items.set_stage(conn, tenant_id=event.tenant_id, item_id=current.id, stage=STAGE, status="done",
+                                  detail=_summary(len(near), [n for n in notes if n]))
+
+    async def _judge(self, item: MemoryItem, neighbour: MemoryItem, similarity: float) -> Judged | None:
+        """The verdict on the pair, oriented by age: the older memory is the existing one (a neighbour can be
+        newer when both arrived in one batch)."""
+        older, newer = (neighbour, item) if neighbour.created_at <= item.created_at else (item, neighbour)
+        verdict = conflict_rules.judge(older.content, newer.content, similarity,
+                                       floor=self._settings.conflict_similarity_floor)
+        if verdict is not None:
+            return Judged(neighbour, similarity, verdict, f"rules:{verdict.rule}")
+        if self._llm is None:
+            return None
+        user = f"EXISTING: {older.content}\n\nNEW: {newer.content}"
+        try:
+            raw = await self._llm.ask(JUDGE_PROMPT, user, "conflict_verdict", conflict_rules.LLM_JUDGE_SCHEMA)
+        except LLMUnavailable as exc:
+            log.info("conflict judge unavailable, rules only: %s", exc)
+            return None
+        verdict = conflict_rules.parse_llm_verdict(json.dumps(raw))  # anything malformed is None: no change
+        return Judged(neighbour, similarity, verdict, f"llm:{self._llm.model}") if verdict else None
+
+    async def _apply(self, conn: asyncpg.Connection, event: Event, item: MemoryItem, judged: Judged) -> str:
+        """Act on one verdict (the older of the two is the existing memory); returns a note for the stage."""
+        found = [await items.get(conn, str(i.id), for_update=True) for i in (item, judged.neighbour)]
+        pair = [p for p in found if p is not None and _live(p)]
+        if len(pair) != 2:
+            return ""
+        existing, new = sorted(pair, key=lambda p: (p.created_at, str(p.id)))
+        verdict = judged.verdict
+        plan = conflict_rules.outcome(verdict, existing.authority, new.authority)
+        action = plan.action
+        if action == "supersede" and new.review_status != "active":
+            action = "propose"  # a proposal replaces nothing before review
+        CONFLICT_OUTCOMES.labels(verdict.label, action).inc()
+        prefix = self._settings.events_subject_prefix
+        actor = changes.Actor(event.tenant_id, by=CONSUMER, traceparent=event.traceparent)
+        other = existing if new.id == item.id else new
+        note = f"{verdict.label} with {other.id} ({action})"
+        if action == "none":
+            return note
+        if action == "supersede":
+            await changes.supersede(conn, prefix, actor, existing, new, f"{judged.detector}: {verdict.explanation}",
+                                    detector=judged.detector)
+            return note
+        conflict_type = "refinement" if verdict.label == "refinement" else "contradiction"
+        opened = await changes.open_conflict(conn, prefix, actor, existing, new, conflict_type, judged.detector,
+                                             score=round(verdict.score * judged.similarity, 4), rule=verdict.rule,
+                                             explanation=verdict.explanation)
+        if opened is None:
+            return f"{note}: already in an open conflict"
+        weaker = {"propose": new, "dispute_new": new, "dispute_existing": existing}.get(action)
+        if weaker is not None:
+            to_state = "proposed" if action == "propose" else "disputed"
+            if weaker.review_status != to_state and (to_state == "disputed" or weaker.review_status == "active"):
+                await changes.change_status(conn, prefix, actor, weaker, to_state,
+                                            "propose" if to_state == "proposed" else "dispute",
+                                            f"{judged.detector}: {verdict.explanation}")
+        return note
+
+    async def mark_failed(self, event: Event, error: Exception) -> None:
+        async with tenant_tx(self._pool, event.tenant_id) as conn:
+            if await items.get(conn, event.subject) is not None:
+                await items.set_stage(conn, tenant_id=event.tenant_id, item_id=event.subject, stage=STAGE,
+                                      status="failed", detail=repr(error)[:500])
+
+
+def _live(item: MemoryItem) -> bool:
+    return item.invalidated_at is None and item.superseded_by is None and item.review_status in LIVE
+
+
+def _summary(candidates: int, notes: list[str]) -> str:
+    found = "; ".join(notes) if notes else "no conflict"
+    return f"{candidates} near {'memory' if candidates == 1 else 'memories'} compared: {found}"[:500]

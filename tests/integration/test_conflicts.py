@@ -1,0 +1,220 @@
+"""The conflicts consumer after embedding, and the reviewer's decisions through REST (real model, database)."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import asyncpg
+import httpx
+import pytest_asyncio
+
+from engram.config import Settings
+from engram.db import identity
+from engram.embeddings.provider import EmbeddingProvider
+from engram.events.envelope import Event
+from engram.llm import JsonChat
+from services.conflicts.service import ConflictsService
+from services.embedder.service import EmbedderService
+from tests.conftest import create_tenant
+from tests.support.llm_stub import running_stub
+
+Headers = dict[str, str]
+
+
+@pytest_asyncio.fixture
+async def people(app_pool: asyncpg.Pool, owner_pool: asyncpg.Pool) -> dict[str, Any]:
+    base = await create_tenant(owner_pool)
+    people: dict[str, Any] = {"tenant_id": base.tenant_id}
+    for name, kind, scopes in (("user", "user", ["read", "write"]), ("reviewer", "user", ["read", "write", "review"]),
+                               ("agent", "agent", ["read", "write", "review"]),
+                               ("colleague", "user", ["read", "write"])):
+        principal = await identity.create_principal(app_pool, base.tenant_id, name, kind)
+        issued = await identity.create_key(app_pool, base.tenant_id, principal, scopes, name)
+        people[name] = {"authorization": f"Bearer {issued.key}"}
+    return people
+
+
+class Pipeline:
+    """Embed, then check for conflicts, exactly as the two consumers would on the relayed events."""
+
+    def __init__(self, owner_pool: asyncpg.Pool, app_pool: asyncpg.Pool, settings: Settings,
+                 embedder: EmbeddingProvider, llm: JsonChat | None = None) -> None:
+        self.owner_pool = owner_pool
+        self.embed = EmbedderService(app_pool, settings, embedder)
+        self.conflicts = ConflictsService(app_pool, settings, llm)
+
+    async def event(self, event_type: str, item_id: str) -> Event:
+        async with self.owner_pool.acquire() as conn:
+            raw = await conn.fetchval("SELECT envelope FROM outbox WHERE envelope->>'type' = $1 "
+                                      "AND envelope->>'subject' = $2 ORDER BY id DESC LIMIT 1",
+                                      f"engram.{event_type}", item_id)
+        return Event.decode(json.loads(raw))
+
+    async def run(self, *item_ids: str) -> None:
+        assert await self.embed.handle([await self.event("memory.created", i) for i in item_ids]) == {}
+        assert await self.conflicts.handle([await self.event("memory.embedded", i) for i in item_ids]) == {}
+
+
+@pytest_asyncio.fixture
+async def pipeline(owner_pool: asyncpg.Pool, app_pool: asyncpg.Pool, settings: Settings,
+                   embedder: EmbeddingProvider) -> Pipeline:
+    return Pipeline(owner_pool, app_pool, settings, embedder)
+
+
+async def _remember(gateway: httpx.AsyncClient, who: Headers, content: str, **fields: object) -> str:
+    response = await gateway.post("/v1/remember", json={"content": content, **fields}, headers=who)
+    assert response.status_code == 201, response.text
+    return response.json()["id"]  # type: ignore[no-any-return]
+
+
+async def _item(gateway: httpx.AsyncClient, who: Headers, item_id: str) -> dict[str, Any]:
+    return (await gateway.get(f"/v1/items/{item_id}", headers=who)).json()  # type: ignore[no-any-return]
+
+
+async def _conflicts(gateway: httpx.AsyncClient, who: Headers, **params: str) -> list[dict[str, Any]]:
+    response = await gateway.get("/v1/conflicts", params=params, headers=who)
+    assert response.status_code == 200, response.text
+    return response.json()["items"]  # type: ignore[no-any-return]
+
+
+async def test_a_weaker_contradiction_is_disputed_and_a_reviewer_keeps_the_existing(
+        gateway: httpx.AsyncClient, people: dict[str, Any], pipeline: Pipeline, owner_pool: asyncpg.Pool) -> None:
+    user, agent, reviewer = people["user"], people["agent"], people["reviewer"]
+    strong = await _remember(gateway, user, "The API gateway timeout is 30 seconds.")
+    weak = await _remember(gateway, agent, "The API gateway timeout is 60 seconds.", source_type="inferred")
+    await pipeline.run(strong, weak)
+    assert (await _item(gateway, user, weak))["review_status"] == "disputed"
+    assert (await _item(gateway, user, strong))["review_status"] == "active"
+    [conflict] = await _conflicts(gateway, user, item_id=strong)
+    assert conflict["type"] == "contradiction" and conflict["status"] == "open"
+    assert (conflict["existing_item_id"], conflict["new_item_id"]) == (strong, weak)
+    assert conflict["detector"].startswith("rules:numbers_differ") and "30" in conflict["explanation"]
+    stages = (await gateway.get(f"/v1/items/{weak}/status", headers=user)).json()["stages"]
+    check = next(s for s in stages if s["name"] == "conflict_check")
+    assert check["status"] == "done" and "contradiction" in check["detail"]
+    hits = (await gateway.post("/v1/recall", json={"mode": "keyword", "query": "API gateway timeout"},
+                               headers=user)).json()["items"]
+    assert hits[0]["item"]["id"] == strong
+    assert any(r.startswith("open conflict with") for r in hits[0]["reasons"])
+
+    await pipeline.conflicts.handle([await pipeline.event("memory.embedded", weak)])  # redelivered
+    assert len(await _conflicts(gateway, user, item_id=strong, status="")) == 1
+
+    for who, status, code in ((agent, 403, "review_not_allowed"), (user, 403, "insufficient_scope")):
+        refused = await gateway.post(f"/v1/conflicts/{conflict['id']}/resolve",
+                                     json={"resolution": "accept_new"}, headers=who)
+        assert refused.status_code == status and refused.json()["code"] == code
+    decided = await gateway.post(f"/v1/conflicts/{conflict['id']}/resolve",
+                                 json={"resolution": "keep_existing", "reason": "checked the config"},
+                                 headers=reviewer)
+    assert decided.status_code == 200, decided.text
+    body = decided.json()
+    assert body["conflict"]["status"] == "resolved" and body["conflict"]["resolution"] == "keep_existing"
+    assert body["new"]["review_status"] == "rejected" and body["existing"]["review_status"] == "active"
+    again = await gateway.post(f"/v1/conflicts/{conflict['id']}/resolve", json={"resolution": "keep_existing"},
+                               headers=reviewer)
+    assert again.status_code == 409 and again.json()["code"] == "already_resolved"
+    assert await _conflicts(gateway, user, item_id=strong) == []
+    async with owner_pool.acquire() as conn:
+        resolved = await conn.fetchval("SELECT count(*) FROM outbox WHERE envelope->>'type' = "
+                                       "'engram.conflict.resolved' AND envelope->>'subject' = $1", conflict["id"])
+    assert resolved == 1
+
+
+async def test_outcomes_follow_authority(gateway: httpx.AsyncClient, people: dict[str, Any],
+                                         pipeline: Pipeline) -> None:
+    user, agent = people["user"], people["agent"]
+    # a stronger contradiction disputes the existing memory
+    old = await _remember(gateway, agent, "Alice lives in Paris.", source_type="inferred")
+    new = await _remember(gateway, user, "Alice lives in Berlin.")
+    await pipeline.run(old, new)
+    assert (await _item(gateway, user, old))["review_status"] == "disputed"
+    assert (await _item(gateway, user, new))["review_status"] == "active"
+    # an equal-authority refinement supersedes
+    base = await _remember(gateway, user, "We deploy on Tuesdays.")
+    detail = await _remember(gateway, user, "We deploy on Tuesdays after the standup, with two approvals.")
+    await pipeline.run(base, detail)
+    assert (await _item(gateway, user, base))["superseded_by"] == detail
+    # a weaker refinement becomes a proposal with an open refinement conflict
+    rule = await _remember(gateway, user, "Backups run nightly.")
+    more = await _remember(gateway, agent, "Backups run nightly and are kept for 30 days in cold storage.",
+                           source_type="inferred")
+    await pipeline.run(rule, more)
+    assert (await _item(gateway, user, more))["review_status"] == "proposed"
+    assert (await _item(gateway, user, rule))["superseded_by"] is None
+    [refinement] = await _conflicts(gateway, user, item_id=more)
+    assert refinement["type"] == "refinement"
+    # unrelated memories and a duplicate change nothing
+    lone = await _remember(gateway, user, "The office plants are watered on Fridays.")
+    twin = await _remember(gateway, people["colleague"], "The office plants are watered on Fridays.")
+    await pipeline.run(lone, twin)
+    assert await _conflicts(gateway, user, item_id=lone, status="") == []
+    assert (await _item(gateway, user, twin))["review_status"] == "active"
+
+
+async def test_private_memories_of_others_are_not_compared(gateway: httpx.AsyncClient, people: dict[str, Any],
+                                                           pipeline: Pipeline) -> None:
+    mine = await _remember(gateway, people["colleague"], "The build cache lives on disk B.", visibility="private")
+    theirs = await _remember(gateway, people["user"], "The build cache lives on disk C.")
+    await pipeline.run(mine, theirs)
+    assert (await _item(gateway, people["user"], theirs))["review_status"] == "active"
+    assert (await _item(gateway, people["colleague"], mine))["review_status"] == "active"
+    assert await _conflicts(gateway, people["colleague"], item_id=mine, status="") == []
+
+
+async def test_reviewer_decisions_accept_keep_both_and_merge(gateway: httpx.AsyncClient, people: dict[str, Any],
+                                                             pipeline: Pipeline) -> None:
+    user, agent, reviewer = people["user"], people["agent"], people["reviewer"]
+    pairs = {}
+    for name, (a, b) in {"accept": ("The cluster has 12 nodes.", "The cluster has 16 nodes."),
+                         "both": ("The release branch is cut on day 3.", "The release branch is cut on day 5."),
+                         "merge": ("The SLA is 99.9 percent.", "The SLA is 99.5 percent.")}.items():
+        first = await _remember(gateway, user, a)
+        second = await _remember(gateway, agent, b, source_type="inferred")
+        await pipeline.run(first, second)
+        [conflict] = await _conflicts(gateway, user, item_id=second)
+        pairs[name] = (first, second, conflict["id"])
+
+    first, second, conflict_id = pairs["accept"]
+    body = (await gateway.post(f"/v1/conflicts/{conflict_id}/resolve", json={"resolution": "accept_new"},
+                               headers=reviewer)).json()
+    assert body["existing"]["superseded_by"] == second and body["new"]["review_status"] == "active"
+    first, second, conflict_id = pairs["both"]
+    body = (await gateway.post(f"/v1/conflicts/{conflict_id}/resolve", json={"resolution": "keep_both"},
+                               headers=reviewer)).json()
+    assert (body["existing"]["review_status"], body["new"]["review_status"]) == ("active", "active")
+    first, second, conflict_id = pairs["merge"]
+    missing = await gateway.post(f"/v1/conflicts/{conflict_id}/resolve", json={"resolution": "merge"},
+                                 headers=reviewer)
+    assert missing.status_code == 422 and missing.json()["field"] == "content"
+    body = (await gateway.post(f"/v1/conflicts/{conflict_id}/resolve", json={
+        "resolution": "merge", "content": "The SLA is 99.9 percent for paid plans, 99.5 for free."},
+        headers=reviewer)).json()
+    merged = body["merged"]["id"]
+    assert body["existing"]["superseded_by"] == merged and body["new"]["superseded_by"] == merged
+    assert body["merged"]["authority"] == 50 and body["conflict"]["resolution"] == "merge"
+    assert (await gateway.post("/v1/conflicts/not-a-uuid/resolve", json={"resolution": "keep_both"},
+                               headers=reviewer)).status_code == 404
+
+
+async def test_a_configured_judge_labels_what_the_rules_leave_and_bad_answers_change_nothing(
+        gateway: httpx.AsyncClient, people: dict[str, Any], owner_pool: asyncpg.Pool, app_pool: asyncpg.Pool,
+        settings: Settings, embedder: EmbeddingProvider) -> None:
+    user, agent = people["user"], people["agent"]
+    async with running_stub() as stub:
+        llm = JsonChat(stub.base_url, "judge-model", "k", timeout_s=1)
+        judged = Pipeline(owner_pool, app_pool, settings, embedder, llm)
+        stub.answers.append({"label": "none", "confidence": 0.9, "explanation": "unrelated"})  # parsed, no change
+        stub.default = "definitely contradicts"  # not JSON: refused
+        a = await _remember(gateway, user, "The payments team owns the ledger service.")
+        b = await _remember(gateway, agent, "The platform team owns the ledger service.", source_type="inferred")
+        await judged.run(a, b)
+        assert await _conflicts(gateway, user, item_id=a, status="") == []
+        stub.answers.append({"label": "contradiction", "confidence": 0.8, "explanation": "two owners"})
+        c = await _remember(gateway, agent, "The data team owns the ledger service.", source_type="inferred")
+        await judged.run(c)
+        await llm.close()
+    found = await _conflicts(gateway, user, item_id=c)
+    assert len(found) == 1 and found[0]["detector"] == "llm:judge-model" and found[0]["explanation"] == "two owners"
+    assert (await _item(gateway, user, c))["review_status"] == "disputed"
