@@ -122,6 +122,13 @@ async def nearest_live(conn: asyncpg.Connection, item: MemoryItem, vector: np.nd
     return [(row_to_item(r), float(r["similarity"])) for r in rows]
 
 
+async def open_pairs(conn: asyncpg.Connection, item_id: str) -> list[tuple[str, str, str]]:
+    """(conflict id, existing item, new item) of each open conflict of ``item_id``."""
+    rows = await conn.fetch("SELECT id, item_a, item_b FROM conflicts WHERE status = 'open' "
+                            "AND (item_a = $1 OR item_b = $1) ORDER BY created_at", item_id)
+    return [(str(r["id"]), str(r["item_a"]), str(r["item_b"])) for r in rows]
+
+
 async def open_count(conn: asyncpg.Connection, item_id: str) -> int:
     return int(await conn.fetchval(
         "SELECT count(*) FROM conflicts WHERE status = 'open' AND (item_a = $1 OR item_b = $1)", item_id))

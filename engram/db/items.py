@@ -157,7 +157,7 @@ async def similar_live(conn: asyncpg.Connection, content: str, kind: str, viewer
     rows = await conn.fetch(
         f"""SELECT id, content, s FROM (
                 SELECT i.id, i.content, similarity(i.content, $1) AS s FROM memory_items i
-                WHERE i.kind = $2 AND NOT (i.id = ANY($3::uuid[]))
+                WHERE i.kind = $2 AND NOT (i.id = ANY($3::uuid[])) AND i.tenant_id = engram_current_tenant()
                   AND i.invalidated_at IS NULL AND i.superseded_by IS NULL AND {NOT_EXPIRED}
                   AND i.review_status IN ('proposed', 'active', 'disputed') AND {visible_to('$4')}
                 ORDER BY i.content <-> $1 LIMIT $5) nearest
@@ -221,10 +221,27 @@ async def expiring(conn: asyncpg.Connection, viewer: str, until: datetime, limit
     rows = await conn.fetch(
         f"""SELECT {ITEM_COLUMNS} FROM memory_items i
             WHERE i.expires_at IS NOT NULL AND i.expires_at <= $2 AND i.invalidated_at IS NULL
+              AND i.tenant_id = engram_current_tenant()
               AND i.review_status IN ('proposed', 'active', 'disputed') AND ($4::uuid IS NULL OR i.workspace_id = $4)
               AND {visible_to('$1')}
             ORDER BY i.expires_at, i.id LIMIT $3""", viewer, until, limit, workspace_id)
     return [row_to_item(r) for r in rows]
+
+
+async def slot_holder(conn: asyncpg.Connection, workspace_id: str, subject: str, kind: str,
+                      exclude: str) -> str | None:
+    """The live item holding a singleton slot, whoever may see it (for promotion, a system decision)."""
+    value = await conn.fetchval(
+        f"""SELECT i.id FROM memory_items i
+            WHERE i.workspace_id = $1 AND i.subject = $2 AND i.kind = $3 AND i.id <> $4
+              AND i.invalidated_at IS NULL AND i.superseded_by IS NULL AND {NOT_EXPIRED}
+              AND i.review_status IN ('active', 'disputed') LIMIT 1""", workspace_id, subject, kind, exclude)
+    return str(value) if value else None
+
+
+async def was_disputed(conn: asyncpg.Connection, item_id: str) -> bool:
+    return bool(await conn.fetchval(
+        "SELECT true FROM item_events WHERE item_id = $1 AND action = 'review.dispute' LIMIT 1", item_id))
 
 
 async def workspace_role(conn: asyncpg.Connection, workspace_id: str, principal_id: str) -> str | None:

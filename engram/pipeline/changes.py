@@ -91,3 +91,14 @@ async def resolve_conflicts(conn: asyncpg.Connection, prefix: str, actor: Actor,
                   "resolution": resolution, "resolver_id": actor.principal_id},
         ), prefix)
     return resolved
+
+
+async def settle_conflicts_of(conn: asyncpg.Connection, prefix: str, actor: Actor, item_id: str,
+                              reason: str | None) -> list[conflicts.Resolved]:
+    """``item_id`` left the running (rejected, archived, withdrawn): each of its open conflicts is resolved
+    for the other side — ``keep_existing`` when it was the newcomer, ``accept_new`` when it was the incumbent."""
+    settled: list[conflicts.Resolved] = []
+    for conflict_id, existing, _new in await conflicts.open_pairs(conn, item_id):
+        resolution = "accept_new" if existing == item_id else "keep_existing"
+        settled += await resolve_conflicts(conn, prefix, actor, item_id, resolution, reason, conflict_id=conflict_id)
+    return settled

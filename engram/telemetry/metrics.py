@@ -14,6 +14,8 @@ HTTP_LATENCY = Histogram(
 )
 CONFLICT_OUTCOMES = Counter("engram_conflict_outcomes_total", "Pairs judged by the conflicts consumer",
                             ["label", "action"])
+PROMOTION_OUTCOMES = Counter("engram_promotion_outcomes_total", "Promotion decisions by outcome "
+                             "(promoted, skipped_<blocker>)", ["outcome"])
 SWEPT = Counter("engram_sweep_items_total", "Items the sweep expired to the trash and trash entries it emptied",
                 ["outcome"])
 REMEMBERED = Counter("engram_remember_total", "Remember outcomes", ["status"])

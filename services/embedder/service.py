@@ -83,7 +83,8 @@ class EmbedderService:
                 data={"item_id": str(item.id), "profile": self._provider.profile,
                       "dimensions": self._provider.dimensions, "kind": item.kind},
             ), self._settings.events_subject_prefix)
-        SEARCHABLE_LAG.observe(max((datetime.now(UTC) - item.created_at).total_seconds(), 0.0))
+        if event.type == "engram.memory.created":  # a restored item's age says nothing about the pipeline
+            SEARCHABLE_LAG.observe(max((datetime.now(UTC) - item.created_at).total_seconds(), 0.0))
 
     async def mark_failed(self, event: Event, error: Exception) -> None:
         """After the last attempt: the status says failed, with the reason."""

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from fastapi import APIRouter, Depends, Request
+from fastapi import APIRouter, Depends, Query, Request
 from fastapi.responses import JSONResponse
 from google.protobuf import struct_pb2
 
@@ -183,7 +183,8 @@ async def bulk(body: BulkBody, ctx: CallerContext = Depends(caller),  # noqa: B0
 
 
 @router.delete("/items/{item_id}", summary="Move a memory to the trash", **policy("write|review"))
-async def delete_item(item_id: str, reason: str = "", ctx: CallerContext = Depends(caller),  # noqa: B008
+async def delete_item(item_id: str, reason: str = Query(default="", max_length=2000),
+                      ctx: CallerContext = Depends(caller),  # noqa: B008
                       ds: Downstream = Depends(downstream)) -> dict[str, Any]:  # noqa: B008
     """Its author or a reviewer. The item, its edges and embeddings are kept as one snapshot in the trash
     (``trash_id``) and can be restored until the sweep empties it (30 days by default)."""

@@ -79,10 +79,6 @@ class FeedbackBody(Body):
     recall_id: str | None = Field(default=None, description="The recall that served the item, if any.")
 
 
-class DeleteBody(Body):
-    reason: str = Field(default="", max_length=2000)
-
-
 class BulkFilterBody(Body):
     kinds: list[str] = Field(default_factory=list)
     tags: list[str] = Field(default_factory=list, description="Items carrying all of these tags.")

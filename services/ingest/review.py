@@ -40,8 +40,8 @@ class ReviewService:
             if changed.review_status == "active":
                 await self._take_singleton_slot(conn, ctx, changed, reason)
             elif changed.review_status in ("rejected", "archived"):
-                await changes.resolve_conflicts(conn, prefix, actor, item_id, "keep_existing",
-                                                reason or f"the other side was {changed.review_status}")
+                await changes.settle_conflicts_of(conn, prefix, actor, item_id,
+                                                  reason or f"the other side was {changed.review_status}")
         return changed
 
     async def _take_singleton_slot(self, conn: asyncpg.Connection, ctx: CallerContext, item: MemoryItem,

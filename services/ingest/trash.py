@@ -22,6 +22,7 @@ from engram.telemetry.metrics import SWEPT
 log = logging.getLogger(__name__)
 
 BULK_ACTIONS = ("archive", "delete")
+ARCHIVABLE = ("active", "disputed", "proposed")  # what a bulk archive looks at unless a status filter says else
 MAX_BULK = 1_000
 SWEEP_BATCH = 500
 
@@ -130,9 +131,10 @@ class TrashService:
             if value:
                 validation.require_uuid(value, name)
         async with tenant_tx(self._pool, ctx.tenant_id) as conn:
+            statuses = where.review_statuses or (list(ARCHIVABLE) if action == "archive" else [])
             matched = await items.matching(conn, ctx.principal_id, limit + 1, kinds=where.kinds, tags=where.tags,
                                            workspace_id=where.workspace_id or None, wing=where.wing or None,
-                                           room=where.room or None, review_statuses=where.review_statuses,
+                                           room=where.room or None, review_statuses=statuses,
                                            author_id=where.author_id or None, created_before=where.created_before,
                                            created_after=where.created_after)
             truncated = len(matched) > limit
@@ -161,6 +163,8 @@ class TrashService:
                                           traceparent=ctx.traceparent)
                     await changes.change_status(conn, self._settings.events_subject_prefix, actor, item, "archived",
                                                 "archive", reason or None)
+                    await changes.settle_conflicts_of(conn, self._settings.events_subject_prefix, actor,
+                                                      str(item.id), reason or "the other side was archived")
         return BulkResult(action, dry_run, len(matched), affected, skipped, truncated)
 
 @dataclass

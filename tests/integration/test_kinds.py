@@ -195,3 +195,19 @@ async def test_a_conflict_reason_never_names_a_hidden_item(gateway: httpx.AsyncC
     assert hit["item"]["id"] == users.json()["id"]
     assert "open conflict with a memory you cannot see (trust ×0.75)" in hit["reasons"]
     assert not any(hidden.json()["id"] in reason for reason in hit["reasons"])
+
+
+async def test_archiving_the_incumbent_settles_the_conflict_for_the_newcomer(
+        gateway: httpx.AsyncClient, people: dict[str, Headers], owner_pool: asyncpg.Pool) -> None:
+    subject = f"erin.shell.{uuid.uuid4().hex[:6]}"
+    users = await gateway.post("/v1/remember", json={"content": "Erin prefers bash.", "kind": "preference",
+                                                     "subject": subject}, headers=people["user"])
+    agents = await gateway.post("/v1/remember", json={"content": "Erin prefers zsh.", "kind": "preference",
+                                                      "subject": subject, "source_type": "inferred"},
+                                headers=people["agent"])
+    archived = await gateway.post(f"/v1/items/{users.json()['id']}/review", json={"action": "archive"},
+                                  headers=people["reviewer"])
+    assert archived.status_code == 200
+    async with owner_pool.acquire() as conn:
+        conflict = await conn.fetchrow("SELECT * FROM conflicts WHERE item_b = $1::uuid", agents.json()["id"])
+    assert conflict["status"] == "resolved" and conflict["resolution"] == "accept_new"

@@ -337,3 +337,15 @@ async def test_an_item_restored_before_it_was_embedded_is_embedded_on_memory_res
     assert item["id"] in await _search(gateway, user, "when does the release train leave", "semantic")
     status = (await gateway.get(f"/v1/items/{item['id']}/status", headers=user)).json()
     assert {s["name"]: s["status"] for s in status["stages"]}["embedding"] == "done"
+
+
+async def test_a_truncated_bulk_archive_makes_progress_when_run_again(
+        gateway: httpx.AsyncClient, people: dict[str, Headers]) -> None:
+    user = people["user"]
+    ids = [(await _remember(gateway, user, f"Old incident note {n}.", tags=["incident"]))["id"] for n in range(5)]
+    archived: set[str] = set()
+    for _ in range(3):
+        page = await gateway.post("/v1/items/bulk", json={"action": "archive", "filter": {"tags": ["incident"]},
+                                                          "limit": 2, "dry_run": False}, headers=user)
+        archived |= set(page.json()["affected"])
+    assert archived == set(ids)  # each run takes the next ones: already archived items are not matched again

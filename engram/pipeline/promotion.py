@@ -1,0 +1,106 @@
+"""Promotion of proposed memories: one implementation for the consumer, the periodic sweep, the CLI
+(``engram promote-proposed``), the admin API (``POST /v1/admin/promote``) and the readiness report.
+
+Each item is decided in its own transaction under a row lock, so any number of promoters may run at once;
+a dry run takes the same decisions and writes nothing.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from datetime import datetime
+
+import asyncpg
+
+from engram.db import conflicts, identity, items, kinds, promotions
+from engram.db.pool import system_tx, tenant_tx
+from engram.domain import promotion
+from engram.domain.models import MemoryItem
+from engram.pipeline import changes
+from engram.telemetry.metrics import PROMOTION_OUTCOMES
+
+BY = "promotion"
+
+
+async def gates(conn: asyncpg.Connection) -> promotion.Gates:
+    return promotion.parse_gates(await identity.config_value(conn, "promotion"))
+
+
+async def evaluate(conn: asyncpg.Connection, item: MemoryItem, rules: promotion.Gates,
+                   now: datetime) -> list[tuple[str, str]]:
+    """The blockers standing between ``item`` and promotion (empty: it may be promoted)."""
+    kind = await kinds.get_kind(conn, item.kind)
+    holder = None
+    if kind is not None and kind.singleton and item.subject:
+        found = await items.slot_holder(conn, str(item.workspace_id), item.subject, item.kind, exclude=str(item.id))
+        holder = found
+    facts = promotion.Facts(open_conflicts=await conflicts.open_count(conn, str(item.id)),
+                            was_disputed=await items.was_disputed(conn, str(item.id)), slot_holder=holder)
+    return promotion.blockers(item, kind, rules, facts, now)
+
+
+async def promote_item(conn: asyncpg.Connection, prefix: str, tenant_id: str, item_id: str, *, dry_run: bool,
+                       traceparent: str = "") -> str:
+    """Promote one item if every gate passes; returns ``promoted`` or ``skipped_<first blocker>``."""
+    item = await items.get(conn, item_id, for_update=not dry_run)
+    if item is None:
+        return "skipped_gone"
+    now = await conn.fetchval("SELECT now()")
+    blockers = await evaluate(conn, item, await gates(conn), now)
+    outcome = f"skipped_{blockers[0][0]}" if blockers else "promoted"
+    if dry_run or item.review_status != "proposed":
+        return outcome
+    if blockers:
+        await items.set_stage(conn, tenant_id=tenant_id, item_id=item.id, stage="promotion", status="pending",
+                              detail="; ".join(detail for _, detail in blockers)[:500])
+        return outcome
+    actor = changes.Actor(tenant_id, by=BY, traceparent=traceparent)
+    await changes.change_status(conn, prefix, actor, item, "active", "promote", "every promotion gate passed")
+    await items.set_stage(conn, tenant_id=tenant_id, item_id=item.id, stage="promotion", status="done",
+                          detail="promoted")
+    return outcome
+
+
+async def promote_proposed(pool: asyncpg.Pool, prefix: str, *, tenant_id: str | None = None, limit: int = 100,
+                           dry_run: bool = False) -> Counter[str]:
+    """Decide up to ``limit`` proposed items (oldest first) of one tenant, or of every tenant; counts per
+    outcome."""
+    counts: Counter[str] = Counter()
+    for tenant in [tenant_id] if tenant_id else await _tenants(pool):
+        async with tenant_tx(pool, tenant) as conn:
+            ids = await promotions.proposed_after(conn, None, limit - sum(counts.values()))
+        for item_id in ids:
+            async with tenant_tx(pool, tenant) as conn:
+                counts[await promote_item(conn, prefix, tenant, item_id, dry_run=dry_run)] += 1
+        if sum(counts.values()) >= limit:
+            break
+    _count(counts, dry_run)
+    return counts
+
+
+async def sweep(pool: asyncpg.Pool, prefix: str, batch: int) -> Counter[str]:
+    """One bounded pass per tenant, continuing where the last pass stopped (the cursor is kept in the
+    database, so a restart or another replica carries on); at the end of the list it starts over."""
+    counts: Counter[str] = Counter()
+    for tenant in await _tenants(pool):
+        async with tenant_tx(pool, tenant) as conn:
+            cursor = await promotions.cursor(conn)
+            ids = await promotions.proposed_after(conn, cursor, batch)
+        for item_id in ids:
+            async with tenant_tx(pool, tenant) as conn:
+                counts[await promote_item(conn, prefix, tenant, item_id, dry_run=False)] += 1
+        async with tenant_tx(pool, tenant) as conn:
+            await promotions.save_cursor(conn, tenant, ids[-1] if len(ids) == batch else None)
+    _count(counts, False)
+    return counts
+
+
+async def _tenants(pool: asyncpg.Pool) -> list[str]:
+    async with system_tx(pool) as conn:
+        return [str(r["id"]) for r in await conn.fetch("SELECT id FROM tenants ORDER BY id")]
+
+
+def _count(counts: Counter[str], dry_run: bool) -> None:
+    if not dry_run:
+        for outcome, n in counts.items():
+            PROMOTION_OUTCOMES.labels(outcome).inc(n)
