@@ -11,7 +11,8 @@ from collections.abc import Callable, Coroutine
 from typing import Any, TypeVar
 
 from engram.config import Settings
-from engram.errors import EngramError
+from engram.domain.validation import is_uuid
+from engram.errors import EngramError, ValidationFailed
 
 T = TypeVar("T")
 
@@ -66,6 +67,23 @@ def _bootstrap_key(settings: Settings) -> int:
     return 0
 
 
+def _promote(settings: Settings, tenant: str | None, limit: int, dry_run: bool) -> int:
+    from engram.db.pool import create_pool
+    from engram.pipeline.promotion import promote_proposed
+
+    async def run(url: str) -> dict[str, int]:
+        pool = await create_pool(url, role=settings.app_role, min_size=1, max_size=2)
+        try:
+            return dict(await promote_proposed(pool, settings.events_subject_prefix, tenant_id=tenant, limit=limit,
+                                               dry_run=dry_run))
+        finally:
+            await pool.close()
+
+    counts = _with_database(settings, run)
+    print(json.dumps({"dry_run": dry_run, "counts": counts, "decided": sum(counts.values())}, sort_keys=True))
+    return 0
+
+
 def _serve(name: str) -> int:
     sys.argv = [f"services.{name}"]
     runpy.run_module(f"services.{name}", run_name="__main__", alter_sys=True)
@@ -78,6 +96,10 @@ def main(argv: list[str] | None = None) -> int:
     commands.add_parser("up", help="start the whole stack (embedded PostgreSQL and NATS unless URLs are set)")
     commands.add_parser("migrate", help="apply pending database migrations")
     commands.add_parser("bootstrap-key", help="print a new admin API key for the development tenant")
+    promote = commands.add_parser("promote-proposed", help="promote the proposals every gate lets through")
+    promote.add_argument("--tenant", help="one tenant's id (default: every tenant)")
+    promote.add_argument("--limit", type=int, default=100, help="most proposals to decide (default 100)")
+    promote.add_argument("--dry-run", action="store_true", help="report the decisions, write nothing")
     serve = commands.add_parser("serve", help="run one service in the foreground")
     serve.add_argument("service", choices=SERVICES)
     args = parser.parse_args(argv)
@@ -89,6 +111,12 @@ def main(argv: list[str] | None = None) -> int:
             return _up(settings)
         if args.command == "bootstrap-key":
             return _bootstrap_key(settings)
+        if args.command == "promote-proposed":
+            if args.tenant and not is_uuid(args.tenant):
+                raise ValidationFailed("--tenant must be a tenant id (a UUID)", field="tenant")
+            if not 1 <= args.limit <= 100_000:
+                raise ValidationFailed("--limit must be 1–100000", field="limit")
+            return _promote(settings, args.tenant, args.limit, args.dry_run)
         return _migrate(settings)
     except EngramError as exc:
         print(f"engram: {exc.detail}", file=sys.stderr)

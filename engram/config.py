@@ -77,6 +77,9 @@ class Settings(BaseSettings):
     conflict_similarity_floor: float = Field(
         default=0.85, ge=0, le=1, description="Cosine similarity from which a same-kind live memory is compared "
         "with a new one (e5-small puts unrelated sentences near 0.75–0.79, see docs/benchmarks.md).")
+    promotion_sweep_interval_s: float = Field(default=60.0, gt=0, description="How often promotion walks the "
+                                              "proposed items it was not woken for.")
+    promotion_sweep_batch: int = Field(default=200, ge=1, description="Proposed items per tenant per sweep pass.")
     llm_base_url: str | None = Field(default=None, description="An OpenAI-compatible endpoint for the classifier "
                                      "and the conflict judge; unset: rules only.")
     llm_model: str = "gpt-4o-mini"

@@ -17,8 +17,8 @@ from engram.domain.models import MemoryItem, MemoryKind
 from engram.errors import ValidationFailed
 
 POLICIES = ("auto", "manual")
-BLOCKER_CODES = ("not_proposed", "invalidated", "expired", "kind_manual", "age", "confidence", "unclassified",
-                 "noise", "conflict", "disputed", "singleton_slot")
+BLOCKER_CODES = ("not_proposed", "invalidated", "expired", "kind_manual", "age", "unclassified", "noise",
+                 "confidence", "conflict", "disputed", "singleton_slot")  # in the order they are checked
 
 
 @dataclass(frozen=True)
@@ -84,17 +84,17 @@ def blockers(item: MemoryItem, kind: MemoryKind | None, gates: Gates, facts: Fac
     ready_at = item.created_at + timedelta(minutes=gates.min_age_minutes)
     if now < ready_at:
         found.append(("age", f"younger than {gates.min_age_minutes} min (ready at {ready_at.isoformat()})"))
+    if item.classified_at is None:
+        found.append(("unclassified", "not classified yet"))
+    elif item.retention == "noise":
+        found.append(("noise", "classified as noise"))
     if item.memory_confidence < gates.min_memory_confidence:
         found.append(("confidence", f"memory confidence {item.memory_confidence:.2f} < "
                                     f"{gates.min_memory_confidence:.2f}"))
-    if item.classified_at is None:
-        found.append(("unclassified", "not classified yet"))
-    else:
-        if item.taxonomy_confidence is not None and item.taxonomy_confidence < gates.min_taxonomy_confidence:
-            found.append(("confidence", f"taxonomy confidence {item.taxonomy_confidence:.2f} < "
-                                        f"{gates.min_taxonomy_confidence:.2f}"))
-        if item.retention == "noise":
-            found.append(("noise", "classified as noise"))
+    if (item.classified_at is not None and item.taxonomy_confidence is not None
+            and item.taxonomy_confidence < gates.min_taxonomy_confidence):
+        found.append(("confidence", f"taxonomy confidence {item.taxonomy_confidence:.2f} < "
+                                    f"{gates.min_taxonomy_confidence:.2f}"))
     if facts.open_conflicts:
         found.append(("conflict", f"{facts.open_conflicts} open conflict(s)"))
     if facts.was_disputed:

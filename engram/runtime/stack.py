@@ -24,7 +24,7 @@ from engram.runtime.ports import free_port
 from engram.runtime.postgres import EmbeddedPostgres
 from engram.runtime.supervisor import ChildSpec, Supervisor
 
-SERVICES = ("ingest", "recall", "embedder", "classifier", "gateway")
+SERVICES = ("ingest", "recall", "embedder", "classifier", "conflicts", "promotion", "gateway")
 GATEWAY_READY_TIMEOUT = 120.0
 
 Migrate = Callable[[str, Settings], Awaitable[list[str]]]

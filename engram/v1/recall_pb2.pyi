@@ -11,6 +11,28 @@ from typing import ClassVar as _ClassVar, Optional as _Optional, Union as _Union
 
 DESCRIPTOR: _descriptor.FileDescriptor
 
+class PromotionBlocker(_message.Message):
+    __slots__ = ("code", "detail")
+    CODE_FIELD_NUMBER: _ClassVar[int]
+    DETAIL_FIELD_NUMBER: _ClassVar[int]
+    code: str
+    detail: str
+    def __init__(self, code: _Optional[str] = ..., detail: _Optional[str] = ...) -> None: ...
+
+class PromotionReadinessResponse(_message.Message):
+    __slots__ = ("id", "review_status", "ready", "blockers", "gates")
+    ID_FIELD_NUMBER: _ClassVar[int]
+    REVIEW_STATUS_FIELD_NUMBER: _ClassVar[int]
+    READY_FIELD_NUMBER: _ClassVar[int]
+    BLOCKERS_FIELD_NUMBER: _ClassVar[int]
+    GATES_FIELD_NUMBER: _ClassVar[int]
+    id: str
+    review_status: str
+    ready: bool
+    blockers: _containers.RepeatedCompositeFieldContainer[PromotionBlocker]
+    gates: _struct_pb2.Struct
+    def __init__(self, id: _Optional[str] = ..., review_status: _Optional[str] = ..., ready: _Optional[bool] = ..., blockers: _Optional[_Iterable[_Union[PromotionBlocker, _Mapping]]] = ..., gates: _Optional[_Union[_struct_pb2.Struct, _Mapping]] = ...) -> None: ...
+
 class ListConflictsRequest(_message.Message):
     __slots__ = ("status", "type", "item_id", "limit", "cursor")
     STATUS_FIELD_NUMBER: _ClassVar[int]

@@ -74,6 +74,11 @@ class RecallServiceStub:
                 request_serializer=engram_dot_v1_dot_recall__pb2.ListConflictsRequest.SerializeToString,
                 response_deserializer=engram_dot_v1_dot_recall__pb2.ListConflictsResponse.FromString,
                 _registered_method=True)
+        self.PromotionReadiness = channel.unary_unary(
+                '/engram.v1.RecallService/PromotionReadiness',
+                request_serializer=engram_dot_v1_dot_recall__pb2.GetItemRequest.SerializeToString,
+                response_deserializer=engram_dot_v1_dot_recall__pb2.PromotionReadinessResponse.FromString,
+                _registered_method=True)
 
 
 class RecallServiceServicer:
@@ -131,6 +136,13 @@ class RecallServiceServicer:
         context.set_details('Method not implemented!')
         raise NotImplementedError('Method not implemented!')
 
+    def PromotionReadiness(self, request, context):
+        """Whether promotion would activate a proposal now, and if not, every gate it fails.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
 
 def add_RecallServiceServicer_to_server(servicer, server):
     rpc_method_handlers = {
@@ -173,6 +185,11 @@ def add_RecallServiceServicer_to_server(servicer, server):
                     servicer.ListConflicts,
                     request_deserializer=engram_dot_v1_dot_recall__pb2.ListConflictsRequest.FromString,
                     response_serializer=engram_dot_v1_dot_recall__pb2.ListConflictsResponse.SerializeToString,
+            ),
+            'PromotionReadiness': grpc.unary_unary_rpc_method_handler(
+                    servicer.PromotionReadiness,
+                    request_deserializer=engram_dot_v1_dot_recall__pb2.GetItemRequest.FromString,
+                    response_serializer=engram_dot_v1_dot_recall__pb2.PromotionReadinessResponse.SerializeToString,
             ),
     }
     generic_handler = grpc.method_handlers_generic_handler(
@@ -391,6 +408,33 @@ class RecallService:
             '/engram.v1.RecallService/ListConflicts',
             engram_dot_v1_dot_recall__pb2.ListConflictsRequest.SerializeToString,
             engram_dot_v1_dot_recall__pb2.ListConflictsResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def PromotionReadiness(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/engram.v1.RecallService/PromotionReadiness',
+            engram_dot_v1_dot_recall__pb2.GetItemRequest.SerializeToString,
+            engram_dot_v1_dot_recall__pb2.PromotionReadinessResponse.FromString,
             options,
             channel_credentials,
             insecure,

@@ -16,13 +16,14 @@ from fastapi import APIRouter, Depends, Request, Response
 from pydantic import Field
 
 from engram.db import identity, kinds
-from engram.domain import ttl
+from engram.domain import promotion, ttl
 from engram.domain.classification import parse_placement_rules
 from engram.domain.keys import normalize_scopes
 from engram.domain.models import CallerContext
 from engram.domain.ratelimit import validate_limits
 from engram.domain.validation import is_uuid
 from engram.errors import Conflict, NotFound, PermissionDenied, ValidationFailed
+from engram.pipeline import promotion as promotion_runs
 from services.gateway.auth import caller, policy
 from services.gateway.schemas import Body
 
@@ -174,6 +175,9 @@ class TenantConfigBody(Body):
     secret_policy: Literal["refuse", "redact"] | None = Field(
         default=None, description="What remember does with content holding credentials: refuse it (422, the "
         "default) or store it with each secret replaced by [REDACTED:<kind>].")
+    promotion: dict[str, Any] | None = Field(
+        default=None, description='Promotion gates: {"min_age_minutes": 10, "min_memory_confidence": 0.6, '
+        '"min_taxonomy_confidence": 0.5, "kinds": {"doctrine": "manual", "observation": "auto"}}. Replaces them.')
     placement_rules: list[Any] | None = Field(
         default=None, description='Where the classifier places memories: [{"wing": "infra", "room": "db", '
         '"any_of": ["postgres", "replica"]}]; the first rule with a phrase in the content wins. Replaces the list.')
@@ -199,7 +203,8 @@ async def patch_tenant_config(body: TenantConfigBody, request: Request,
     changes = body.model_dump(exclude={"tenant_id"}, exclude_none=True)
     if not changes:
         raise ValidationFailed("nothing to change: give rate_limits, feedback_daily_limit, ttl_days, "
-                               "trash_retention_days, secret_policy, placement_rules or public_enabled", field="body")
+                               "trash_retention_days, secret_policy, placement_rules, promotion or public_enabled",
+                               field="body")
     if body.public_enabled is not None and ctx.principal_type != "admin":
         raise PermissionDenied("publishing a tenant to every other tenant is the platform administrator's call",
                                code="platform_admin_only", field="public_enabled")
@@ -216,6 +221,8 @@ async def patch_tenant_config(body: TenantConfigBody, request: Request,
         patch["trash_retention_days"] = body.trash_retention_days
     if body.secret_policy is not None:
         patch["secret_policy"] = body.secret_policy
+    if body.promotion is not None:
+        patch["promotion"] = promotion.parse_gates(body.promotion).as_dict()
     if body.placement_rules is not None:
         patch["placement_rules"] = [dataclasses.asdict(r) for r in parse_placement_rules(body.placement_rules)]
     config, version = (await identity.merge_tenant_config(pool, tenant, patch, ctx.principal_id) if patch
@@ -293,3 +300,22 @@ async def patch_kind(name: str, body: KindPatchBody, request: Request,
 def _iso(value: datetime | None) -> str | None:
     """UTC with a Z, like every other time the API returns."""
     return value.astimezone(UTC).replace(tzinfo=None).isoformat() + "Z" if value else None
+
+
+class PromoteBody(Body):
+    tenant_id: str | None = None
+    dry_run: bool = Field(default=True, description="Report the decisions and write nothing (the default).")
+    limit: int = Field(default=100, ge=1, le=10_000)
+
+
+@router.post("/promote", summary="Promote the proposals every gate lets through (or report, with dry_run)",
+             **policy("admin"))
+async def promote(body: PromoteBody, request: Request,
+                  ctx: CallerContext = Depends(caller)) -> dict[str, Any]:  # noqa: B008
+    """The same decisions as the promotion consumer and ``engram promote-proposed``: oldest proposals first,
+    counts per outcome (``promoted``, ``skipped_<blocker>``)."""
+    pool = _pool(request)
+    tenant = await _tenant(pool, ctx, body.tenant_id)
+    counts = await promotion_runs.promote_proposed(pool, request.app.state.downstream.settings.events_subject_prefix,
+                                                   tenant_id=tenant, limit=body.limit, dry_run=body.dry_run)
+    return {"tenant_id": tenant, "dry_run": body.dry_run, "decided": sum(counts.values()), "counts": dict(counts)}

@@ -7,6 +7,7 @@ from typing import Any
 from fastapi import APIRouter, Depends, Query, Request
 from fastapi.responses import JSONResponse
 from google.protobuf import struct_pb2
+from google.protobuf.json_format import MessageToDict
 
 from engram.domain.models import CallerContext
 from engram.domain.validation import require_item_id
@@ -239,6 +240,17 @@ async def verify(item_id: str, body: VerifyBody, ctx: CallerContext = Depends(ca
                  ds: Downstream = Depends(downstream)) -> dict[str, Any]:  # noqa: B008
     reply = await ds.call(ds.ingest.Verify, ingest_pb2.VerifyRequest(id=item_id, reason=body.reason), ctx)
     return item_json(reply.item)
+
+
+@router.get("/items/{item_id}/promotion-readiness", summary="What stands between a proposal and promotion",
+            **policy("read"))
+async def promotion_readiness(item_id: str, ctx: CallerContext = Depends(caller),  # noqa: B008
+                              ds: Downstream = Depends(downstream)) -> dict[str, Any]:  # noqa: B008
+    """``ready`` when every gate passes now; otherwise each failing gate with a stable ``code``."""
+    r = await ds.call(ds.recall.PromotionReadiness, recall_pb2.GetItemRequest(id=item_id), ctx)
+    return {"id": r.id, "review_status": r.review_status, "ready": r.ready,
+            "blockers": [{"code": b.code, "detail": b.detail} for b in r.blockers],
+            "gates": MessageToDict(r.gates)}
 
 
 @router.get("/items/{item_id}/events", summary="A memory's audit trail", **policy("read"))

@@ -19,6 +19,7 @@ from engram.domain.budget import Budgets, pack
 from engram.domain.models import CallerContext, MemoryItem, RankedItem, Stage
 from engram.embeddings.provider import EmbeddingProvider
 from engram.errors import NotFound, ValidationFailed
+from engram.pipeline import promotion
 
 RECALL_MODES = ("startup", "semantic", "hybrid", "keyword")
 SEARCH_MODES = ("keyword", "semantic", "hybrid")
@@ -130,6 +131,18 @@ class RecallService:
         page = rows[:limit]
         more = len(rows) > limit
         return page, _encode_cursor(page[-1].created_at, page[-1].id) if more and page else ""
+
+    async def promotion_readiness(self, ctx: CallerContext, item_id: str) -> tuple[MemoryItem, list[tuple[str, str]],
+                                                                                  dict[str, object]]:
+        """The item, the promotion gates it fails now (empty: ready), and the tenant's gates."""
+        validation.require_item_id(item_id)
+        async with tenant_tx(self._pool, ctx.tenant_id) as conn:
+            item = await items.get(conn, item_id, ctx.principal_id)
+            if item is None or str(item.tenant_id) != ctx.tenant_id:
+                raise NotFound(f"no item {item_id}")
+            gates = await promotion.gates(conn)
+            blockers = await promotion.evaluate(conn, item, gates, await conn.fetchval("SELECT now()"))
+        return item, blockers, gates.as_dict()
 
     async def trash_retention_days(self, ctx: CallerContext) -> int:
         async with tenant_tx(self._pool, ctx.tenant_id) as conn:

@@ -17,6 +17,7 @@ from engram.rpc.convert import (
     item_to_proto,
     ranked_to_proto,
     stage_to_proto,
+    struct,
     timestamp,
 )
 from engram.rpc.errors import translate_errors
@@ -122,3 +123,12 @@ class RecallServicer(recall_pb2_grpc.RecallServiceServicer):
         rows, next_cursor = await self._service.list_conflicts(ctx, request.status, request.type, request.item_id,
                                                                _or(request, "limit", DEFAULT_PAGE), request.cursor)
         return recall_pb2.ListConflictsResponse(conflicts=[conflict_to_proto(r) for r in rows], next_cursor=next_cursor)
+
+    @translate_errors
+    async def PromotionReadiness(self, request: recall_pb2.GetItemRequest,  # noqa: N802
+                                 context: grpc.aio.ServicerContext) -> recall_pb2.PromotionReadinessResponse:
+        ctx = from_metadata(context.invocation_metadata())
+        item, blockers, gates = await self._service.promotion_readiness(ctx, request.id)
+        return recall_pb2.PromotionReadinessResponse(
+            id=str(item.id), review_status=item.review_status, ready=not blockers, gates=struct(gates),
+            blockers=[recall_pb2.PromotionBlocker(code=code, detail=detail) for code, detail in blockers])

@@ -11,7 +11,7 @@ import nats
 import psutil
 import pytest
 
-from engram.config import DEFAULT_TENANT_ID
+from engram.config import DEFAULT_TENANT_ID, DEFAULT_WORKSPACE_ID
 from engram.runtime.ports import free_port
 from tests.e2e.conftest import Stack, wait_for
 
@@ -236,3 +236,34 @@ def test_bootstrap_key_prints_a_working_admin_key(stack: Stack) -> None:
         assert keys.status_code == 200
         assert {"development key (engram up)", "bootstrap key (engram bootstrap-key)"} <= {
             k["label"] for k in keys.json()["items"]}
+
+
+def test_the_pipeline_classifies_detects_conflicts_and_promotes(stack: Stack) -> None:
+    """On the real stack: the classifier, conflicts and promotion consumers act on relayed events."""
+    with stack.client() as client:
+        agent = client.post("/v1/admin/principals", json={"name": f"scout-{uuid.uuid4().hex[:6]}",
+                                                          "type": "agent"}).json()["id"]
+        client.post(f"/v1/admin/workspaces/{DEFAULT_WORKSPACE_ID}/members",
+                    json={"principal_id": agent, "role": "member"}).raise_for_status()
+        key = client.post("/v1/admin/api-keys", json={"principal_id": agent}).json()["key"]
+        tag = uuid.uuid4().hex[:6]
+        strong = remember(client, f"The {tag} job retries 3 times.")["id"]
+        wait_for(lambda: client.get(f"/v1/items/{strong}/status").json()["stages"][-1]["status"] == "done")
+        with httpx.Client(base_url=stack.url, timeout=30.0, headers={"authorization": f"Bearer {key}"}) as scout:
+            weak = remember(scout, f"The {tag} job retries 5 times.", source_type="inferred")["id"]
+
+        def stages(item_id: str) -> dict[str, str]:
+            return {s["name"]: s["status"] for s in client.get(f"/v1/items/{item_id}/status").json()["stages"]}
+
+        wait_for(lambda: stages(weak) == {"embedding": "done", "classification": "done", "conflict_check": "done"})
+        assert client.get(f"/v1/items/{weak}").json()["review_status"] == "disputed"
+        [conflict] = client.get("/v1/conflicts", params={"item_id": strong}).json()["items"]
+        assert conflict["new_item_id"] == weak and conflict["type"] == "contradiction"
+
+        client.patch("/v1/admin/tenant-config", json={"promotion": {"min_age_minutes": 0, "kinds": {
+            "doctrine": "auto"}}}).raise_for_status()
+        proposal = remember(client, f"As a rule, the {tag} team reviews every schema change.", kind="doctrine")
+        assert proposal["review_status"] == "proposed"
+        wait_for(lambda: client.get(f"/v1/items/{proposal['id']}").json()["review_status"] == "active")
+        trail = client.get(f"/v1/items/{proposal['id']}/events").json()["events"]
+        assert trail[-1]["action"] == "review.promote"

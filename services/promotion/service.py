@@ -1,0 +1,51 @@
+"""Promotion on the events that can unblock a proposal: it was classified, a conflict was resolved, it got
+feedback, or its review status moved back to proposed. Each named item is decided in one transaction with the
+event's inbox row, so a redelivered event decides nothing twice."""
+
+from __future__ import annotations
+
+import asyncpg
+
+from engram.config import Settings
+from engram.db import inbox
+from engram.db.pool import tenant_tx
+from engram.events.envelope import Event
+from engram.pipeline import promotion
+
+# (durable consumer, event) pairs
+TRIGGERS = (("promotion_classified", "memory.classified"), ("promotion_conflicts", "conflict.resolved"),
+            ("promotion_feedback", "feedback.recorded"), ("promotion_review", "memory.review_changed"))
+CONSUMER = "promotion"
+
+
+def items_named(event: Event) -> list[str]:
+    """The items an event may have unblocked (none for promotion's own changes, or reviews that did not
+    leave an item proposed)."""
+    if event.type == "engram.conflict.resolved":
+        return [str(event.data.get("item_a")), str(event.data.get("item_b"))]
+    if event.type == "engram.feedback.recorded":
+        return [str(event.data.get("item_id") or event.subject)]
+    if event.type == "engram.memory.review_changed":
+        if event.data.get("by") == promotion.BY or event.data.get("to") != "proposed":
+            return []
+    return [event.subject]
+
+
+class PromotionService:
+    def __init__(self, pool: asyncpg.Pool, settings: Settings) -> None:
+        self._pool = pool
+        self._settings = settings
+
+    async def handle(self, events: list[Event]) -> dict[str, Exception]:
+        failures: dict[str, Exception] = {}
+        for event in events:
+            try:
+                async with tenant_tx(self._pool, event.tenant_id) as conn:
+                    if not await inbox.claim(conn, CONSUMER, event.id, event.tenant_id):
+                        continue
+                    for item_id in items_named(event):
+                        await promotion.promote_item(conn, self._settings.events_subject_prefix, event.tenant_id,
+                                                     item_id, dry_run=False, traceparent=event.traceparent)
+            except Exception as exc:
+                failures[event.id] = exc
+        return failures
