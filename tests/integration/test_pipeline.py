@@ -20,6 +20,7 @@ from engram.events.consumer import ConsumerSpec, patch_nats_fetch_timeout, regis
 from engram.events.envelope import Event
 from engram.events.relay import OutboxRelay
 from engram.events.stream import deadletter_stream, ensure_streams
+from services.classifier.service import ClassifierService
 from services.embedder.service import CONSUMER, EmbedderService
 from services.ingest.service import IngestService, RememberCommand
 
@@ -138,3 +139,45 @@ async def test_fetch_timeouts_reach_faststream_as_nats_timeouts(settings: Settin
     monkeypatch.setattr(Context.PullSubscription, "_fetch_n", deadline_ran_out)
     with pytest.raises(NatsTimeoutError):
         await sub.fetch(5, timeout=1)
+
+
+async def test_a_message_that_always_fails_is_dead_lettered_and_the_consumer_keeps_going(
+        app_pool: asyncpg.Pool, owner_pool: asyncpg.Pool, settings: Settings, tenant: CallerContext,
+        js: JetStreamContext) -> None:
+    """A well-formed event whose effect fails every time (it names no valid item) is retried max_deliver
+    times, then goes to the dead letter with its reason; good events before and after still take effect."""
+    service = ClassifierService(app_pool, settings)
+    broker = NatsBroker(settings.nats_url)
+    register_consumer(broker, settings, ConsumerSpec(name="classifier-under-test", event="memory.created",
+                                                     max_deliver=2, batch_size=4), service.handle, service.mark_failed)
+    stop = asyncio.Event()
+    relay_task = asyncio.create_task(OutboxRelay(app_pool, js, settings.events_subject_prefix,
+                                                 poll_interval_s=0.2).run(stop))
+    await broker.start()
+    try:
+        ingest = IngestService(app_pool, settings)
+        first = (await ingest.remember(tenant, RememberCommand(content="We decided to pin numpy."))).item.id
+        poison = Event(type="engram.memory.created", tenant_id=tenant.tenant_id, subject="not-an-item-id",
+                       data={"item_id": "not-an-item-id"})
+        await js.publish(f"{settings.events_subject_prefix}.{tenant.tenant_id}.memory.created", poison.encode())
+        last = (await ingest.remember(tenant, RememberCommand(content="I prefer short standups."))).item.id
+
+        async def both_classified() -> bool:
+            async with owner_pool.acquire() as conn:
+                return bool(await conn.fetchval("SELECT count(DISTINCT item_id) = 2 FROM classification_receipts "
+                                                "WHERE item_id = ANY($1)", [first, last]))
+
+        await eventually(both_classified)
+
+        async def dead_lettered() -> bool:
+            return bool((await js.stream_info(deadletter_stream(settings))).state.messages == 1)
+
+        await eventually(dead_lettered, within_s=30)
+        dead = await js.get_last_msg(deadletter_stream(settings),
+                                     f"{settings.events_subject_prefix}-deadletter.classifier-under-test")
+        assert dead.headers and "Engram-Dead-Reason" in dead.headers
+        assert Event.decode(dead.data).id == poison.id
+    finally:
+        stop.set()
+        await relay_task
+        await broker.stop()
