@@ -181,3 +181,48 @@ async def test_a_message_that_always_fails_is_dead_lettered_and_the_consumer_kee
         stop.set()
         await relay_task
         await broker.stop()
+
+
+async def test_two_replicas_of_a_consumer_share_the_work_and_each_event_takes_effect_once(
+        app_pool: asyncpg.Pool, owner_pool: asyncpg.Pool, settings: Settings, tenant: CallerContext,
+        js: JetStreamContext) -> None:
+    handled: dict[str, int] = {"a": 0, "b": 0}
+    brokers = []
+    for name in handled:
+        service = ClassifierService(app_pool, settings)
+
+        async def handle(events: list[Event], service: ClassifierService = service, name: str = name) -> dict:  # type: ignore[type-arg]
+            handled[name] += len(events)
+            await asyncio.sleep(0.02)  # long enough that the other replica's pull gets the next message
+            return await service.handle(events)
+
+        broker = NatsBroker(settings.nats_url)
+        register_consumer(broker, settings, ConsumerSpec(name="classifier-replicated", event="memory.created",
+                                                         batch_size=1), handle)
+        brokers.append(broker)
+    stop = asyncio.Event()
+    relay_task = asyncio.create_task(OutboxRelay(app_pool, js, settings.events_subject_prefix,
+                                                 poll_interval_s=0.2).run(stop))
+    for broker in brokers:
+        await broker.start()
+    try:
+        ingest = IngestService(app_pool, settings)
+        ids = [(await ingest.remember(tenant, RememberCommand(content=f"We decided to keep log {n}."))).item.id
+               for n in range(30)]
+
+        async def all_classified() -> bool:
+            async with owner_pool.acquire() as conn:
+                return bool(await conn.fetchval("SELECT count(*) = 30 FROM classification_receipts "
+                                                "WHERE item_id = ANY($1)", ids))
+
+        await eventually(all_classified, within_s=30)
+        async with owner_pool.acquire() as conn:
+            receipts = await conn.fetchval("SELECT count(*) FROM classification_receipts WHERE item_id = ANY($1)",
+                                           ids)
+        assert receipts == 30 and handled["a"] > 0 and handled["b"] > 0
+        assert handled["a"] + handled["b"] >= 30
+    finally:
+        stop.set()
+        await relay_task
+        for broker in brokers:
+            await broker.stop()

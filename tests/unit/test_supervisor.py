@@ -211,3 +211,15 @@ async def test_ready_timeout_fails_start_and_stops_child() -> None:
     leftovers = [p for p in psutil.process_iter(["cmdline"]) if f"# {port}" in " ".join(p.info["cmdline"] or [])]
     assert not [p for p in leftovers if is_alive(p)]
     await supervisor.stop()
+
+
+async def test_a_drain_waits_for_batches_in_flight_and_turns_new_ones_away() -> None:
+    from engram.events.consumer import Drain
+
+    drain = Drain()
+    assert await drain.wait(0.01) and not drain.draining
+    drain.enter()
+    drain.start()
+    assert drain.draining and not await drain.wait(0.05)  # a batch is still running
+    drain.leave()
+    assert await drain.wait(0.05)
