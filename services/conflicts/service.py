@@ -29,6 +29,9 @@ from engram.telemetry.metrics import CONFLICT_OUTCOMES
 log = logging.getLogger(__name__)
 
 CONSUMER = "conflicts"
+# Episodic memories record what happened or was seen at a moment: two of them with other numbers or values are
+# two moments, not a contradiction. They are not compared.
+EPISODIC_KINDS = ("observation", "diary_entry")
 STAGE = "conflict_check"
 NEIGHBOURS = 5
 LIVE = ("proposed", "active", "disputed")
@@ -71,7 +74,7 @@ class ConflictsService:
             vector = await conn.fetchval("SELECT embedding::text FROM memory_embeddings WHERE item_id = $1 "
                                          "AND profile = $2", event.subject, profile)
             near: list[tuple[MemoryItem, float]] = []
-            if item is not None and vector is not None and _live(item):
+            if item is not None and vector is not None and _live(item) and item.kind not in EPISODIC_KINDS:
                 near = await conflicts.nearest_live(conn, item, np.array(json.loads(vector), dtype=np.float32),
                                                     profile, dimensions, NEIGHBOURS,
                                                     self._settings.conflict_similarity_floor)
@@ -83,8 +86,10 @@ class ConflictsService:
             if current is None:
                 return
             notes = [await self._apply(conn, event, current, j) for j in judged] if _live(current) else []
+            detail = (f"{current.kind} is episodic: not compared" if current.kind in EPISODIC_KINDS
+                      else _summary(len(near), [n for n in notes if n]))
             await items.set_stage(conn, tenant_id=event.tenant_id, item_id=current.id, stage=STAGE, status="done",
-                                  detail=_summary(len(near), [n for n in notes if n]))
+                                  detail=detail)
 
     async def _judge(self, item: MemoryItem, neighbour: MemoryItem, similarity: float) -> Judged | None:
         """The verdict on the pair, oriented by age: the older memory is the existing one (a neighbour can be

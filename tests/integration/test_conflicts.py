@@ -218,3 +218,15 @@ async def test_a_configured_judge_labels_what_the_rules_leave_and_bad_answers_ch
     found = await _conflicts(gateway, user, item_id=c)
     assert len(found) == 1 and found[0]["detector"] == "llm:judge-model" and found[0]["explanation"] == "two owners"
     assert (await _item(gateway, user, c))["review_status"] == "disputed"
+
+
+async def test_episodic_memories_are_not_compared(gateway: httpx.AsyncClient, people: dict[str, Any],
+                                                  pipeline: Pipeline) -> None:
+    user = people["user"]
+    noon = await _remember(gateway, user, "Saw 120 errors on the checkout page at noon.", kind="observation")
+    later = await _remember(gateway, user, "Saw 480 errors on the checkout page at noon.", kind="observation")
+    await pipeline.run(noon, later)
+    assert [(await _item(gateway, user, i))["review_status"] for i in (noon, later)] == ["active", "active"]
+    assert await _conflicts(gateway, user, item_id=noon, status="") == []
+    stages = (await gateway.get(f"/v1/items/{later}/status", headers=user)).json()["stages"]
+    assert next(s for s in stages if s["name"] == "conflict_check")["detail"] == "observation is episodic: not compared"
