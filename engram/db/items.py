@@ -17,7 +17,7 @@ ITEM_COLUMNS = (
     "importance, pinned, visibility, review_status, authority, source_type, source_uri, source_session, "
     "source_trust, memory_confidence, human_verified, valid_from, valid_to, created_at, superseded_by, "
     "invalidated_at, expires_at, recall_count, external_id, metadata, kind_explicit, taxonomy_confidence, retention, "
-    "retention_confidence, sensitivity, classified_at"
+    "retention_confidence, sensitivity, classified_at, recalls_since_useful"
 )
 
 PIPELINE_STAGES = ("embedding", "classification", "conflict_check", "promotion")  # in the order they run

@@ -70,6 +70,7 @@ class MemoryItem:
     retention_confidence: float | None = None
     sensitivity: str | None = None
     classified_at: datetime | None = None
+    recalls_since_useful: int = 0
 
     @classmethod
     def from_row(cls, row: Any) -> MemoryItem:

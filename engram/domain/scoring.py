@@ -7,7 +7,7 @@ from datetime import datetime
 
 from engram.domain.models import MemoryItem
 
-SCORING_VERSION = "v1-skeleton"
+SCORING_VERSION = "v2-feedback-penalty"
 RECENCY_HALF_LIFE_DAYS = 30.0
 PROPOSED_FACTOR = 0.85
 CONFLICT_FACTOR = 0.75
@@ -29,6 +29,19 @@ def startup_score(item: MemoryItem, now: datetime) -> float:
         + 0.15 * recency(item.created_at, now)
         + 0.10 * (1.0 if item.human_verified else 0.0)
     )
+
+
+FREE_RECALLS = 5
+PENALTY_PER_RECALL = 0.03
+MIN_FEEDBACK_FACTOR = 0.55
+
+
+def feedback_factor(recalls_since_useful: int) -> float:
+    """The anti-feedback penalty of the startup score: an item served again and again with no useful verdict
+    slowly gives way. The first five recalls are free; each further one costs 3%, down to ×0.55; a useful
+    verdict resets the count."""
+    extra = max(recalls_since_useful - FREE_RECALLS, 0)
+    return max(MIN_FEEDBACK_FACTOR, 1.0 - PENALTY_PER_RECALL * extra)
 
 
 def trust_score(item: MemoryItem, *, in_open_conflict: bool = False) -> float:

@@ -16,6 +16,7 @@ CONFLICT_OUTCOMES = Counter("engram_conflict_outcomes_total", "Pairs judged by t
                             ["label", "action"])
 PROMOTION_OUTCOMES = Counter("engram_promotion_outcomes_total", "Promotion decisions by outcome "
                              "(promoted, skipped_<blocker>)", ["outcome"])
+RECALL_TELEMETRY = Counter("engram_recall_telemetry_total", "Recall log entries by fate", ["outcome"])
 SWEPT = Counter("engram_sweep_items_total", "Items the sweep expired to the trash and trash entries it emptied",
                 ["outcome"])
 REMEMBERED = Counter("engram_remember_total", "Remember outcomes", ["status"])

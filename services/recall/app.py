@@ -13,6 +13,7 @@ from engram.telemetry.metrics import serve_metrics
 from engram.v1 import recall_pb2_grpc
 from services.recall.service import RecallService
 from services.recall.servicer import RecallServicer
+from services.recall.telemetry import RecallTelemetry
 
 log = logging.getLogger(__name__)
 
@@ -24,7 +25,9 @@ async def serve(settings: Settings, stop: asyncio.Event) -> None:
     embedder = create_provider(settings)
     pool = await service_pool(settings)
     try:
-        service = RecallService(pool, settings, embedder)
+        telemetry = RecallTelemetry(pool)
+        writer = asyncio.create_task(telemetry.run(stop))
+        service = RecallService(pool, settings, embedder, telemetry)
         server, health = await start_server(
             settings.recall_addr, "recall", ["engram.v1.RecallService"],
             lambda s: recall_pb2_grpc.add_RecallServiceServicer_to_server(RecallServicer(service), s),
@@ -35,6 +38,8 @@ async def serve(settings: Settings, stop: asyncio.Event) -> None:
             await stop.wait()
         finally:
             await stop_server(server, health)
+            stop.set()
+            await writer  # the last entries are written before the pool closes
     finally:
         await pool.close()
         await embedder.close()

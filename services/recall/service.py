@@ -11,7 +11,7 @@ import asyncpg
 import numpy as np
 
 from engram.config import Settings
-from engram.db import conflicts, identity, items, kinds, search, supersession, trash
+from engram.db import conflicts, identity, items, kinds, recall_logs, search, supersession, trash
 from engram.db.pool import tenant_tx
 from engram.db.search import Filters
 from engram.domain import scoring, validation
@@ -20,6 +20,7 @@ from engram.domain.models import CallerContext, MemoryItem, RankedItem, Stage
 from engram.embeddings.provider import EmbeddingProvider
 from engram.errors import NotFound, ValidationFailed
 from engram.pipeline import promotion
+from services.recall.telemetry import RecallTelemetry
 
 RECALL_MODES = ("startup", "semantic", "hybrid", "keyword")
 SEARCH_MODES = ("keyword", "semantic", "hybrid")
@@ -50,10 +51,12 @@ class RecallResult:
 
 
 class RecallService:
-    def __init__(self, pool: asyncpg.Pool, settings: Settings, embedder: EmbeddingProvider) -> None:
+    def __init__(self, pool: asyncpg.Pool, settings: Settings, embedder: EmbeddingProvider,
+                 telemetry: RecallTelemetry | None = None) -> None:
         self._pool = pool
         self._settings = settings
         self._embedder = embedder
+        self._telemetry = telemetry
 
     async def recall(self, ctx: CallerContext, q: RecallQuery) -> RecallResult:
         mode = q.mode or "hybrid"
@@ -64,7 +67,15 @@ class RecallService:
             ranked = await self._ranked(ctx, mode, _require_query(q.query), q.filters,
                                         max(q.budgets.items * 4, MIN_CANDIDATES), q.include_superseded)
         kept, omitted = pack(ranked, q.budgets)
-        return RecallResult(kept, mode, str(uuid.uuid4()), omitted)
+        result = RecallResult(kept, mode, str(uuid.uuid4()), omitted)
+        if self._telemetry is not None:  # queued: written by a background task, never on this path
+            self._telemetry.served(recall_logs.Served(
+                tenant_id=ctx.tenant_id, recall_id=result.recall_id, principal_id=ctx.principal_id, mode=mode,
+                scoring_version=result.scoring_version, item_ids=[str(r.item.id) for r in kept
+                                                                  if str(r.item.tenant_id) == ctx.tenant_id],
+                scores=[r.score for r in kept if str(r.item.tenant_id) == ctx.tenant_id], omitted=omitted,
+                at=datetime.now(UTC)))
+        return result
 
     async def search(self, ctx: CallerContext, mode: str, query: str, filters: Filters, limit: int) -> list[RankedItem]:
         mode = mode or "hybrid"
@@ -256,9 +267,12 @@ class RecallService:
         pinned: list[RankedItem] = []
         rest: list[RankedItem] = []
         for item in candidates:
-            score = scoring.startup_score(item, now)
+            factor = scoring.feedback_factor(item.recalls_since_useful)
+            score = scoring.startup_score(item, now) * factor
             reasons = [f"startup score {score:.2f} (importance {item.importance:.2f}, "
                        f"source trust {item.source_trust:.2f}, recency {scoring.recency(item.created_at, now):.2f})"]
+            if factor < 1:
+                reasons.append(f"served {item.recalls_since_useful} times without useful feedback (×{factor:.2f})")
             ranked = RankedItem(item=item, score=round(score, 6), origin="startup", reasons=reasons)
             if item.pinned and len(pinned) < pinned_ceiling:
                 ranked.reasons.insert(0, "pinned")

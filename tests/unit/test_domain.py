@@ -117,3 +117,11 @@ def test_feedback_moves_importance_once_per_verdict() -> None:
     assert adjusted_importance(0.55, "noise", "useful") == pytest.approx(0.40)  # undo +0.05, then -0.10
     assert adjusted_importance(0.40, "useful", "noise") == pytest.approx(0.55)
     assert adjusted_importance(0.02, "noise", None) == 0.0 and adjusted_importance(0.99, "useful", None) == 1.0
+
+
+@pytest.mark.parametrize(("recalls", "factor"), [(0, 1.0), (5, 1.0), (6, 0.97), (10, 0.85), (20, 0.55),
+                                                 (1000, 0.55)])
+def test_the_anti_feedback_factor(recalls: int, factor: float) -> None:
+    from engram.domain.scoring import feedback_factor
+
+    assert feedback_factor(recalls) == pytest.approx(factor)

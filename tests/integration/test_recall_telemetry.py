@@ -1,0 +1,51 @@
+"""Recall telemetry written off the request path, and the startup score's anti-feedback penalty."""
+
+from __future__ import annotations
+
+import asyncpg
+
+from engram.config import Settings
+from engram.domain.models import CallerContext
+from engram.embeddings.provider import EmbeddingProvider
+from services.ingest.feedback import FeedbackService
+from services.ingest.service import IngestService, RememberCommand
+from services.recall.service import RecallQuery, RecallService
+from services.recall.telemetry import RecallTelemetry
+
+
+async def test_recalls_are_logged_and_counted_and_a_much_served_item_gives_way(
+        app_pool: asyncpg.Pool, owner_pool: asyncpg.Pool, settings: Settings, tenant: CallerContext,
+        embedder: EmbeddingProvider) -> None:
+    ingest = IngestService(app_pool, settings)
+    first = (await ingest.remember(tenant, RememberCommand(content="Standups start at 9:30.", importance=0.6))).item
+    second = (await ingest.remember(tenant, RememberCommand(content="Retros are on Fridays.", importance=0.6))).item
+    telemetry = RecallTelemetry(app_pool)
+    recall = RecallService(app_pool, settings, embedder, telemetry)
+    answer = await recall.recall(tenant, RecallQuery(mode="startup"))
+    assert [str(r.item.id) for r in answer.items] == [str(second.id), str(first.id)]  # equal but for recency
+    async with owner_pool.acquire() as conn:
+        assert await conn.fetchval("SELECT count(*) FROM recall_logs WHERE id = $1", answer.recall_id) == 0
+    assert await telemetry.flush() == 1  # what the background task does; nothing was written on the request path
+    async with owner_pool.acquire() as conn:
+        log = await conn.fetchrow("SELECT * FROM recall_logs WHERE id = $1", answer.recall_id)
+        counts = await conn.fetch("SELECT id, recall_count, recalls_since_useful FROM memory_items "
+                                  "WHERE id = ANY($1) ORDER BY created_at", [first.id, second.id])
+    assert log["mode"] == "startup" and log["scoring_version"] == answer.scoring_version
+    assert set(log["item_ids"]) == {first.id, second.id} and str(log["principal_id"]) == tenant.principal_id
+    assert [(r["recall_count"], r["recalls_since_useful"]) for r in counts] == [(1, 1), (1, 1)]
+
+    for _ in range(12):  # the newer item leads every time, so only it is served
+        await recall.recall(tenant, RecallQuery(mode="startup", budgets=answer_budget(1)))
+    await telemetry.flush()
+    again = await recall.recall(tenant, RecallQuery(mode="startup"))
+    assert [str(r.item.id) for r in again.items] == [str(first.id), str(second.id)]
+    assert any(reason.startswith("served 13 times without useful feedback") for reason in again.items[1].reasons)
+    await FeedbackService(app_pool, settings).record(tenant, str(second.id), "useful", "")
+    async with owner_pool.acquire() as conn:
+        assert await conn.fetchval("SELECT recalls_since_useful FROM memory_items WHERE id = $1", second.id) == 0
+
+
+def answer_budget(items: int):  # type: ignore[no-untyped-def]
+    from engram.domain.budget import Budgets
+
+    return Budgets.from_request(items, None, None)
