@@ -52,6 +52,7 @@ class NewItem:
     external_id: str | None
     metadata: dict[str, Any]
     kind_explicit: bool = True
+    index_context: str = ""
 
 
 def visible_to(viewer_param: str, alias: str = "i") -> str:
@@ -81,9 +82,9 @@ async def insert(conn: asyncpg.Connection, item: NewItem) -> MemoryItem | None:
         f"""INSERT INTO memory_items (tenant_id, id, workspace_id, principal_id, content, content_hash, kind,
                 importance, review_status, authority, source_type, source_trust, subject, wing, room, tags,
                 pinned, visibility, source_uri, source_session, valid_from, valid_to, expires_at, external_id,
-                metadata, kind_explicit)
+                metadata, kind_explicit, index_context)
             VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19, $20,
-                    $21, $22, $23, $24, $25::jsonb, $26)
+                    $21, $22, $23, $24, $25::jsonb, $26, $27)
             ON CONFLICT (tenant_id, workspace_id, principal_id, content_hash)
                 WHERE review_status IN ('proposed', 'active', 'disputed') AND invalidated_at IS NULL
             DO NOTHING
@@ -92,7 +93,7 @@ async def insert(conn: asyncpg.Connection, item: NewItem) -> MemoryItem | None:
         item.importance, item.review_status, item.authority, item.source_type, item.source_trust, item.subject,
         item.wing, item.room, item.tags, item.pinned, item.visibility, item.source_uri, item.source_session,
         item.valid_from, item.valid_to, item.expires_at, item.external_id, json.dumps(item.metadata),
-        item.kind_explicit,
+        item.kind_explicit, item.index_context,
     )
     return row_to_item(row) if row else None
 
@@ -276,6 +277,12 @@ async def set_stage(conn: asyncpg.Connection, *, tenant_id: str, item_id: UUID |
                                                       updated_at = now()""",
         tenant_id, item_id, stage, status, detail,
     )
+
+
+async def finish_stage(conn: asyncpg.Connection, item_id: str, stage: str, detail: str) -> None:
+    """Mark a pending stage done (nothing happens when the item has no such stage pending)."""
+    await conn.execute("UPDATE item_stages SET status = 'done', detail = $3, updated_at = now() "
+                       "WHERE item_id = $1 AND stage = $2 AND status = 'pending'", item_id, stage, detail)
 
 
 async def stages(conn: asyncpg.Connection, item_id: str) -> list[Stage]:

@@ -56,6 +56,7 @@ async def move(conn: asyncpg.Connection, item_id: str, reason: str, actor_id: st
         "edges": await _rows(conn, "memory_edges", "src_id = $1 OR dst_id = $1", item_id),
         "conflicts": await _rows(conn, "conflicts", "item_a = $1 OR item_b = $1", item_id),
         "stages": await _rows(conn, "item_stages", "item_id = $1", item_id),
+        "receipts": await _rows(conn, "classification_receipts", "item_id = $1", item_id),
         "embeddings": json.loads(await conn.fetchval(
             "SELECT coalesce(jsonb_agg(jsonb_build_object('profile', profile, 'embedding', embedding::text, "
             "'created_at', created_at)), '[]') FROM memory_embeddings WHERE item_id = $1", item_id)),
@@ -137,6 +138,7 @@ async def restore(conn: asyncpg.Connection, entry_id: str, *, clear_expiry: bool
             row["tenant_id"], item_id, vector["profile"], vector["embedding"], vector["created_at"])
         restored["embeddings"] += 1
     await _put_back(conn, "item_stages", snapshot["stages"], "true")
+    await _put_back(conn, "classification_receipts", snapshot.get("receipts", []), "true")
     restored["edges"] = await _put_back(conn, "memory_edges", snapshot["edges"], _both_ends("src_id", "dst_id"))
     restored["conflicts"] = await _put_back(conn, "conflicts", snapshot["conflicts"], _both_ends("item_a", "item_b"))
     restored["predecessors"] = len(await conn.fetch(

@@ -30,6 +30,8 @@ async def change_status(conn: asyncpg.Connection, prefix: str, actor: Actor, ite
     """Move ``item`` (locked by the caller) to ``to_state``: ``review.<action>`` in the trail and
     ``memory.review_changed`` on the bus."""
     changed = await items.set_review_status(conn, str(item.id), to_state)
+    if item.review_status == "proposed" and to_state != "proposed":  # promotion has nothing left to decide
+        await items.finish_stage(conn, str(item.id), "promotion", f"{to_state} by {actor.by or 'review'} ({action})")
     await items.add_event(conn, tenant_id=actor.tenant_id, item_id=item.id, actor_id=actor.principal_id,
                           action=f"review.{action}", old_value={"review_status": item.review_status},
                           new_value={"review_status": to_state}, reason=reason, request_id=actor.request_id)

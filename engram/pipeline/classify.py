@@ -15,6 +15,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from engram.domain.classification import Classification, PlacementRule, clamp_confidence
 from engram.domain.classification import classify as classify_by_rules
+from engram.domain.secrets import find_secrets, redact
 from engram.domain.validation import MAX_LABEL_LENGTH
 from engram.llm import JsonChat, LLMUnavailable
 
@@ -66,8 +67,10 @@ async def classify(content: str, placement_rules: Sequence[PlacementRule], kinds
     rules = classify_by_rules(content, placement_rules)
     if llm is None:
         return rules, None
+    findings = find_secrets(content)  # a model never sees a credential, whatever the tenant's policy
     try:
-        raw = await llm.ask(SYSTEM_PROMPT, content, "memory_classification", answer_schema(kinds))
+        raw = await llm.ask(SYSTEM_PROMPT, redact(content, findings) if findings else content,
+                            "memory_classification", answer_schema(kinds))
     except LLMUnavailable as exc:
         return rules, f"model unavailable: {exc}"
     try:

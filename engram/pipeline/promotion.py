@@ -26,14 +26,16 @@ async def gates(conn: asyncpg.Connection) -> promotion.Gates:
     return promotion.parse_gates(await identity.config_value(conn, "promotion"))
 
 
-async def evaluate(conn: asyncpg.Connection, item: MemoryItem, rules: promotion.Gates,
-                   now: datetime) -> list[tuple[str, str]]:
-    """The blockers standing between ``item`` and promotion (empty: it may be promoted)."""
+async def evaluate(conn: asyncpg.Connection, item: MemoryItem, rules: promotion.Gates, now: datetime,
+                   viewer: str | None = None) -> list[tuple[str, str]]:
+    """The blockers standing between ``item`` and promotion (empty: it may be promoted). With ``viewer``, an
+    item the viewer may not read is not named."""
     kind = await kinds.get_kind(conn, item.kind)
     holder = None
     if kind is not None and kind.singleton and item.subject:
         found = await items.slot_holder(conn, str(item.workspace_id), item.subject, item.kind, exclude=str(item.id))
-        holder = found
+        hidden = viewer is not None and found is not None and await items.get(conn, found, viewer) is None
+        holder = "a memory you cannot see" if hidden else found
     facts = promotion.Facts(open_conflicts=await conflicts.open_count(conn, str(item.id)),
                             was_disputed=await items.was_disputed(conn, str(item.id)), slot_holder=holder)
     return promotion.blockers(item, kind, rules, facts, now)
@@ -50,6 +52,7 @@ async def promote_item(conn: asyncpg.Connection, prefix: str, tenant_id: str, it
     outcome = f"skipped_{blockers[0][0]}" if blockers else "promoted"
     if dry_run or item.review_status != "proposed":
         return outcome
+    PROMOTION_OUTCOMES.labels(outcome).inc()
     if blockers:
         await items.set_stage(conn, tenant_id=tenant_id, item_id=item.id, stage="promotion", status="pending",
                               detail="; ".join(detail for _, detail in blockers)[:500])
@@ -74,7 +77,6 @@ async def promote_proposed(pool: asyncpg.Pool, prefix: str, *, tenant_id: str | 
                 counts[await promote_item(conn, prefix, tenant, item_id, dry_run=dry_run)] += 1
         if sum(counts.values()) >= limit:
             break
-    _count(counts, dry_run)
     return counts
 
 
@@ -91,16 +93,9 @@ async def sweep(pool: asyncpg.Pool, prefix: str, batch: int) -> Counter[str]:
                 counts[await promote_item(conn, prefix, tenant, item_id, dry_run=False)] += 1
         async with tenant_tx(pool, tenant) as conn:
             await promotions.save_cursor(conn, tenant, ids[-1] if len(ids) == batch else None)
-    _count(counts, False)
     return counts
 
 
 async def _tenants(pool: asyncpg.Pool) -> list[str]:
     async with system_tx(pool) as conn:
         return [str(r["id"]) for r in await conn.fetch("SELECT id FROM tenants ORDER BY id")]
-
-
-def _count(counts: Counter[str], dry_run: bool) -> None:
-    if not dry_run:
-        for outcome, n in counts.items():
-            PROMOTION_OUTCOMES.labels(outcome).inc(n)

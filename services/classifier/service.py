@@ -78,7 +78,9 @@ class ClassifierService:
             else:
                 values["kind"] = result.kind
         if item.wing is None and result.wing:
-            values["wing"], values["room"] = result.wing, result.room
+            values["wing"] = result.wing
+            if item.room is None and result.room:
+                values["room"] = result.room
         narrowed = narrow_visibility(item.visibility, result.suggested_visibility)
         if narrowed != item.visibility:
             values["visibility"] = narrowed

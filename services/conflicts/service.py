@@ -34,6 +34,9 @@ CONSUMER = "conflicts"
 EPISODIC_KINDS = ("observation", "diary_entry")
 STAGE = "conflict_check"
 NEIGHBOURS = 5
+# Candidates come from a little below the floor: the exclusive-predicate rule ("lives in", "prefers", …) fires
+# at any similarity, since two values of one predicate can embed apart; every other rule needs the floor.
+CANDIDATE_MARGIN = 0.05
 LIVE = ("proposed", "active", "disputed")
 JUDGE_PROMPT = (
     "Two memories of the same kind and scope follow, EXISTING then NEW. Say whether NEW duplicates EXISTING, "
@@ -77,7 +80,7 @@ class ConflictsService:
             if item is not None and vector is not None and _live(item) and item.kind not in EPISODIC_KINDS:
                 near = await conflicts.nearest_live(conn, item, np.array(json.loads(vector), dtype=np.float32),
                                                     profile, dimensions, NEIGHBOURS,
-                                                    self._settings.conflict_similarity_floor)
+                                                    self._settings.conflict_similarity_floor - CANDIDATE_MARGIN)
         judged = [j for j in [await self._judge(item, n, s) for n, s in near] if j is not None] if item else []
         async with tenant_tx(self._pool, event.tenant_id) as conn:
             if not await inbox.claim(conn, CONSUMER, event.id, event.tenant_id):

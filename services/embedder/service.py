@@ -13,6 +13,7 @@ import asyncpg
 from engram.config import Settings
 from engram.db import embeddings, inbox, items, outbox
 from engram.db.pool import tenant_tx
+from engram.domain.content import passage
 from engram.domain.models import MemoryItem
 from engram.embeddings.provider import EmbeddingProvider
 from engram.events.envelope import Event
@@ -45,7 +46,7 @@ class EmbedderService:
             return failures
         started = time.perf_counter()
         try:
-            vectors = await self._provider.embed_passages([item.content for _, item in todo])
+            vectors = await self._provider.embed_passages([passage(item.content, item.valid_from) for _, item in todo])
         except Exception as exc:
             return failures | {event.id: exc for event, _ in todo}
         EMBED_LATENCY.labels(self._provider.profile).observe(time.perf_counter() - started)

@@ -43,7 +43,8 @@ class ConflictService:
 
     async def resolve(self, ctx: CallerContext, conflict_id: str, resolution: str, reason: str,
                       content: str) -> Decision:
-        validation.require_item_id(conflict_id)
+        if not validation.is_uuid(conflict_id):
+            raise NotFound(f"no conflict {conflict_id}")
         if resolution not in RESOLUTIONS:
             raise ValidationFailed(f"resolution must be one of {', '.join(RESOLUTIONS)}; got {resolution!r}",
                                    field="resolution")
@@ -79,6 +80,9 @@ class ConflictService:
                     new_item = await changes.change_status(conn, prefix, actor, new_item, "archived", "archive", why)
                 existing_item = await _reinstate(conn, prefix, actor, existing_item, why)
             elif resolution == "accept_new":
+                if new_item.invalidated_at is not None or new_item.superseded_by is not None:
+                    raise Conflict("the new memory is no longer live; keep the existing one or merge",
+                                   field="resolution", code="not_live")
                 if existing_item.review_status in LIVE and existing_item.superseded_by is None:
                     await changes.supersede(conn, prefix, actor, existing_item, new_item, why, accepted_by_review=True)
                 new_item = await _reinstate(conn, prefix, actor, new_item, why)
@@ -91,6 +95,9 @@ class ConflictService:
                 new_item = await _reinstate(conn, prefix, actor, new_item, why)
             await changes.resolve_conflicts(conn, prefix, actor, row.item_a, resolution, reason or None,
                                             conflict_id=conflict_id)
+            loser = {"keep_existing": row.item_b, "accept_new": row.item_a}.get(resolution)
+            if loser is not None:  # it left the running: its other conflicts are settled for their other sides
+                await changes.settle_conflicts_of(conn, prefix, actor, loser, why)
             resolved = await conflicts.get(conn, conflict_id, ctx.principal_id)
             existing_now = await items.get(conn, row.item_a)
             new_now = await items.get(conn, row.item_b)

@@ -15,7 +15,7 @@ from engram.db.pool import tenant_tx
 from engram.domain import secrets, ttl, validation
 from engram.domain.authority import default_source_type, derive_authority, source_trust
 from engram.domain.classification import Classification, parse_placement_rules
-from engram.domain.content import content_hash
+from engram.domain.content import content_hash, index_context
 from engram.domain.models import CallerContext, MemoryItem
 from engram.errors import Conflict, NotFound, PermissionDenied, ValidationFailed
 from engram.events.envelope import Event
@@ -149,7 +149,8 @@ class IngestService:
                 wing=cmd.wing or None, room=cmd.room or None, tags=tags, pinned=cmd.pinned,
                 visibility=visibility, source_uri=cmd.source_uri or None,
                 source_session=cmd.source_session or None, valid_from=cmd.valid_from, valid_to=cmd.valid_to,
-                kind_explicit=bool(cmd.kind), expires_at=expires_at, external_id=cmd.external_id or None,
+                kind_explicit=bool(cmd.kind), index_context=index_context(cmd.subject, cmd.valid_from),
+                expires_at=expires_at, external_id=cmd.external_id or None,
                 metadata=cmd.metadata,
             )
             stored = await items.insert(conn, new)

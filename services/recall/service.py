@@ -152,7 +152,8 @@ class RecallService:
             if item is None or str(item.tenant_id) != ctx.tenant_id:
                 raise NotFound(f"no item {item_id}")
             gates = await promotion.gates(conn)
-            blockers = await promotion.evaluate(conn, item, gates, await conn.fetchval("SELECT now()"))
+            blockers = await promotion.evaluate(conn, item, gates, await conn.fetchval("SELECT now()"),
+                                                viewer=ctx.principal_id)
         return item, blockers, gates.as_dict()
 
     async def trash_retention_days(self, ctx: CallerContext) -> int:

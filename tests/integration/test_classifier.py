@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 from typing import Any
+from uuid import uuid4
 
 import asyncpg
 import httpx
@@ -146,3 +147,22 @@ async def test_classify_suggests_without_writing(gateway: httpx.AsyncClient, cal
     assert after == before
     bad_rules = await gateway.patch("/v1/admin/tenant-config", json={"placement_rules": [{"room": "x"}]}, headers=who)
     assert bad_rules.status_code == 422 and bad_rules.json()["field"] == "placement_rules"
+
+
+async def test_a_model_never_sees_a_credential(gateway: httpx.AsyncClient, caller: dict[str, Any],
+                                               app_pool: asyncpg.Pool, settings: Settings) -> None:
+    from services.ingest.service import IngestService
+
+    secret = "AKIA" + "Q7W3" * 4
+    async with running_stub() as stub:
+        stub.default = {"kind": "fact", "retention": "retain", "sensitivity": "normal", "wing": None, "room": None,
+                        "taxonomy_confidence": 0.5, "retention_confidence": 0.5}
+        llm = JsonChat(stub.base_url, "stub-model", "k", timeout_s=1)
+        from engram.domain.models import CallerContext
+
+        ctx = CallerContext(caller["tenant_id"], str(uuid4()), "user", frozenset({"read"}))
+        result, fallback = await IngestService(app_pool, settings, llm).classify(ctx, f"The deploy key is {secret}.")
+        await llm.close()
+    assert fallback is None and result.sensitivity == "secret"  # the rules saw it; the model's "normal" cannot lower it
+    sent = json.dumps(stub.requests)
+    assert secret not in sent and "[REDACTED:aws_access_key]" in sent

@@ -230,3 +230,20 @@ async def test_episodic_memories_are_not_compared(gateway: httpx.AsyncClient, pe
     assert await _conflicts(gateway, user, item_id=noon, status="") == []
     stages = (await gateway.get(f"/v1/items/{later}/status", headers=user)).json()["stages"]
     assert next(s for s in stages if s["name"] == "conflict_check")["detail"] == "observation is episodic: not compared"
+
+
+async def test_accepting_a_new_memory_that_is_gone_is_refused(gateway: httpx.AsyncClient, people: dict[str, Any],
+                                                              pipeline: Pipeline) -> None:
+    user, agent, reviewer = people["user"], people["agent"], people["reviewer"]
+    strong = await _remember(gateway, user, "The staging database has 64 GB of memory.")
+    weak = await _remember(gateway, agent, "The staging database has 32 GB of memory.", source_type="inferred")
+    await pipeline.run(strong, weak)
+    [conflict] = await _conflicts(gateway, user, item_id=weak)
+    assert (await gateway.post(f"/v1/items/{weak}/invalidate", json={"reason": "wrong host"},
+                               headers=agent)).status_code == 200
+    refused = await gateway.post(f"/v1/conflicts/{conflict['id']}/resolve", json={"resolution": "accept_new"},
+                                 headers=reviewer)
+    assert refused.status_code == 409 and refused.json()["code"] == "not_live"
+    assert (await _item(gateway, user, strong))["superseded_by"] is None
+    assert (await gateway.post("/v1/conflicts/nope/resolve", json={"resolution": "keep_both"},
+                               headers=reviewer)).json()["detail"] == "no conflict nope"

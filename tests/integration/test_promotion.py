@@ -136,3 +136,16 @@ async def test_the_sweep_walks_proposals_in_bounded_passes_with_a_cursor(
     assert await _status(gateway, who, ids[2]) == "active"
     async with owner_pool.acquire() as conn:  # the end of the list: the next pass starts over
         assert await conn.fetchval("SELECT count(*) FROM promotion_cursors WHERE tenant_id = $1", tenant["id"]) == 0
+
+
+async def test_a_proposal_a_reviewer_decides_leaves_nothing_pending_for_promotion(
+        gateway: httpx.AsyncClient, tenant: dict[str, Any]) -> None:
+    who = tenant["who"]
+    item = await _propose(gateway, who, "Agreed to move the retro to Mondays.")
+    stages = (await gateway.get(f"/v1/items/{item}/status", headers=who)).json()["stages"]
+    assert next(s for s in stages if s["name"] == "promotion")["status"] == "pending"
+    reviewer = await gateway.post(f"/v1/items/{item}/review", json={"action": "activate"}, headers=who)
+    assert reviewer.status_code == 200, reviewer.text
+    stages = (await gateway.get(f"/v1/items/{item}/status", headers=who)).json()["stages"]
+    promotion_stage = next(s for s in stages if s["name"] == "promotion")
+    assert promotion_stage["status"] == "done" and promotion_stage["detail"] == "active by review (activate)"

@@ -77,3 +77,18 @@ async def test_supersession_and_invalidation_as_they_were(gateway: httpx.AsyncCl
     assert gone.status_code == 200
     assert await _ids(gateway, user, f"{marker} Thursday") == []
     assert await _ids(gateway, user, f"{marker} Thursday", before_invalidation) == [new["id"]]
+
+
+async def test_the_date_a_claim_holds_from_and_its_subject_are_searchable(gateway: httpx.AsyncClient,
+                                                                          user: Headers) -> None:
+    tag = uuid.uuid4().hex[:8]
+    dated = await gateway.post("/v1/remember", json={
+        "content": f"Caroline went to the {tag} support group.", "valid_from": "2023-05-07T10:00:00Z",
+        "subject": "caroline.events"}, headers=user)
+    undated = await gateway.post("/v1/remember", json={"content": f"Melanie went to the {tag} pottery class."},
+                                 headers=user)
+    assert dated.status_code == undated.status_code == 201
+    for query in (f"{tag} May 2023", f"{tag} Sunday", f"{tag} caroline events"):
+        hits = (await gateway.post("/v1/search", json={"query": query, "mode": "keyword"}, headers=user)).json()
+        assert hits["items"][0]["item"]["id"] == dated.json()["id"], query
+    assert dated.json()["item"]["content"] == f"Caroline went to the {tag} support group."  # content untouched

@@ -125,3 +125,17 @@ def test_the_anti_feedback_factor(recalls: int, factor: float) -> None:
     from engram.domain.scoring import feedback_factor
 
     assert feedback_factor(recalls) == pytest.approx(factor)
+
+
+def test_index_context_and_passage_carry_the_date_and_subject() -> None:
+    from datetime import UTC, datetime, timedelta, timezone
+
+    from engram.domain.content import date_words, index_context, passage
+
+    may = datetime(2023, 5, 8, 13, 56, tzinfo=UTC)
+    assert date_words(may) == "8 May 2023 (Monday)"
+    assert date_words(datetime(2023, 5, 8, 1, 0, tzinfo=timezone(timedelta(hours=5)))) == "7 May 2023 (Sunday)"
+    assert index_context("bob.drink", may) == "8 May 2023 (Monday) bob drink"
+    assert index_context(None, None) == "" and index_context("team/infra", None) == "team infra"
+    assert passage("Caroline: hi", may) == "8 May 2023 (Monday): Caroline: hi"
+    assert passage("no date", None) == "no date"
