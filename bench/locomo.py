@@ -300,6 +300,15 @@ async def run(args: argparse.Namespace, url: str, key: str, database_url: str) -
                     score(ranked, evidence(q), tokens) for (ranked, tokens), q in zip(rankings, conv.questions,
                                                                                        strict=True))
         timings["recall_s"] = round(time.perf_counter() - started, 1)
+        sweep: dict[str, dict[str, dict[str, float]]] = {}
+        for setting in args.sweep:  # other recall settings, on the same turns (tune on dev only)
+            (await client.patch("/v1/admin/tenant-config", json={"recall": setting})).raise_for_status()
+            label = json.dumps(setting, sort_keys=True)
+            for conv in conversations:
+                split = "dev" if conv.sample_id in DEV else "holdout"
+                rows = [score(ranked, evidence(q), tokens) for (ranked, tokens), q in
+                        zip(await engram_rankings(client, conv, "hybrid"), conv.questions, strict=True)]
+                sweep.setdefault(label, {}).setdefault(split, {}).setdefault("rows", []).extend(rows)  # type: ignore[attr-defined]
     await provider.close()
 
     weight = choose_weight([b for s, b in kept if s == "dev"]) if any(s == "dev" for s, _ in kept) else 0.5
@@ -309,7 +318,9 @@ async def run(args: argparse.Namespace, url: str, key: str, database_url: str) -
         per_question[split].setdefault("fusion", []).extend(
             score(ranked, evidence(q), tokens) for (ranked, tokens), q in zip(fused, base.conv.questions, strict=True))
 
-    report: dict[str, object] = {"fusion_weight_bm25": weight, "timings": timings}
+    report: dict[str, object] = {"fusion_weight_bm25": weight, "timings": timings, "sweep": {
+        label: {split: mean(data["rows"]) for split, data in splits.items()}  # type: ignore[arg-type]
+        for label, splits in sweep.items()}}
     for split, systems in per_question.items():
         report[split] = {
             "questions": len(systems["engram"]),
@@ -362,6 +373,8 @@ def main() -> None:
     parser.add_argument("--limit-questions", type=int, default=0, help="per conversation (0: all)")
     parser.add_argument("--split", choices=("dev", "holdout", "all"), default="all",
                         help="dev to tune (never tune on holdout)")
+    parser.add_argument("--sweep", type=json.loads, default=[],
+                        help='recall settings to try after the default, e.g. \'[{"dense_weight": 0.6}]\'')
     args = parser.parse_args()
     commit = subprocess.run(["git", "rev-parse", "--short", "HEAD"], capture_output=True, text=True, cwd=ROOT)
     home = Path(tempfile.mkdtemp(prefix="engram-locomo-", dir="/tmp")) / "home"
@@ -384,7 +397,11 @@ def main() -> None:
     if not args.conversations and not args.limit_questions and args.split == "all":  # only full runs are kept
         out.write_text(json.dumps(report, indent=2) + "\n")
         print(f"written to {out.relative_to(ROOT)}")
-    print(json.dumps({k: v for k, v in report.items() if k not in ("dev", "holdout")}, indent=2))
+    print(json.dumps({k: v for k, v in report.items() if k not in ("dev", "holdout", "sweep")}, indent=2))
+    for label, splits in report.get("sweep", {}).items():  # type: ignore[attr-defined]
+        for split, m in splits.items():
+            print(f"sweep {label} {split}: MRR {m['mrr']:.3f} nDCG@10 {m['ndcg10']:.3f} R@10 {m['r10']:.3f} "
+                  f"R@5 {m['r5']:.3f}")
     print(table(report))
 
 

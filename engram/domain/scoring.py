@@ -3,9 +3,13 @@
 from __future__ import annotations
 
 import math
+import re
+from dataclasses import dataclass
 from datetime import datetime
+from typing import Any
 
 from engram.domain.models import MemoryItem
+from engram.errors import ValidationFailed
 
 SCORING_VERSION = "v2-feedback-penalty"
 RECENCY_HALF_LIFE_DAYS = 30.0
@@ -56,6 +60,43 @@ def trust_score(item: MemoryItem, *, in_open_conflict: bool = False) -> float:
     if in_open_conflict:
         score *= CONFLICT_FACTOR
     return score
+
+
+@dataclass(frozen=True)
+class RecallWeights:
+    """A tenant's recall tuning (tenant config ``recall``): the dense side's share of hybrid fusion, and the
+    boost for an item whose subject the query names."""
+
+    dense_weight: float = DENSE_WEIGHT
+    subject_boost: float = 0.0
+
+    def as_dict(self) -> dict[str, float]:
+        return {"dense_weight": self.dense_weight, "subject_boost": self.subject_boost}
+
+
+def parse_recall_weights(raw: Any) -> RecallWeights:
+    if raw is None:
+        return RecallWeights()
+    if not isinstance(raw, dict) or set(raw) - {"dense_weight", "subject_boost"}:
+        raise ValidationFailed("recall takes dense_weight (0–1) and subject_boost (0–1)", field="recall")
+    values = {}
+    for name, value in raw.items():
+        if isinstance(value, bool) or not isinstance(value, int | float) or not 0 <= value <= 1:
+            raise ValidationFailed(f"recall.{name} must be 0–1", field="recall")
+        values[name] = float(value)
+    return RecallWeights(**values)
+
+
+_WORD = re.compile(r"[^\W_]+")
+
+
+def words(text: str) -> set[str]:
+    return {w.lower() for w in _WORD.findall(text)}
+
+
+def names_subject(query_words: set[str], subject: str | None) -> bool:
+    """Whether the query names the item's subject: one of the subject's words (3 letters or more) is in it."""
+    return bool(subject) and any(len(w) >= 3 and w in query_words for w in words(subject or ""))
 
 
 def min_max(values: dict[str, float]) -> dict[str, float]:

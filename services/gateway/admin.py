@@ -16,7 +16,7 @@ from fastapi import APIRouter, Depends, Request, Response
 from pydantic import Field
 
 from engram.db import identity, kinds
-from engram.domain import promotion, ttl
+from engram.domain import promotion, scoring, ttl
 from engram.domain.classification import parse_placement_rules
 from engram.domain.keys import normalize_scopes
 from engram.domain.models import CallerContext
@@ -178,6 +178,8 @@ class TenantConfigBody(Body):
     promotion: dict[str, Any] | None = Field(
         default=None, description='Promotion gates: {"min_age_minutes": 10, "min_memory_confidence": 0.6, '
         '"min_taxonomy_confidence": 0.5, "kinds": {"doctrine": "manual", "observation": "auto"}}. Replaces them.')
+    recall: dict[str, Any] | None = Field(
+        default=None, description='Recall tuning: {"dense_weight": 0.5, "subject_boost": 0.0}. Replaces it.')
     placement_rules: list[Any] | None = Field(
         default=None, description='Where the classifier places memories: [{"wing": "infra", "room": "db", '
         '"any_of": ["postgres", "replica"]}]; the first rule with a phrase in the content wins. Replaces the list.')
@@ -202,9 +204,8 @@ async def patch_tenant_config(body: TenantConfigBody, request: Request,
     tenant = await _tenant(pool, ctx, body.tenant_id)
     changes = body.model_dump(exclude={"tenant_id"}, exclude_none=True)
     if not changes:
-        raise ValidationFailed("nothing to change: give rate_limits, feedback_daily_limit, ttl_days, "
-                               "trash_retention_days, secret_policy, placement_rules, promotion or public_enabled",
-                               field="body")
+        settings = ", ".join(sorted(set(TenantConfigBody.model_fields) - {"tenant_id"}))
+        raise ValidationFailed(f"nothing to change: give one of {settings}", field="body")
     if body.public_enabled is not None and ctx.principal_type != "admin":
         raise PermissionDenied("publishing a tenant to every other tenant is the platform administrator's call",
                                code="platform_admin_only", field="public_enabled")
@@ -221,6 +222,8 @@ async def patch_tenant_config(body: TenantConfigBody, request: Request,
         patch["trash_retention_days"] = body.trash_retention_days
     if body.secret_policy is not None:
         patch["secret_policy"] = body.secret_policy
+    if body.recall is not None:
+        patch["recall"] = scoring.parse_recall_weights(body.recall).as_dict()
     if body.promotion is not None:
         patch["promotion"] = promotion.parse_gates(body.promotion).as_dict()
     if body.placement_rules is not None:

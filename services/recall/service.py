@@ -185,6 +185,7 @@ class RecallService:
         dense: dict[str, float] = {}
         async with tenant_tx(self._pool, ctx.tenant_id) as conn:
             await _check_kinds(conn, filters)
+            weights = await _weights(conn)
             if mode in ("keyword", "hybrid"):
                 for item, rank in await search.keyword(conn, query, filters, ctx.principal_id, limit):
                     by_id[str(item.id)] = item
@@ -201,12 +202,16 @@ class RecallService:
         elif mode == "semantic":
             relevance = dense
         else:
-            relevance = scoring.fuse(keyword, dense)
+            relevance = scoring.fuse(keyword, dense, weights.dense_weight)
+        query_words = scoring.words(query)
         ranked = []
         for key, value in relevance.items():
             item = by_id[key]
             trust = scoring.trust_score(item, in_open_conflict=key in conflicted)
             reasons = []
+            if weights.subject_boost and scoring.names_subject(query_words, item.subject):
+                value *= 1 + weights.subject_boost
+                reasons.append(f"the query names its subject {item.subject!r} (×{1 + weights.subject_boost:.2f})")
             if key in dense:
                 reasons.append(f"semantic match {dense[key]:.2f}")
             if key in keyword:
@@ -283,6 +288,13 @@ class RecallService:
         pinned.sort(key=lambda r: -r.score)
         rest.sort(key=lambda r: -r.score)
         return pinned + rest
+
+
+async def _weights(conn: asyncpg.Connection) -> scoring.RecallWeights:
+    try:
+        return scoring.parse_recall_weights(await identity.config_value(conn, "recall"))
+    except ValidationFailed:  # validated when set; a bad old value falls back to the defaults
+        return scoring.RecallWeights()
 
 
 def _replaced(item: MemoryItem) -> bool:
