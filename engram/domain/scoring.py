@@ -11,11 +11,13 @@ from typing import Any
 from engram.domain.models import MemoryItem
 from engram.errors import ValidationFailed
 
-SCORING_VERSION = "v2-feedback-penalty"
+SCORING_VERSION = "v3-context-subject"
 RECENCY_HALF_LIFE_DAYS = 30.0
 PROPOSED_FACTOR = 0.85
 CONFLICT_FACTOR = 0.75
-DENSE_WEIGHT = 0.5
+# Chosen on the LoCoMo dev conversations (docs/benchmarks.md): the grid 0.15–0.6 × 0–1.0, best MRR.
+DENSE_WEIGHT = 0.25
+SUBJECT_BOOST = 1.0
 
 
 def recency(created_at: datetime, now: datetime) -> float:
@@ -68,7 +70,7 @@ class RecallWeights:
     boost for an item whose subject the query names."""
 
     dense_weight: float = DENSE_WEIGHT
-    subject_boost: float = 0.0
+    subject_boost: float = SUBJECT_BOOST
 
     def as_dict(self) -> dict[str, float]:
         return {"dense_weight": self.dense_weight, "subject_boost": self.subject_boost}

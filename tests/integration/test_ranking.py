@@ -1,0 +1,37 @@
+"""Recall ranking settings a tenant can tune: the dense share of hybrid fusion and the subject boost."""
+
+from __future__ import annotations
+
+import uuid
+
+import asyncpg
+import httpx
+
+from engram.db import identity
+from tests.conftest import create_tenant
+
+
+async def test_a_query_naming_the_subject_lifts_that_memory_unless_the_tenant_turns_it_off(
+        gateway: httpx.AsyncClient, app_pool: asyncpg.Pool, owner_pool: asyncpg.Pool) -> None:
+    tenant = await create_tenant(owner_pool)
+    issued = await identity.create_key(app_pool, tenant.tenant_id, tenant.principal_id, ["read", "write", "admin"], "r")
+    who = {"authorization": f"Bearer {issued.key}"}
+    tag = uuid.uuid4().hex[:6]
+    plain = await gateway.post("/v1/remember", json={"content": f"The {tag} lunch order is vegetarian."}, headers=who)
+    named = await gateway.post("/v1/remember", json={"content": f"The {tag} lunch order is vegetarian too.",
+                                                     "subject": "dana"}, headers=who)
+    query = {"query": f"{tag} lunch order for Dana", "mode": "keyword"}
+    hits = (await gateway.post("/v1/recall", json=query, headers=who)).json()["items"]
+    assert [h["item"]["id"] for h in hits] == [named.json()["id"], plain.json()["id"]]
+    assert "the query names its subject 'dana' (×2.00)" in hits[0]["reasons"]
+    boosted = hits[0]["score"]
+
+    off = await gateway.patch("/v1/admin/tenant-config", json={"recall": {"subject_boost": 0}}, headers=who)
+    assert off.status_code == 200 and off.json()["config"]["recall"] == {"dense_weight": 0.25, "subject_boost": 0.0}
+    hits = (await gateway.post("/v1/recall", json=query, headers=who)).json()["items"]
+    unboosted = next(h["score"] for h in hits if h["item"]["id"] == named.json()["id"])
+    assert abs(boosted - 2 * unboosted) < 1e-4
+    assert not any("names its subject" in r for h in hits for r in h["reasons"])
+    for bad in ({"dense_weight": 2}, {"subject_boost": "high"}, {"speed": 1}):
+        refused = await gateway.patch("/v1/admin/tenant-config", json={"recall": bad}, headers=who)
+        assert refused.status_code == 422 and refused.json()["field"] == "recall", bad
