@@ -37,14 +37,26 @@ def estimate_tokens(text: str) -> int:
 
 def pack(ranked: list[RankedItem], budgets: Budgets) -> tuple[list[RankedItem], int]:
     """Keep items in rank order while all three budgets hold; return the kept ones and how many were cut."""
+    kept, cut = pack_explained(ranked, budgets)
+    return kept, len(cut)
+
+
+def pack_explained(ranked: list[RankedItem], budgets: Budgets) -> tuple[list[RankedItem], list[tuple[RankedItem, str]]]:
+    """``pack``, with each cut candidate and the budget that cut it (in rank order)."""
     kept: list[RankedItem] = []
+    cut: list[tuple[RankedItem, str]] = []
     used_bytes = used_tokens = 0
     for candidate in ranked:
         size = len(candidate.item.content.encode("utf-8"))
         tokens = estimate_tokens(candidate.item.content)
-        if len(kept) >= budgets.items or used_bytes + size > budgets.bytes or used_tokens + tokens > budgets.tokens:
-            continue
-        kept.append(candidate)
-        used_bytes += size
-        used_tokens += tokens
-    return kept, len(ranked) - len(kept)
+        if len(kept) >= budgets.items:
+            cut.append((candidate, f"over the item budget ({budgets.items})"))
+        elif used_bytes + size > budgets.bytes:
+            cut.append((candidate, f"over the byte budget ({budgets.bytes}; {size} bytes)"))
+        elif used_tokens + tokens > budgets.tokens:
+            cut.append((candidate, f"over the token budget ({budgets.tokens}; about {tokens} tokens)"))
+        else:
+            kept.append(candidate)
+            used_bytes += size
+            used_tokens += tokens
+    return kept, cut

@@ -71,18 +71,28 @@ class RecallWeights:
 
     dense_weight: float = DENSE_WEIGHT
     subject_boost: float = SUBJECT_BOOST
+    mmr_lambda: float = 1.0  # 1: no diversification
+    graph_expansion: bool = True
 
-    def as_dict(self) -> dict[str, float]:
-        return {"dense_weight": self.dense_weight, "subject_boost": self.subject_boost}
+    def as_dict(self) -> dict[str, float | bool]:
+        return {"dense_weight": self.dense_weight, "subject_boost": self.subject_boost,
+                "mmr_lambda": self.mmr_lambda, "graph_expansion": self.graph_expansion}
 
 
 def parse_recall_weights(raw: Any) -> RecallWeights:
     if raw is None:
         return RecallWeights()
-    if not isinstance(raw, dict) or set(raw) - {"dense_weight", "subject_boost"}:
-        raise ValidationFailed("recall takes dense_weight (0–1) and subject_boost (0–1)", field="recall")
-    values = {}
+    known = {"dense_weight", "subject_boost", "mmr_lambda", "graph_expansion"}
+    if not isinstance(raw, dict) or set(raw) - known:
+        raise ValidationFailed("recall takes dense_weight, subject_boost, mmr_lambda (each 0–1) and "
+                               "graph_expansion (true or false)", field="recall")
+    values: dict[str, Any] = {}
     for name, value in raw.items():
+        if name == "graph_expansion":
+            if not isinstance(value, bool):
+                raise ValidationFailed("recall.graph_expansion must be true or false", field="recall")
+            values[name] = value
+            continue
         if isinstance(value, bool) or not isinstance(value, int | float) or not 0 <= value <= 1:
             raise ValidationFailed(f"recall.{name} must be 0–1", field="recall")
         values[name] = float(value)

@@ -81,6 +81,11 @@ def event_to_proto(row: Any) -> recall_pb2.ItemEvent:
     return event
 
 
+def edge_to_proto(edge: Any) -> memory_pb2.Edge:
+    return memory_pb2.Edge(id=edge.id, src_id=edge.src_id, dst_id=edge.dst_id, type=edge.type,
+                           created_by=edge.created_by or "", created_at=timestamp(edge.created_at))
+
+
 def conflict_to_proto(row: Any) -> memory_pb2.Conflict:
     """A conflicts row (``engram.db.conflicts.ConflictRow``) as a protobuf message."""
     return memory_pb2.Conflict(

@@ -27,53 +27,61 @@ from google.protobuf import struct_pb2 as google_dot_protobuf_dot_struct__pb2
 from google.protobuf import timestamp_pb2 as google_dot_protobuf_dot_timestamp__pb2
 
 
-DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x16\x65ngram/v1/ingest.proto\x12\tengram.v1\x1a\x16\x65ngram/v1/memory.proto\x1a\x1cgoogle/protobuf/struct.proto\x1a\x1fgoogle/protobuf/timestamp.proto\"Y\n\x16ResolveConflictRequest\x12\n\n\x02id\x18\x01 \x01(\t\x12\x12\n\nresolution\x18\x02 \x01(\t\x12\x0e\n\x06reason\x18\x03 \x01(\t\x12\x0f\n\x07\x63ontent\x18\x04 \x01(\t\"\xb4\x01\n\x17ResolveConflictResponse\x12%\n\x08\x63onflict\x18\x01 \x01(\x0b\x32\x13.engram.v1.Conflict\x12\'\n\x08\x65xisting\x18\x02 \x01(\x0b\x32\x15.engram.v1.MemoryItem\x12\"\n\x03new\x18\x03 \x01(\x0b\x32\x15.engram.v1.MemoryItem\x12%\n\x06merged\x18\x04 \x01(\x0b\x32\x15.engram.v1.MemoryItem\"\"\n\x0f\x43lassifyRequest\x12\x0f\n\x07\x63ontent\x18\x01 \x01(\t\"\xfb\x01\n\x10\x43lassifyResponse\x12\x0c\n\x04kind\x18\x01 \x01(\t\x12\x1b\n\x13taxonomy_confidence\x18\x02 \x01(\x01\x12\x11\n\tretention\x18\x03 \x01(\t\x12\x1c\n\x14retention_confidence\x18\x04 \x01(\x01\x12\x13\n\x0bsensitivity\x18\x05 \x01(\t\x12\x0c\n\x04wing\x18\x06 \x01(\t\x12\x0c\n\x04room\x18\x07 \x01(\t\x12\x1c\n\x14suggested_visibility\x18\x08 \x01(\t\x12\x0f\n\x07reasons\x18\t \x03(\t\x12\x12\n\nclassifier\x18\n \x01(\t\x12\x17\n\x0f\x66\x61llback_reason\x18\x0b \x01(\t\"+\n\rDeleteRequest\x12\n\n\x02id\x18\x01 \x01(\t\x12\x0e\n\x06reason\x18\x02 \x01(\t\"3\n\x0e\x44\x65leteResponse\x12\x0f\n\x07item_id\x18\x01 \x01(\t\x12\x10\n\x08trash_id\x18\x02 \x01(\t\"\"\n\x0eRestoreRequest\x12\x10\n\x08trash_id\x18\x01 \x01(\t\"\xee\x01\n\nBulkFilter\x12\r\n\x05kinds\x18\x01 \x03(\t\x12\x0c\n\x04tags\x18\x02 \x03(\t\x12\x14\n\x0cworkspace_id\x18\x03 \x01(\t\x12\x0c\n\x04wing\x18\x04 \x01(\t\x12\x0c\n\x04room\x18\x05 \x01(\t\x12\x17\n\x0freview_statuses\x18\x06 \x03(\t\x12\x11\n\tauthor_id\x18\x07 \x01(\t\x12\x32\n\x0e\x63reated_before\x18\x08 \x01(\x0b\x32\x1a.google.protobuf.Timestamp\x12\x31\n\rcreated_after\x18\t \x01(\x0b\x32\x1a.google.protobuf.Timestamp\"t\n\x0b\x42ulkRequest\x12\x0e\n\x06\x61\x63tion\x18\x01 \x01(\t\x12%\n\x06\x66ilter\x18\x02 \x01(\x0b\x32\x15.engram.v1.BulkFilter\x12\x0f\n\x07\x64ry_run\x18\x03 \x01(\x08\x12\r\n\x05limit\x18\x04 \x01(\x05\x12\x0e\n\x06reason\x18\x05 \x01(\t\"4\n\x08\x42ulkSkip\x12\n\n\x02id\x18\x01 \x01(\t\x12\x0c\n\x04\x63ode\x18\x02 \x01(\t\x12\x0e\n\x06\x64\x65tail\x18\x03 \x01(\t\"\x8b\x01\n\x0c\x42ulkResponse\x12\x0e\n\x06\x61\x63tion\x18\x01 \x01(\t\x12\x0f\n\x07\x64ry_run\x18\x02 \x01(\x08\x12\x0f\n\x07matched\x18\x03 \x01(\x05\x12\x10\n\x08\x61\x66\x66\x65\x63ted\x18\x04 \x03(\t\x12$\n\x07skipped\x18\x05 \x03(\x0b\x32\x13.engram.v1.BulkSkip\x12\x11\n\ttruncated\x18\x06 \x01(\x08\"F\n\x0f\x46\x65\x65\x64\x62\x61\x63kRequest\x12\x0f\n\x07item_id\x18\x01 \x01(\t\x12\x0f\n\x07verdict\x18\x02 \x01(\t\x12\x11\n\trecall_id\x18\x03 \x01(\t\"Z\n\x10\x46\x65\x65\x64\x62\x61\x63kResponse\x12\x0f\n\x07item_id\x18\x01 \x01(\t\x12\x0f\n\x07verdict\x18\x02 \x01(\t\x12\x10\n\x08previous\x18\x03 \x01(\t\x12\x12\n\nimportance\x18\x04 \x01(\x01\"/\n\x11InvalidateRequest\x12\n\n\x02id\x18\x01 \x01(\t\x12\x0e\n\x06reason\x18\x02 \x01(\t\";\n\rReviewRequest\x12\n\n\x02id\x18\x01 \x01(\t\x12\x0e\n\x06\x61\x63tion\x18\x02 \x01(\t\x12\x0e\n\x06reason\x18\x03 \x01(\t\"+\n\rVerifyRequest\x12\n\n\x02id\x18\x01 \x01(\t\x12\x0e\n\x06reason\x18\x02 \x01(\t\"3\n\x0cItemResponse\x12#\n\x04item\x18\x01 \x01(\x0b\x32\x15.engram.v1.MemoryItem\"\xf0\x03\n\x0fRememberRequest\x12\x0f\n\x07\x63ontent\x18\x01 \x01(\t\x12\x0c\n\x04kind\x18\x02 \x01(\t\x12\x17\n\nimportance\x18\x03 \x01(\x01H\x00\x88\x01\x01\x12\x0c\n\x04tags\x18\x04 \x03(\t\x12\x0f\n\x07subject\x18\x05 \x01(\t\x12\x0c\n\x04wing\x18\x06 \x01(\t\x12\x0c\n\x04room\x18\x07 \x01(\t\x12\x0e\n\x06pinned\x18\x08 \x01(\x08\x12\x12\n\nvisibility\x18\t \x01(\t\x12\x13\n\x0bsource_type\x18\n \x01(\t\x12\x12\n\nsource_uri\x18\x0b \x01(\t\x12\x16\n\x0esource_session\x18\x0c \x01(\t\x12.\n\nvalid_from\x18\r \x01(\x0b\x32\x1a.google.protobuf.Timestamp\x12,\n\x08valid_to\x18\x0e \x01(\x0b\x32\x1a.google.protobuf.Timestamp\x12.\n\nexpires_at\x18\x0f \x01(\x0b\x32\x1a.google.protobuf.Timestamp\x12\x13\n\x0b\x65xternal_id\x18\x10 \x01(\t\x12)\n\x08metadata\x18\x11 \x01(\x0b\x32\x17.google.protobuf.Struct\x12\x14\n\x0cworkspace_id\x18\x12 \x01(\t\x12\x12\n\nsupersedes\x18\x13 \x03(\tB\r\n\x0b_importance\"D\n\x11PossibleSupersede\x12\n\n\x02id\x18\x01 \x01(\t\x12\x12\n\nsimilarity\x18\x02 \x01(\x01\x12\x0f\n\x07preview\x18\x03 \x01(\t\"\xcc\x01\n\x10RememberResponse\x12\n\n\x02id\x18\x01 \x01(\t\x12\x0e\n\x06status\x18\x02 \x01(\t\x12\x15\n\rreview_status\x18\x03 \x01(\t\x12\x11\n\tauthority\x18\x04 \x01(\x05\x12#\n\x04item\x18\x05 \x01(\x0b\x32\x15.engram.v1.MemoryItem\x12\x39\n\x13possible_supersedes\x18\x06 \x03(\x0b\x32\x1c.engram.v1.PossibleSupersede\x12\x12\n\nsuperseded\x18\x07 \x03(\t2\xae\x05\n\rIngestService\x12\x43\n\x08Remember\x12\x1a.engram.v1.RememberRequest\x1a\x1b.engram.v1.RememberResponse\x12;\n\x06Review\x12\x18.engram.v1.ReviewRequest\x1a\x17.engram.v1.ItemResponse\x12;\n\x06Verify\x12\x18.engram.v1.VerifyRequest\x1a\x17.engram.v1.ItemResponse\x12\x43\n\nInvalidate\x12\x1c.engram.v1.InvalidateRequest\x1a\x17.engram.v1.ItemResponse\x12\x43\n\x08\x46\x65\x65\x64\x62\x61\x63k\x12\x1a.engram.v1.FeedbackRequest\x1a\x1b.engram.v1.FeedbackResponse\x12=\n\x06\x44\x65lete\x12\x18.engram.v1.DeleteRequest\x1a\x19.engram.v1.DeleteResponse\x12=\n\x07Restore\x12\x19.engram.v1.RestoreRequest\x1a\x17.engram.v1.ItemResponse\x12\x37\n\x04\x42ulk\x12\x16.engram.v1.BulkRequest\x1a\x17.engram.v1.BulkResponse\x12\x43\n\x08\x43lassify\x12\x1a.engram.v1.ClassifyRequest\x1a\x1b.engram.v1.ClassifyResponse\x12X\n\x0fResolveConflict\x12!.engram.v1.ResolveConflictRequest\x1a\".engram.v1.ResolveConflictResponseb\x06proto3')
+DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x16\x65ngram/v1/ingest.proto\x12\tengram.v1\x1a\x16\x65ngram/v1/memory.proto\x1a\x1cgoogle/protobuf/struct.proto\x1a\x1fgoogle/protobuf/timestamp.proto\";\n\x0bLinkRequest\x12\x0e\n\x06src_id\x18\x01 \x01(\t\x12\x0e\n\x06\x64st_id\x18\x02 \x01(\t\x12\x0c\n\x04type\x18\x03 \x01(\t\">\n\x0cLinkResponse\x12\x1d\n\x04\x65\x64ge\x18\x01 \x01(\x0b\x32\x0f.engram.v1.Edge\x12\x0f\n\x07\x63reated\x18\x02 \x01(\x08\"\x1b\n\rUnlinkRequest\x12\n\n\x02id\x18\x01 \x01(\t\"\x1c\n\x0eUnlinkResponse\x12\n\n\x02id\x18\x01 \x01(\t\"Y\n\x16ResolveConflictRequest\x12\n\n\x02id\x18\x01 \x01(\t\x12\x12\n\nresolution\x18\x02 \x01(\t\x12\x0e\n\x06reason\x18\x03 \x01(\t\x12\x0f\n\x07\x63ontent\x18\x04 \x01(\t\"\xb4\x01\n\x17ResolveConflictResponse\x12%\n\x08\x63onflict\x18\x01 \x01(\x0b\x32\x13.engram.v1.Conflict\x12\'\n\x08\x65xisting\x18\x02 \x01(\x0b\x32\x15.engram.v1.MemoryItem\x12\"\n\x03new\x18\x03 \x01(\x0b\x32\x15.engram.v1.MemoryItem\x12%\n\x06merged\x18\x04 \x01(\x0b\x32\x15.engram.v1.MemoryItem\"\"\n\x0f\x43lassifyRequest\x12\x0f\n\x07\x63ontent\x18\x01 \x01(\t\"\xfb\x01\n\x10\x43lassifyResponse\x12\x0c\n\x04kind\x18\x01 \x01(\t\x12\x1b\n\x13taxonomy_confidence\x18\x02 \x01(\x01\x12\x11\n\tretention\x18\x03 \x01(\t\x12\x1c\n\x14retention_confidence\x18\x04 \x01(\x01\x12\x13\n\x0bsensitivity\x18\x05 \x01(\t\x12\x0c\n\x04wing\x18\x06 \x01(\t\x12\x0c\n\x04room\x18\x07 \x01(\t\x12\x1c\n\x14suggested_visibility\x18\x08 \x01(\t\x12\x0f\n\x07reasons\x18\t \x03(\t\x12\x12\n\nclassifier\x18\n \x01(\t\x12\x17\n\x0f\x66\x61llback_reason\x18\x0b \x01(\t\"+\n\rDeleteRequest\x12\n\n\x02id\x18\x01 \x01(\t\x12\x0e\n\x06reason\x18\x02 \x01(\t\"3\n\x0e\x44\x65leteResponse\x12\x0f\n\x07item_id\x18\x01 \x01(\t\x12\x10\n\x08trash_id\x18\x02 \x01(\t\"\"\n\x0eRestoreRequest\x12\x10\n\x08trash_id\x18\x01 \x01(\t\"\xee\x01\n\nBulkFilter\x12\r\n\x05kinds\x18\x01 \x03(\t\x12\x0c\n\x04tags\x18\x02 \x03(\t\x12\x14\n\x0cworkspace_id\x18\x03 \x01(\t\x12\x0c\n\x04wing\x18\x04 \x01(\t\x12\x0c\n\x04room\x18\x05 \x01(\t\x12\x17\n\x0freview_statuses\x18\x06 \x03(\t\x12\x11\n\tauthor_id\x18\x07 \x01(\t\x12\x32\n\x0e\x63reated_before\x18\x08 \x01(\x0b\x32\x1a.google.protobuf.Timestamp\x12\x31\n\rcreated_after\x18\t \x01(\x0b\x32\x1a.google.protobuf.Timestamp\"t\n\x0b\x42ulkRequest\x12\x0e\n\x06\x61\x63tion\x18\x01 \x01(\t\x12%\n\x06\x66ilter\x18\x02 \x01(\x0b\x32\x15.engram.v1.BulkFilter\x12\x0f\n\x07\x64ry_run\x18\x03 \x01(\x08\x12\r\n\x05limit\x18\x04 \x01(\x05\x12\x0e\n\x06reason\x18\x05 \x01(\t\"4\n\x08\x42ulkSkip\x12\n\n\x02id\x18\x01 \x01(\t\x12\x0c\n\x04\x63ode\x18\x02 \x01(\t\x12\x0e\n\x06\x64\x65tail\x18\x03 \x01(\t\"\x8b\x01\n\x0c\x42ulkResponse\x12\x0e\n\x06\x61\x63tion\x18\x01 \x01(\t\x12\x0f\n\x07\x64ry_run\x18\x02 \x01(\x08\x12\x0f\n\x07matched\x18\x03 \x01(\x05\x12\x10\n\x08\x61\x66\x66\x65\x63ted\x18\x04 \x03(\t\x12$\n\x07skipped\x18\x05 \x03(\x0b\x32\x13.engram.v1.BulkSkip\x12\x11\n\ttruncated\x18\x06 \x01(\x08\"F\n\x0f\x46\x65\x65\x64\x62\x61\x63kRequest\x12\x0f\n\x07item_id\x18\x01 \x01(\t\x12\x0f\n\x07verdict\x18\x02 \x01(\t\x12\x11\n\trecall_id\x18\x03 \x01(\t\"Z\n\x10\x46\x65\x65\x64\x62\x61\x63kResponse\x12\x0f\n\x07item_id\x18\x01 \x01(\t\x12\x0f\n\x07verdict\x18\x02 \x01(\t\x12\x10\n\x08previous\x18\x03 \x01(\t\x12\x12\n\nimportance\x18\x04 \x01(\x01\"/\n\x11InvalidateRequest\x12\n\n\x02id\x18\x01 \x01(\t\x12\x0e\n\x06reason\x18\x02 \x01(\t\";\n\rReviewRequest\x12\n\n\x02id\x18\x01 \x01(\t\x12\x0e\n\x06\x61\x63tion\x18\x02 \x01(\t\x12\x0e\n\x06reason\x18\x03 \x01(\t\"+\n\rVerifyRequest\x12\n\n\x02id\x18\x01 \x01(\t\x12\x0e\n\x06reason\x18\x02 \x01(\t\"3\n\x0cItemResponse\x12#\n\x04item\x18\x01 \x01(\x0b\x32\x15.engram.v1.MemoryItem\"\xf0\x03\n\x0fRememberRequest\x12\x0f\n\x07\x63ontent\x18\x01 \x01(\t\x12\x0c\n\x04kind\x18\x02 \x01(\t\x12\x17\n\nimportance\x18\x03 \x01(\x01H\x00\x88\x01\x01\x12\x0c\n\x04tags\x18\x04 \x03(\t\x12\x0f\n\x07subject\x18\x05 \x01(\t\x12\x0c\n\x04wing\x18\x06 \x01(\t\x12\x0c\n\x04room\x18\x07 \x01(\t\x12\x0e\n\x06pinned\x18\x08 \x01(\x08\x12\x12\n\nvisibility\x18\t \x01(\t\x12\x13\n\x0bsource_type\x18\n \x01(\t\x12\x12\n\nsource_uri\x18\x0b \x01(\t\x12\x16\n\x0esource_session\x18\x0c \x01(\t\x12.\n\nvalid_from\x18\r \x01(\x0b\x32\x1a.google.protobuf.Timestamp\x12,\n\x08valid_to\x18\x0e \x01(\x0b\x32\x1a.google.protobuf.Timestamp\x12.\n\nexpires_at\x18\x0f \x01(\x0b\x32\x1a.google.protobuf.Timestamp\x12\x13\n\x0b\x65xternal_id\x18\x10 \x01(\t\x12)\n\x08metadata\x18\x11 \x01(\x0b\x32\x17.google.protobuf.Struct\x12\x14\n\x0cworkspace_id\x18\x12 \x01(\t\x12\x12\n\nsupersedes\x18\x13 \x03(\tB\r\n\x0b_importance\"D\n\x11PossibleSupersede\x12\n\n\x02id\x18\x01 \x01(\t\x12\x12\n\nsimilarity\x18\x02 \x01(\x01\x12\x0f\n\x07preview\x18\x03 \x01(\t\"\xcc\x01\n\x10RememberResponse\x12\n\n\x02id\x18\x01 \x01(\t\x12\x0e\n\x06status\x18\x02 \x01(\t\x12\x15\n\rreview_status\x18\x03 \x01(\t\x12\x11\n\tauthority\x18\x04 \x01(\x05\x12#\n\x04item\x18\x05 \x01(\x0b\x32\x15.engram.v1.MemoryItem\x12\x39\n\x13possible_supersedes\x18\x06 \x03(\x0b\x32\x1c.engram.v1.PossibleSupersede\x12\x12\n\nsuperseded\x18\x07 \x03(\t2\xa6\x06\n\rIngestService\x12\x43\n\x08Remember\x12\x1a.engram.v1.RememberRequest\x1a\x1b.engram.v1.RememberResponse\x12;\n\x06Review\x12\x18.engram.v1.ReviewRequest\x1a\x17.engram.v1.ItemResponse\x12;\n\x06Verify\x12\x18.engram.v1.VerifyRequest\x1a\x17.engram.v1.ItemResponse\x12\x43\n\nInvalidate\x12\x1c.engram.v1.InvalidateRequest\x1a\x17.engram.v1.ItemResponse\x12\x43\n\x08\x46\x65\x65\x64\x62\x61\x63k\x12\x1a.engram.v1.FeedbackRequest\x1a\x1b.engram.v1.FeedbackResponse\x12=\n\x06\x44\x65lete\x12\x18.engram.v1.DeleteRequest\x1a\x19.engram.v1.DeleteResponse\x12=\n\x07Restore\x12\x19.engram.v1.RestoreRequest\x1a\x17.engram.v1.ItemResponse\x12\x37\n\x04\x42ulk\x12\x16.engram.v1.BulkRequest\x1a\x17.engram.v1.BulkResponse\x12\x43\n\x08\x43lassify\x12\x1a.engram.v1.ClassifyRequest\x1a\x1b.engram.v1.ClassifyResponse\x12X\n\x0fResolveConflict\x12!.engram.v1.ResolveConflictRequest\x1a\".engram.v1.ResolveConflictResponse\x12\x37\n\x04Link\x12\x16.engram.v1.LinkRequest\x1a\x17.engram.v1.LinkResponse\x12=\n\x06Unlink\x12\x18.engram.v1.UnlinkRequest\x1a\x19.engram.v1.UnlinkResponseb\x06proto3')
 
 _globals = globals()
 _builder.BuildMessageAndEnumDescriptors(DESCRIPTOR, _globals)
 _builder.BuildTopDescriptorsAndMessages(DESCRIPTOR, 'engram.v1.ingest_pb2', _globals)
 if not _descriptor._USE_C_DESCRIPTORS:
   DESCRIPTOR._loaded_options = None
-  _globals['_RESOLVECONFLICTREQUEST']._serialized_start=124
-  _globals['_RESOLVECONFLICTREQUEST']._serialized_end=213
-  _globals['_RESOLVECONFLICTRESPONSE']._serialized_start=216
-  _globals['_RESOLVECONFLICTRESPONSE']._serialized_end=396
-  _globals['_CLASSIFYREQUEST']._serialized_start=398
-  _globals['_CLASSIFYREQUEST']._serialized_end=432
-  _globals['_CLASSIFYRESPONSE']._serialized_start=435
-  _globals['_CLASSIFYRESPONSE']._serialized_end=686
-  _globals['_DELETEREQUEST']._serialized_start=688
-  _globals['_DELETEREQUEST']._serialized_end=731
-  _globals['_DELETERESPONSE']._serialized_start=733
-  _globals['_DELETERESPONSE']._serialized_end=784
-  _globals['_RESTOREREQUEST']._serialized_start=786
-  _globals['_RESTOREREQUEST']._serialized_end=820
-  _globals['_BULKFILTER']._serialized_start=823
-  _globals['_BULKFILTER']._serialized_end=1061
-  _globals['_BULKREQUEST']._serialized_start=1063
-  _globals['_BULKREQUEST']._serialized_end=1179
-  _globals['_BULKSKIP']._serialized_start=1181
-  _globals['_BULKSKIP']._serialized_end=1233
-  _globals['_BULKRESPONSE']._serialized_start=1236
-  _globals['_BULKRESPONSE']._serialized_end=1375
-  _globals['_FEEDBACKREQUEST']._serialized_start=1377
-  _globals['_FEEDBACKREQUEST']._serialized_end=1447
-  _globals['_FEEDBACKRESPONSE']._serialized_start=1449
-  _globals['_FEEDBACKRESPONSE']._serialized_end=1539
-  _globals['_INVALIDATEREQUEST']._serialized_start=1541
-  _globals['_INVALIDATEREQUEST']._serialized_end=1588
-  _globals['_REVIEWREQUEST']._serialized_start=1590
-  _globals['_REVIEWREQUEST']._serialized_end=1649
-  _globals['_VERIFYREQUEST']._serialized_start=1651
-  _globals['_VERIFYREQUEST']._serialized_end=1694
-  _globals['_ITEMRESPONSE']._serialized_start=1696
-  _globals['_ITEMRESPONSE']._serialized_end=1747
-  _globals['_REMEMBERREQUEST']._serialized_start=1750
-  _globals['_REMEMBERREQUEST']._serialized_end=2246
-  _globals['_POSSIBLESUPERSEDE']._serialized_start=2248
-  _globals['_POSSIBLESUPERSEDE']._serialized_end=2316
-  _globals['_REMEMBERRESPONSE']._serialized_start=2319
-  _globals['_REMEMBERRESPONSE']._serialized_end=2523
-  _globals['_INGESTSERVICE']._serialized_start=2526
-  _globals['_INGESTSERVICE']._serialized_end=3212
+  _globals['_LINKREQUEST']._serialized_start=124
+  _globals['_LINKREQUEST']._serialized_end=183
+  _globals['_LINKRESPONSE']._serialized_start=185
+  _globals['_LINKRESPONSE']._serialized_end=247
+  _globals['_UNLINKREQUEST']._serialized_start=249
+  _globals['_UNLINKREQUEST']._serialized_end=276
+  _globals['_UNLINKRESPONSE']._serialized_start=278
+  _globals['_UNLINKRESPONSE']._serialized_end=306
+  _globals['_RESOLVECONFLICTREQUEST']._serialized_start=308
+  _globals['_RESOLVECONFLICTREQUEST']._serialized_end=397
+  _globals['_RESOLVECONFLICTRESPONSE']._serialized_start=400
+  _globals['_RESOLVECONFLICTRESPONSE']._serialized_end=580
+  _globals['_CLASSIFYREQUEST']._serialized_start=582
+  _globals['_CLASSIFYREQUEST']._serialized_end=616
+  _globals['_CLASSIFYRESPONSE']._serialized_start=619
+  _globals['_CLASSIFYRESPONSE']._serialized_end=870
+  _globals['_DELETEREQUEST']._serialized_start=872
+  _globals['_DELETEREQUEST']._serialized_end=915
+  _globals['_DELETERESPONSE']._serialized_start=917
+  _globals['_DELETERESPONSE']._serialized_end=968
+  _globals['_RESTOREREQUEST']._serialized_start=970
+  _globals['_RESTOREREQUEST']._serialized_end=1004
+  _globals['_BULKFILTER']._serialized_start=1007
+  _globals['_BULKFILTER']._serialized_end=1245
+  _globals['_BULKREQUEST']._serialized_start=1247
+  _globals['_BULKREQUEST']._serialized_end=1363
+  _globals['_BULKSKIP']._serialized_start=1365
+  _globals['_BULKSKIP']._serialized_end=1417
+  _globals['_BULKRESPONSE']._serialized_start=1420
+  _globals['_BULKRESPONSE']._serialized_end=1559
+  _globals['_FEEDBACKREQUEST']._serialized_start=1561
+  _globals['_FEEDBACKREQUEST']._serialized_end=1631
+  _globals['_FEEDBACKRESPONSE']._serialized_start=1633
+  _globals['_FEEDBACKRESPONSE']._serialized_end=1723
+  _globals['_INVALIDATEREQUEST']._serialized_start=1725
+  _globals['_INVALIDATEREQUEST']._serialized_end=1772
+  _globals['_REVIEWREQUEST']._serialized_start=1774
+  _globals['_REVIEWREQUEST']._serialized_end=1833
+  _globals['_VERIFYREQUEST']._serialized_start=1835
+  _globals['_VERIFYREQUEST']._serialized_end=1878
+  _globals['_ITEMRESPONSE']._serialized_start=1880
+  _globals['_ITEMRESPONSE']._serialized_end=1931
+  _globals['_REMEMBERREQUEST']._serialized_start=1934
+  _globals['_REMEMBERREQUEST']._serialized_end=2430
+  _globals['_POSSIBLESUPERSEDE']._serialized_start=2432
+  _globals['_POSSIBLESUPERSEDE']._serialized_end=2500
+  _globals['_REMEMBERRESPONSE']._serialized_start=2503
+  _globals['_REMEMBERRESPONSE']._serialized_end=2707
+  _globals['_INGESTSERVICE']._serialized_start=2710
+  _globals['_INGESTSERVICE']._serialized_end=3516
 # @@protoc_insertion_point(module_scope)

@@ -11,6 +11,36 @@ from typing import ClassVar as _ClassVar, Optional as _Optional, Union as _Union
 
 DESCRIPTOR: _descriptor.FileDescriptor
 
+class LinkRequest(_message.Message):
+    __slots__ = ("src_id", "dst_id", "type")
+    SRC_ID_FIELD_NUMBER: _ClassVar[int]
+    DST_ID_FIELD_NUMBER: _ClassVar[int]
+    TYPE_FIELD_NUMBER: _ClassVar[int]
+    src_id: str
+    dst_id: str
+    type: str
+    def __init__(self, src_id: _Optional[str] = ..., dst_id: _Optional[str] = ..., type: _Optional[str] = ...) -> None: ...
+
+class LinkResponse(_message.Message):
+    __slots__ = ("edge", "created")
+    EDGE_FIELD_NUMBER: _ClassVar[int]
+    CREATED_FIELD_NUMBER: _ClassVar[int]
+    edge: _memory_pb2.Edge
+    created: bool
+    def __init__(self, edge: _Optional[_Union[_memory_pb2.Edge, _Mapping]] = ..., created: _Optional[bool] = ...) -> None: ...
+
+class UnlinkRequest(_message.Message):
+    __slots__ = ("id",)
+    ID_FIELD_NUMBER: _ClassVar[int]
+    id: str
+    def __init__(self, id: _Optional[str] = ...) -> None: ...
+
+class UnlinkResponse(_message.Message):
+    __slots__ = ("id",)
+    ID_FIELD_NUMBER: _ClassVar[int]
+    id: str
+    def __init__(self, id: _Optional[str] = ...) -> None: ...
+
 class ResolveConflictRequest(_message.Message):
     __slots__ = ("id", "resolution", "reason", "content")
     ID_FIELD_NUMBER: _ClassVar[int]

@@ -84,6 +84,16 @@ class IngestServiceStub:
                 request_serializer=engram_dot_v1_dot_ingest__pb2.ResolveConflictRequest.SerializeToString,
                 response_deserializer=engram_dot_v1_dot_ingest__pb2.ResolveConflictResponse.FromString,
                 _registered_method=True)
+        self.Link = channel.unary_unary(
+                '/engram.v1.IngestService/Link',
+                request_serializer=engram_dot_v1_dot_ingest__pb2.LinkRequest.SerializeToString,
+                response_deserializer=engram_dot_v1_dot_ingest__pb2.LinkResponse.FromString,
+                _registered_method=True)
+        self.Unlink = channel.unary_unary(
+                '/engram.v1.IngestService/Unlink',
+                request_serializer=engram_dot_v1_dot_ingest__pb2.UnlinkRequest.SerializeToString,
+                response_deserializer=engram_dot_v1_dot_ingest__pb2.UnlinkResponse.FromString,
+                _registered_method=True)
 
 
 class IngestServiceServicer:
@@ -159,6 +169,19 @@ class IngestServiceServicer:
         context.set_details('Method not implemented!')
         raise NotImplementedError('Method not implemented!')
 
+    def Link(self, request, context):
+        """Link two memories (idempotent on src, dst and type), or remove a link.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def Unlink(self, request, context):
+        """Missing associated documentation comment in .proto file."""
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
 
 def add_IngestServiceServicer_to_server(servicer, server):
     rpc_method_handlers = {
@@ -211,6 +234,16 @@ def add_IngestServiceServicer_to_server(servicer, server):
                     servicer.ResolveConflict,
                     request_deserializer=engram_dot_v1_dot_ingest__pb2.ResolveConflictRequest.FromString,
                     response_serializer=engram_dot_v1_dot_ingest__pb2.ResolveConflictResponse.SerializeToString,
+            ),
+            'Link': grpc.unary_unary_rpc_method_handler(
+                    servicer.Link,
+                    request_deserializer=engram_dot_v1_dot_ingest__pb2.LinkRequest.FromString,
+                    response_serializer=engram_dot_v1_dot_ingest__pb2.LinkResponse.SerializeToString,
+            ),
+            'Unlink': grpc.unary_unary_rpc_method_handler(
+                    servicer.Unlink,
+                    request_deserializer=engram_dot_v1_dot_ingest__pb2.UnlinkRequest.FromString,
+                    response_serializer=engram_dot_v1_dot_ingest__pb2.UnlinkResponse.SerializeToString,
             ),
     }
     generic_handler = grpc.method_handlers_generic_handler(
@@ -483,6 +516,60 @@ class IngestService:
             '/engram.v1.IngestService/ResolveConflict',
             engram_dot_v1_dot_ingest__pb2.ResolveConflictRequest.SerializeToString,
             engram_dot_v1_dot_ingest__pb2.ResolveConflictResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def Link(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/engram.v1.IngestService/Link',
+            engram_dot_v1_dot_ingest__pb2.LinkRequest.SerializeToString,
+            engram_dot_v1_dot_ingest__pb2.LinkResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def Unlink(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/engram.v1.IngestService/Unlink',
+            engram_dot_v1_dot_ingest__pb2.UnlinkRequest.SerializeToString,
+            engram_dot_v1_dot_ingest__pb2.UnlinkResponse.FromString,
             options,
             channel_credentials,
             insecure,

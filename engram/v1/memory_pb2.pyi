@@ -134,6 +134,22 @@ class Conflict(_message.Message):
     resolved_at: _timestamp_pb2.Timestamp
     def __init__(self, id: _Optional[str] = ..., existing_item_id: _Optional[str] = ..., new_item_id: _Optional[str] = ..., type: _Optional[str] = ..., detector: _Optional[str] = ..., score: _Optional[float] = ..., rule: _Optional[str] = ..., explanation: _Optional[str] = ..., status: _Optional[str] = ..., resolution: _Optional[str] = ..., resolver_id: _Optional[str] = ..., reason: _Optional[str] = ..., created_at: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., resolved_at: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ...) -> None: ...
 
+class Edge(_message.Message):
+    __slots__ = ("id", "src_id", "dst_id", "type", "created_by", "created_at")
+    ID_FIELD_NUMBER: _ClassVar[int]
+    SRC_ID_FIELD_NUMBER: _ClassVar[int]
+    DST_ID_FIELD_NUMBER: _ClassVar[int]
+    TYPE_FIELD_NUMBER: _ClassVar[int]
+    CREATED_BY_FIELD_NUMBER: _ClassVar[int]
+    CREATED_AT_FIELD_NUMBER: _ClassVar[int]
+    id: str
+    src_id: str
+    dst_id: str
+    type: str
+    created_by: str
+    created_at: _timestamp_pb2.Timestamp
+    def __init__(self, id: _Optional[str] = ..., src_id: _Optional[str] = ..., dst_id: _Optional[str] = ..., type: _Optional[str] = ..., created_by: _Optional[str] = ..., created_at: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ...) -> None: ...
+
 class RecallFilters(_message.Message):
     __slots__ = ("kinds", "tags", "workspace_id", "wing", "room", "as_of")
     KINDS_FIELD_NUMBER: _ClassVar[int]

@@ -27,55 +27,59 @@ from google.protobuf import struct_pb2 as google_dot_protobuf_dot_struct__pb2
 from google.protobuf import timestamp_pb2 as google_dot_protobuf_dot_timestamp__pb2
 
 
-DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x16\x65ngram/v1/recall.proto\x12\tengram.v1\x1a\x16\x65ngram/v1/memory.proto\x1a\x1cgoogle/protobuf/struct.proto\x1a\x1fgoogle/protobuf/timestamp.proto\"0\n\x10PromotionBlocker\x12\x0c\n\x04\x63ode\x18\x01 \x01(\t\x12\x0e\n\x06\x64\x65tail\x18\x02 \x01(\t\"\xa5\x01\n\x1aPromotionReadinessResponse\x12\n\n\x02id\x18\x01 \x01(\t\x12\x15\n\rreview_status\x18\x02 \x01(\t\x12\r\n\x05ready\x18\x03 \x01(\x08\x12-\n\x08\x62lockers\x18\x04 \x03(\x0b\x32\x1b.engram.v1.PromotionBlocker\x12&\n\x05gates\x18\x05 \x01(\x0b\x32\x17.google.protobuf.Struct\"s\n\x14ListConflictsRequest\x12\x0e\n\x06status\x18\x01 \x01(\t\x12\x0c\n\x04type\x18\x02 \x01(\t\x12\x0f\n\x07item_id\x18\x03 \x01(\t\x12\x12\n\x05limit\x18\x04 \x01(\x05H\x00\x88\x01\x01\x12\x0e\n\x06\x63ursor\x18\x05 \x01(\tB\x08\n\x06_limit\"T\n\x15ListConflictsResponse\x12&\n\tconflicts\x18\x01 \x03(\x0b\x32\x13.engram.v1.Conflict\x12\x13\n\x0bnext_cursor\x18\x02 \x01(\t\"@\n\x10ListTrashRequest\x12\x12\n\x05limit\x18\x01 \x01(\x05H\x00\x88\x01\x01\x12\x0e\n\x06\x63ursor\x18\x02 \x01(\tB\x08\n\x06_limit\"\xb6\x02\n\nTrashEntry\x12\n\n\x02id\x18\x01 \x01(\t\x12\x0f\n\x07item_id\x18\x02 \x01(\t\x12\x0c\n\x04kind\x18\x03 \x01(\t\x12\x14\n\x0cworkspace_id\x18\x04 \x01(\t\x12\x11\n\tauthor_id\x18\x05 \x01(\t\x12\x12\n\nvisibility\x18\x06 \x01(\t\x12\x15\n\rreview_status\x18\x07 \x01(\t\x12\x13\n\x0binvalidated\x18\x08 \x01(\x08\x12\x0e\n\x06reason\x18\t \x01(\t\x12\x12\n\ndeleted_by\x18\n \x01(\t\x12.\n\ndeleted_at\x18\x0b \x01(\x0b\x32\x1a.google.protobuf.Timestamp\x12/\n\x0bpurge_after\x18\x0c \x01(\x0b\x32\x1a.google.protobuf.Timestamp\x12\x0f\n\x07preview\x18\r \x01(\t\"P\n\x11ListTrashResponse\x12&\n\x07\x65ntries\x18\x01 \x03(\x0b\x32\x15.engram.v1.TrashEntry\x12\x13\n\x0bnext_cursor\x18\x02 \x01(\t\"w\n\x17\x45xpiryCandidatesRequest\x12\x18\n\x0bwithin_days\x18\x01 \x01(\x05H\x00\x88\x01\x01\x12\x12\n\x05limit\x18\x02 \x01(\x05H\x01\x88\x01\x01\x12\x14\n\x0cworkspace_id\x18\x03 \x01(\tB\x0e\n\x0c_within_daysB\x08\n\x06_limit\"@\n\x18\x45xpiryCandidatesResponse\x12$\n\x05items\x18\x01 \x03(\x0b\x32\x15.engram.v1.MemoryItem\"\x1e\n\x10GetEventsRequest\x12\n\n\x02id\x18\x01 \x01(\t\"\xe5\x01\n\tItemEvent\x12\n\n\x02id\x18\x01 \x01(\x03\x12\x0e\n\x06\x61\x63tion\x18\x02 \x01(\t\x12\x10\n\x08\x61\x63tor_id\x18\x03 \x01(\t\x12*\n\told_value\x18\x04 \x01(\x0b\x32\x17.google.protobuf.Struct\x12*\n\tnew_value\x18\x05 \x01(\x0b\x32\x17.google.protobuf.Struct\x12\x0e\n\x06reason\x18\x06 \x01(\t\x12\x12\n\nrequest_id\x18\x07 \x01(\t\x12.\n\ncreated_at\x18\x08 \x01(\x0b\x32\x1a.google.protobuf.Timestamp\"E\n\x11GetEventsResponse\x12\n\n\x02id\x18\x01 \x01(\t\x12$\n\x06\x65vents\x18\x02 \x03(\x0b\x32\x14.engram.v1.ItemEvent\"\xf3\x01\n\rRecallRequest\x12\x0c\n\x04mode\x18\x01 \x01(\t\x12\r\n\x05query\x18\x02 \x01(\t\x12)\n\x07\x66ilters\x18\x03 \x01(\x0b\x32\x18.engram.v1.RecallFilters\x12\x18\n\x0bitem_budget\x18\x04 \x01(\x05H\x00\x88\x01\x01\x12\x18\n\x0b\x62yte_budget\x18\x05 \x01(\x05H\x01\x88\x01\x01\x12\x19\n\x0ctoken_budget\x18\x06 \x01(\x05H\x02\x88\x01\x01\x12\x1a\n\x12include_superseded\x18\x07 \x01(\x08\x42\x0e\n\x0c_item_budgetB\x0e\n\x0c_byte_budgetB\x0f\n\r_token_budget\"\x83\x01\n\x0eRecallResponse\x12&\n\x05items\x18\x01 \x03(\x0b\x32\x17.engram.v1.RecalledItem\x12\x17\n\x0fscoring_version\x18\x02 \x01(\t\x12\x11\n\trecall_id\x18\x03 \x01(\t\x12\x0f\n\x07omitted\x18\x04 \x01(\x05\x12\x0c\n\x04mode\x18\x05 \x01(\t\"u\n\rSearchRequest\x12\r\n\x05query\x18\x01 \x01(\t\x12\x0c\n\x04mode\x18\x02 \x01(\t\x12)\n\x07\x66ilters\x18\x03 \x01(\x0b\x32\x18.engram.v1.RecallFilters\x12\x12\n\x05limit\x18\x04 \x01(\x05H\x00\x88\x01\x01\x42\x08\n\x06_limit\"F\n\x0eSearchResponse\x12&\n\x05items\x18\x01 \x03(\x0b\x32\x17.engram.v1.RecalledItem\x12\x0c\n\x04mode\x18\x02 \x01(\t\"\x1c\n\x0eGetItemRequest\x12\n\n\x02id\x18\x01 \x01(\t\"6\n\x0fGetItemResponse\x12#\n\x04item\x18\x01 \x01(\x0b\x32\x15.engram.v1.MemoryItem\"\x1e\n\x10GetStatusRequest\x12\n\n\x02id\x18\x01 \x01(\t\"e\n\x05Stage\x12\x0c\n\x04name\x18\x01 \x01(\t\x12\x0e\n\x06status\x18\x02 \x01(\t\x12\x0e\n\x06\x64\x65tail\x18\x03 \x01(\t\x12.\n\nupdated_at\x18\x04 \x01(\x0b\x32\x1a.google.protobuf.Timestamp\"X\n\x11GetStatusResponse\x12\n\n\x02id\x18\x01 \x01(\t\x12\x15\n\rreview_status\x18\x02 \x01(\t\x12 \n\x06stages\x18\x03 \x03(\x0b\x32\x10.engram.v1.Stage2\xb0\x05\n\rRecallService\x12=\n\x06Recall\x12\x18.engram.v1.RecallRequest\x1a\x19.engram.v1.RecallResponse\x12=\n\x06Search\x12\x18.engram.v1.SearchRequest\x1a\x19.engram.v1.SearchResponse\x12@\n\x07GetItem\x12\x19.engram.v1.GetItemRequest\x1a\x1a.engram.v1.GetItemResponse\x12\x46\n\tGetStatus\x12\x1b.engram.v1.GetStatusRequest\x1a\x1c.engram.v1.GetStatusResponse\x12\x46\n\tGetEvents\x12\x1b.engram.v1.GetEventsRequest\x1a\x1c.engram.v1.GetEventsResponse\x12\x46\n\tListTrash\x12\x1b.engram.v1.ListTrashRequest\x1a\x1c.engram.v1.ListTrashResponse\x12[\n\x10\x45xpiryCandidates\x12\".engram.v1.ExpiryCandidatesRequest\x1a#.engram.v1.ExpiryCandidatesResponse\x12R\n\rListConflicts\x12\x1f.engram.v1.ListConflictsRequest\x1a .engram.v1.ListConflictsResponse\x12V\n\x12PromotionReadiness\x12\x19.engram.v1.GetItemRequest\x1a%.engram.v1.PromotionReadinessResponseb\x06proto3')
+DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x16\x65ngram/v1/recall.proto\x12\tengram.v1\x1a\x16\x65ngram/v1/memory.proto\x1a\x1cgoogle/protobuf/struct.proto\x1a\x1fgoogle/protobuf/timestamp.proto\"?\n\x11ListEdgesResponse\x12\n\n\x02id\x18\x01 \x01(\t\x12\x1e\n\x05\x65\x64ges\x18\x02 \x03(\x0b\x32\x0f.engram.v1.Edge\"0\n\x10PromotionBlocker\x12\x0c\n\x04\x63ode\x18\x01 \x01(\t\x12\x0e\n\x06\x64\x65tail\x18\x02 \x01(\t\"\xa5\x01\n\x1aPromotionReadinessResponse\x12\n\n\x02id\x18\x01 \x01(\t\x12\x15\n\rreview_status\x18\x02 \x01(\t\x12\r\n\x05ready\x18\x03 \x01(\x08\x12-\n\x08\x62lockers\x18\x04 \x03(\x0b\x32\x1b.engram.v1.PromotionBlocker\x12&\n\x05gates\x18\x05 \x01(\x0b\x32\x17.google.protobuf.Struct\"s\n\x14ListConflictsRequest\x12\x0e\n\x06status\x18\x01 \x01(\t\x12\x0c\n\x04type\x18\x02 \x01(\t\x12\x0f\n\x07item_id\x18\x03 \x01(\t\x12\x12\n\x05limit\x18\x04 \x01(\x05H\x00\x88\x01\x01\x12\x0e\n\x06\x63ursor\x18\x05 \x01(\tB\x08\n\x06_limit\"T\n\x15ListConflictsResponse\x12&\n\tconflicts\x18\x01 \x03(\x0b\x32\x13.engram.v1.Conflict\x12\x13\n\x0bnext_cursor\x18\x02 \x01(\t\"@\n\x10ListTrashRequest\x12\x12\n\x05limit\x18\x01 \x01(\x05H\x00\x88\x01\x01\x12\x0e\n\x06\x63ursor\x18\x02 \x01(\tB\x08\n\x06_limit\"\xb6\x02\n\nTrashEntry\x12\n\n\x02id\x18\x01 \x01(\t\x12\x0f\n\x07item_id\x18\x02 \x01(\t\x12\x0c\n\x04kind\x18\x03 \x01(\t\x12\x14\n\x0cworkspace_id\x18\x04 \x01(\t\x12\x11\n\tauthor_id\x18\x05 \x01(\t\x12\x12\n\nvisibility\x18\x06 \x01(\t\x12\x15\n\rreview_status\x18\x07 \x01(\t\x12\x13\n\x0binvalidated\x18\x08 \x01(\x08\x12\x0e\n\x06reason\x18\t \x01(\t\x12\x12\n\ndeleted_by\x18\n \x01(\t\x12.\n\ndeleted_at\x18\x0b \x01(\x0b\x32\x1a.google.protobuf.Timestamp\x12/\n\x0bpurge_after\x18\x0c \x01(\x0b\x32\x1a.google.protobuf.Timestamp\x12\x0f\n\x07preview\x18\r \x01(\t\"P\n\x11ListTrashResponse\x12&\n\x07\x65ntries\x18\x01 \x03(\x0b\x32\x15.engram.v1.TrashEntry\x12\x13\n\x0bnext_cursor\x18\x02 \x01(\t\"w\n\x17\x45xpiryCandidatesRequest\x12\x18\n\x0bwithin_days\x18\x01 \x01(\x05H\x00\x88\x01\x01\x12\x12\n\x05limit\x18\x02 \x01(\x05H\x01\x88\x01\x01\x12\x14\n\x0cworkspace_id\x18\x03 \x01(\tB\x0e\n\x0c_within_daysB\x08\n\x06_limit\"@\n\x18\x45xpiryCandidatesResponse\x12$\n\x05items\x18\x01 \x03(\x0b\x32\x15.engram.v1.MemoryItem\"\x1e\n\x10GetEventsRequest\x12\n\n\x02id\x18\x01 \x01(\t\"\xe5\x01\n\tItemEvent\x12\n\n\x02id\x18\x01 \x01(\x03\x12\x0e\n\x06\x61\x63tion\x18\x02 \x01(\t\x12\x10\n\x08\x61\x63tor_id\x18\x03 \x01(\t\x12*\n\told_value\x18\x04 \x01(\x0b\x32\x17.google.protobuf.Struct\x12*\n\tnew_value\x18\x05 \x01(\x0b\x32\x17.google.protobuf.Struct\x12\x0e\n\x06reason\x18\x06 \x01(\t\x12\x12\n\nrequest_id\x18\x07 \x01(\t\x12.\n\ncreated_at\x18\x08 \x01(\x0b\x32\x1a.google.protobuf.Timestamp\"E\n\x11GetEventsResponse\x12\n\n\x02id\x18\x01 \x01(\t\x12$\n\x06\x65vents\x18\x02 \x03(\x0b\x32\x14.engram.v1.ItemEvent\"\x84\x02\n\rRecallRequest\x12\x0c\n\x04mode\x18\x01 \x01(\t\x12\r\n\x05query\x18\x02 \x01(\t\x12)\n\x07\x66ilters\x18\x03 \x01(\x0b\x32\x18.engram.v1.RecallFilters\x12\x18\n\x0bitem_budget\x18\x04 \x01(\x05H\x00\x88\x01\x01\x12\x18\n\x0b\x62yte_budget\x18\x05 \x01(\x05H\x01\x88\x01\x01\x12\x19\n\x0ctoken_budget\x18\x06 \x01(\x05H\x02\x88\x01\x01\x12\x1a\n\x12include_superseded\x18\x07 \x01(\x08\x12\x0f\n\x07\x65xplain\x18\x08 \x01(\x08\x42\x0e\n\x0c_item_budgetB\x0e\n\x0c_byte_budgetB\x0f\n\r_token_budget\"@\n\x07\x43utItem\x12%\n\x04item\x18\x01 \x01(\x0b\x32\x17.engram.v1.RecalledItem\x12\x0e\n\x06reason\x18\x02 \x01(\t\"\xa4\x01\n\x0eRecallResponse\x12&\n\x05items\x18\x01 \x03(\x0b\x32\x17.engram.v1.RecalledItem\x12\x17\n\x0fscoring_version\x18\x02 \x01(\t\x12\x11\n\trecall_id\x18\x03 \x01(\t\x12\x0f\n\x07omitted\x18\x04 \x01(\x05\x12\x0c\n\x04mode\x18\x05 \x01(\t\x12\x1f\n\x03\x63ut\x18\x06 \x03(\x0b\x32\x12.engram.v1.CutItem\"u\n\rSearchRequest\x12\r\n\x05query\x18\x01 \x01(\t\x12\x0c\n\x04mode\x18\x02 \x01(\t\x12)\n\x07\x66ilters\x18\x03 \x01(\x0b\x32\x18.engram.v1.RecallFilters\x12\x12\n\x05limit\x18\x04 \x01(\x05H\x00\x88\x01\x01\x42\x08\n\x06_limit\"F\n\x0eSearchResponse\x12&\n\x05items\x18\x01 \x03(\x0b\x32\x17.engram.v1.RecalledItem\x12\x0c\n\x04mode\x18\x02 \x01(\t\"\x1c\n\x0eGetItemRequest\x12\n\n\x02id\x18\x01 \x01(\t\"6\n\x0fGetItemResponse\x12#\n\x04item\x18\x01 \x01(\x0b\x32\x15.engram.v1.MemoryItem\"\x1e\n\x10GetStatusRequest\x12\n\n\x02id\x18\x01 \x01(\t\"e\n\x05Stage\x12\x0c\n\x04name\x18\x01 \x01(\t\x12\x0e\n\x06status\x18\x02 \x01(\t\x12\x0e\n\x06\x64\x65tail\x18\x03 \x01(\t\x12.\n\nupdated_at\x18\x04 \x01(\x0b\x32\x1a.google.protobuf.Timestamp\"X\n\x11GetStatusResponse\x12\n\n\x02id\x18\x01 \x01(\t\x12\x15\n\rreview_status\x18\x02 \x01(\t\x12 \n\x06stages\x18\x03 \x03(\x0b\x32\x10.engram.v1.Stage2\xf6\x05\n\rRecallService\x12=\n\x06Recall\x12\x18.engram.v1.RecallRequest\x1a\x19.engram.v1.RecallResponse\x12=\n\x06Search\x12\x18.engram.v1.SearchRequest\x1a\x19.engram.v1.SearchResponse\x12@\n\x07GetItem\x12\x19.engram.v1.GetItemRequest\x1a\x1a.engram.v1.GetItemResponse\x12\x46\n\tGetStatus\x12\x1b.engram.v1.GetStatusRequest\x1a\x1c.engram.v1.GetStatusResponse\x12\x46\n\tGetEvents\x12\x1b.engram.v1.GetEventsRequest\x1a\x1c.engram.v1.GetEventsResponse\x12\x46\n\tListTrash\x12\x1b.engram.v1.ListTrashRequest\x1a\x1c.engram.v1.ListTrashResponse\x12[\n\x10\x45xpiryCandidates\x12\".engram.v1.ExpiryCandidatesRequest\x1a#.engram.v1.ExpiryCandidatesResponse\x12R\n\rListConflicts\x12\x1f.engram.v1.ListConflictsRequest\x1a .engram.v1.ListConflictsResponse\x12V\n\x12PromotionReadiness\x12\x19.engram.v1.GetItemRequest\x1a%.engram.v1.PromotionReadinessResponse\x12\x44\n\tListEdges\x12\x19.engram.v1.GetItemRequest\x1a\x1c.engram.v1.ListEdgesResponseb\x06proto3')
 
 _globals = globals()
 _builder.BuildMessageAndEnumDescriptors(DESCRIPTOR, _globals)
 _builder.BuildTopDescriptorsAndMessages(DESCRIPTOR, 'engram.v1.recall_pb2', _globals)
 if not _descriptor._USE_C_DESCRIPTORS:
   DESCRIPTOR._loaded_options = None
-  _globals['_PROMOTIONBLOCKER']._serialized_start=124
-  _globals['_PROMOTIONBLOCKER']._serialized_end=172
-  _globals['_PROMOTIONREADINESSRESPONSE']._serialized_start=175
-  _globals['_PROMOTIONREADINESSRESPONSE']._serialized_end=340
-  _globals['_LISTCONFLICTSREQUEST']._serialized_start=342
-  _globals['_LISTCONFLICTSREQUEST']._serialized_end=457
-  _globals['_LISTCONFLICTSRESPONSE']._serialized_start=459
-  _globals['_LISTCONFLICTSRESPONSE']._serialized_end=543
-  _globals['_LISTTRASHREQUEST']._serialized_start=545
-  _globals['_LISTTRASHREQUEST']._serialized_end=609
-  _globals['_TRASHENTRY']._serialized_start=612
-  _globals['_TRASHENTRY']._serialized_end=922
-  _globals['_LISTTRASHRESPONSE']._serialized_start=924
-  _globals['_LISTTRASHRESPONSE']._serialized_end=1004
-  _globals['_EXPIRYCANDIDATESREQUEST']._serialized_start=1006
-  _globals['_EXPIRYCANDIDATESREQUEST']._serialized_end=1125
-  _globals['_EXPIRYCANDIDATESRESPONSE']._serialized_start=1127
-  _globals['_EXPIRYCANDIDATESRESPONSE']._serialized_end=1191
-  _globals['_GETEVENTSREQUEST']._serialized_start=1193
-  _globals['_GETEVENTSREQUEST']._serialized_end=1223
-  _globals['_ITEMEVENT']._serialized_start=1226
-  _globals['_ITEMEVENT']._serialized_end=1455
-  _globals['_GETEVENTSRESPONSE']._serialized_start=1457
-  _globals['_GETEVENTSRESPONSE']._serialized_end=1526
-  _globals['_RECALLREQUEST']._serialized_start=1529
-  _globals['_RECALLREQUEST']._serialized_end=1772
-  _globals['_RECALLRESPONSE']._serialized_start=1775
-  _globals['_RECALLRESPONSE']._serialized_end=1906
-  _globals['_SEARCHREQUEST']._serialized_start=1908
-  _globals['_SEARCHREQUEST']._serialized_end=2025
-  _globals['_SEARCHRESPONSE']._serialized_start=2027
-  _globals['_SEARCHRESPONSE']._serialized_end=2097
-  _globals['_GETITEMREQUEST']._serialized_start=2099
-  _globals['_GETITEMREQUEST']._serialized_end=2127
-  _globals['_GETITEMRESPONSE']._serialized_start=2129
-  _globals['_GETITEMRESPONSE']._serialized_end=2183
-  _globals['_GETSTATUSREQUEST']._serialized_start=2185
-  _globals['_GETSTATUSREQUEST']._serialized_end=2215
-  _globals['_STAGE']._serialized_start=2217
-  _globals['_STAGE']._serialized_end=2318
-  _globals['_GETSTATUSRESPONSE']._serialized_start=2320
-  _globals['_GETSTATUSRESPONSE']._serialized_end=2408
-  _globals['_RECALLSERVICE']._serialized_start=2411
-  _globals['_RECALLSERVICE']._serialized_end=3099
+  _globals['_LISTEDGESRESPONSE']._serialized_start=124
+  _globals['_LISTEDGESRESPONSE']._serialized_end=187
+  _globals['_PROMOTIONBLOCKER']._serialized_start=189
+  _globals['_PROMOTIONBLOCKER']._serialized_end=237
+  _globals['_PROMOTIONREADINESSRESPONSE']._serialized_start=240
+  _globals['_PROMOTIONREADINESSRESPONSE']._serialized_end=405
+  _globals['_LISTCONFLICTSREQUEST']._serialized_start=407
+  _globals['_LISTCONFLICTSREQUEST']._serialized_end=522
+  _globals['_LISTCONFLICTSRESPONSE']._serialized_start=524
+  _globals['_LISTCONFLICTSRESPONSE']._serialized_end=608
+  _globals['_LISTTRASHREQUEST']._serialized_start=610
+  _globals['_LISTTRASHREQUEST']._serialized_end=674
+  _globals['_TRASHENTRY']._serialized_start=677
+  _globals['_TRASHENTRY']._serialized_end=987
+  _globals['_LISTTRASHRESPONSE']._serialized_start=989
+  _globals['_LISTTRASHRESPONSE']._serialized_end=1069
+  _globals['_EXPIRYCANDIDATESREQUEST']._serialized_start=1071
+  _globals['_EXPIRYCANDIDATESREQUEST']._serialized_end=1190
+  _globals['_EXPIRYCANDIDATESRESPONSE']._serialized_start=1192
+  _globals['_EXPIRYCANDIDATESRESPONSE']._serialized_end=1256
+  _globals['_GETEVENTSREQUEST']._serialized_start=1258
+  _globals['_GETEVENTSREQUEST']._serialized_end=1288
+  _globals['_ITEMEVENT']._serialized_start=1291
+  _globals['_ITEMEVENT']._serialized_end=1520
+  _globals['_GETEVENTSRESPONSE']._serialized_start=1522
+  _globals['_GETEVENTSRESPONSE']._serialized_end=1591
+  _globals['_RECALLREQUEST']._serialized_start=1594
+  _globals['_RECALLREQUEST']._serialized_end=1854
+  _globals['_CUTITEM']._serialized_start=1856
+  _globals['_CUTITEM']._serialized_end=1920
+  _globals['_RECALLRESPONSE']._serialized_start=1923
+  _globals['_RECALLRESPONSE']._serialized_end=2087
+  _globals['_SEARCHREQUEST']._serialized_start=2089
+  _globals['_SEARCHREQUEST']._serialized_end=2206
+  _globals['_SEARCHRESPONSE']._serialized_start=2208
+  _globals['_SEARCHRESPONSE']._serialized_end=2278
+  _globals['_GETITEMREQUEST']._serialized_start=2280
+  _globals['_GETITEMREQUEST']._serialized_end=2308
+  _globals['_GETITEMRESPONSE']._serialized_start=2310
+  _globals['_GETITEMRESPONSE']._serialized_end=2364
+  _globals['_GETSTATUSREQUEST']._serialized_start=2366
+  _globals['_GETSTATUSREQUEST']._serialized_end=2396
+  _globals['_STAGE']._serialized_start=2398
+  _globals['_STAGE']._serialized_end=2499
+  _globals['_GETSTATUSRESPONSE']._serialized_start=2501
+  _globals['_GETSTATUSRESPONSE']._serialized_end=2589
+  _globals['_RECALLSERVICE']._serialized_start=2592
+  _globals['_RECALLSERVICE']._serialized_end=3350
 # @@protoc_insertion_point(module_scope)

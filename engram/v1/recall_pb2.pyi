@@ -11,6 +11,14 @@ from typing import ClassVar as _ClassVar, Optional as _Optional, Union as _Union
 
 DESCRIPTOR: _descriptor.FileDescriptor
 
+class ListEdgesResponse(_message.Message):
+    __slots__ = ("id", "edges")
+    ID_FIELD_NUMBER: _ClassVar[int]
+    EDGES_FIELD_NUMBER: _ClassVar[int]
+    id: str
+    edges: _containers.RepeatedCompositeFieldContainer[_memory_pb2.Edge]
+    def __init__(self, id: _Optional[str] = ..., edges: _Optional[_Iterable[_Union[_memory_pb2.Edge, _Mapping]]] = ...) -> None: ...
+
 class PromotionBlocker(_message.Message):
     __slots__ = ("code", "detail")
     CODE_FIELD_NUMBER: _ClassVar[int]
@@ -152,7 +160,7 @@ class GetEventsResponse(_message.Message):
     def __init__(self, id: _Optional[str] = ..., events: _Optional[_Iterable[_Union[ItemEvent, _Mapping]]] = ...) -> None: ...
 
 class RecallRequest(_message.Message):
-    __slots__ = ("mode", "query", "filters", "item_budget", "byte_budget", "token_budget", "include_superseded")
+    __slots__ = ("mode", "query", "filters", "item_budget", "byte_budget", "token_budget", "include_superseded", "explain")
     MODE_FIELD_NUMBER: _ClassVar[int]
     QUERY_FIELD_NUMBER: _ClassVar[int]
     FILTERS_FIELD_NUMBER: _ClassVar[int]
@@ -160,6 +168,7 @@ class RecallRequest(_message.Message):
     BYTE_BUDGET_FIELD_NUMBER: _ClassVar[int]
     TOKEN_BUDGET_FIELD_NUMBER: _ClassVar[int]
     INCLUDE_SUPERSEDED_FIELD_NUMBER: _ClassVar[int]
+    EXPLAIN_FIELD_NUMBER: _ClassVar[int]
     mode: str
     query: str
     filters: _memory_pb2.RecallFilters
@@ -167,21 +176,32 @@ class RecallRequest(_message.Message):
     byte_budget: int
     token_budget: int
     include_superseded: bool
-    def __init__(self, mode: _Optional[str] = ..., query: _Optional[str] = ..., filters: _Optional[_Union[_memory_pb2.RecallFilters, _Mapping]] = ..., item_budget: _Optional[int] = ..., byte_budget: _Optional[int] = ..., token_budget: _Optional[int] = ..., include_superseded: _Optional[bool] = ...) -> None: ...
+    explain: bool
+    def __init__(self, mode: _Optional[str] = ..., query: _Optional[str] = ..., filters: _Optional[_Union[_memory_pb2.RecallFilters, _Mapping]] = ..., item_budget: _Optional[int] = ..., byte_budget: _Optional[int] = ..., token_budget: _Optional[int] = ..., include_superseded: _Optional[bool] = ..., explain: _Optional[bool] = ...) -> None: ...
+
+class CutItem(_message.Message):
+    __slots__ = ("item", "reason")
+    ITEM_FIELD_NUMBER: _ClassVar[int]
+    REASON_FIELD_NUMBER: _ClassVar[int]
+    item: _memory_pb2.RecalledItem
+    reason: str
+    def __init__(self, item: _Optional[_Union[_memory_pb2.RecalledItem, _Mapping]] = ..., reason: _Optional[str] = ...) -> None: ...
 
 class RecallResponse(_message.Message):
-    __slots__ = ("items", "scoring_version", "recall_id", "omitted", "mode")
+    __slots__ = ("items", "scoring_version", "recall_id", "omitted", "mode", "cut")
     ITEMS_FIELD_NUMBER: _ClassVar[int]
     SCORING_VERSION_FIELD_NUMBER: _ClassVar[int]
     RECALL_ID_FIELD_NUMBER: _ClassVar[int]
     OMITTED_FIELD_NUMBER: _ClassVar[int]
     MODE_FIELD_NUMBER: _ClassVar[int]
+    CUT_FIELD_NUMBER: _ClassVar[int]
     items: _containers.RepeatedCompositeFieldContainer[_memory_pb2.RecalledItem]
     scoring_version: str
     recall_id: str
     omitted: int
     mode: str
-    def __init__(self, items: _Optional[_Iterable[_Union[_memory_pb2.RecalledItem, _Mapping]]] = ..., scoring_version: _Optional[str] = ..., recall_id: _Optional[str] = ..., omitted: _Optional[int] = ..., mode: _Optional[str] = ...) -> None: ...
+    cut: _containers.RepeatedCompositeFieldContainer[CutItem]
+    def __init__(self, items: _Optional[_Iterable[_Union[_memory_pb2.RecalledItem, _Mapping]]] = ..., scoring_version: _Optional[str] = ..., recall_id: _Optional[str] = ..., omitted: _Optional[int] = ..., mode: _Optional[str] = ..., cut: _Optional[_Iterable[_Union[CutItem, _Mapping]]] = ...) -> None: ...
 
 class SearchRequest(_message.Message):
     __slots__ = ("query", "mode", "filters", "limit")

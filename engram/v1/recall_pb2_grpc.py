@@ -79,6 +79,11 @@ class RecallServiceStub:
                 request_serializer=engram_dot_v1_dot_recall__pb2.GetItemRequest.SerializeToString,
                 response_deserializer=engram_dot_v1_dot_recall__pb2.PromotionReadinessResponse.FromString,
                 _registered_method=True)
+        self.ListEdges = channel.unary_unary(
+                '/engram.v1.RecallService/ListEdges',
+                request_serializer=engram_dot_v1_dot_recall__pb2.GetItemRequest.SerializeToString,
+                response_deserializer=engram_dot_v1_dot_recall__pb2.ListEdgesResponse.FromString,
+                _registered_method=True)
 
 
 class RecallServiceServicer:
@@ -143,6 +148,13 @@ class RecallServiceServicer:
         context.set_details('Method not implemented!')
         raise NotImplementedError('Method not implemented!')
 
+    def ListEdges(self, request, context):
+        """The links of an item whose other end the caller may read.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
 
 def add_RecallServiceServicer_to_server(servicer, server):
     rpc_method_handlers = {
@@ -190,6 +202,11 @@ def add_RecallServiceServicer_to_server(servicer, server):
                     servicer.PromotionReadiness,
                     request_deserializer=engram_dot_v1_dot_recall__pb2.GetItemRequest.FromString,
                     response_serializer=engram_dot_v1_dot_recall__pb2.PromotionReadinessResponse.SerializeToString,
+            ),
+            'ListEdges': grpc.unary_unary_rpc_method_handler(
+                    servicer.ListEdges,
+                    request_deserializer=engram_dot_v1_dot_recall__pb2.GetItemRequest.FromString,
+                    response_serializer=engram_dot_v1_dot_recall__pb2.ListEdgesResponse.SerializeToString,
             ),
     }
     generic_handler = grpc.method_handlers_generic_handler(
@@ -435,6 +452,33 @@ class RecallService:
             '/engram.v1.RecallService/PromotionReadiness',
             engram_dot_v1_dot_recall__pb2.GetItemRequest.SerializeToString,
             engram_dot_v1_dot_recall__pb2.PromotionReadinessResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def ListEdges(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/engram.v1.RecallService/ListEdges',
+            engram_dot_v1_dot_recall__pb2.GetItemRequest.SerializeToString,
+            engram_dot_v1_dot_recall__pb2.ListEdgesResponse.FromString,
             options,
             channel_credentials,
             insecure,

@@ -13,9 +13,11 @@ from typing import Any, Literal
 
 import asyncpg
 from fastapi import APIRouter, Depends, Request, Response
+from fastapi.responses import JSONResponse
 from pydantic import Field
 
-from engram.db import identity, kinds
+from engram.db import edges, identity, kinds
+from engram.db.pool import tenant_tx
 from engram.domain import promotion, scoring, ttl
 from engram.domain.classification import parse_placement_rules
 from engram.domain.keys import normalize_scopes
@@ -322,3 +324,48 @@ async def promote(body: PromoteBody, request: Request,
     counts = await promotion_runs.promote_proposed(pool, request.app.state.downstream.settings.events_subject_prefix,
                                                    tenant_id=tenant, limit=body.limit, dry_run=body.dry_run)
     return {"tenant_id": tenant, "dry_run": body.dry_run, "decided": sum(counts.values()), "counts": dict(counts)}
+
+
+class TunnelBody(Body):
+    tenant_id: str | None = None
+    from_wing: str = Field(min_length=1, max_length=200)
+    from_room: str = Field(default="", max_length=200, description="Empty: the whole wing.")
+    to_wing: str = Field(min_length=1, max_length=200)
+    to_room: str = Field(default="", max_length=200, description="Empty: the whole wing.")
+
+
+def _tunnel_json(t: edges.Tunnel) -> dict[str, Any]:
+    return {"id": t.id, "from_wing": t.from_wing, "from_room": t.from_room or None, "to_wing": t.to_wing,
+            "to_room": t.to_room or None, "created_by": t.created_by, "created_at": _iso(t.created_at)}
+
+
+@router.post("/tunnels", status_code=201, summary="Connect two (wing, room) areas for recall", **policy("admin"))
+async def add_tunnel(body: TunnelBody, request: Request,
+                     ctx: CallerContext = Depends(caller)) -> JSONResponse:  # noqa: B008
+    """Recall lifts candidates in an area a tunnel connects to the area of its best hits (both directions)."""
+    pool = _pool(request)
+    tenant = await _tenant(pool, ctx, body.tenant_id)
+    if (body.from_wing, body.from_room) == (body.to_wing, body.to_room):
+        raise ValidationFailed("a tunnel connects two different areas", field="to_wing")
+    async with tenant_tx(pool, tenant) as conn:
+        tunnel, created = await edges.add_tunnel(conn, tenant, body.from_wing, body.from_room, body.to_wing,
+                                                 body.to_room, ctx.principal_id)
+    return JSONResponse(_tunnel_json(tunnel), status_code=201 if created else 200)
+
+
+@router.get("/tunnels", summary="The tenant's tunnels", **policy("admin"))
+async def list_tunnels(request: Request, tenant_id: str | None = None,
+                       ctx: CallerContext = Depends(caller)) -> dict[str, Any]:  # noqa: B008
+    pool = _pool(request)
+    async with tenant_tx(pool, await _tenant(pool, ctx, tenant_id)) as conn:
+        return {"items": [_tunnel_json(t) for t in await edges.tunnels(conn)]}
+
+
+@router.delete("/tunnels/{tunnel_id}", status_code=204, summary="Remove a tunnel", **policy("admin"))
+async def remove_tunnel(tunnel_id: str, request: Request, tenant_id: str | None = None,
+                        ctx: CallerContext = Depends(caller)) -> Response:  # noqa: B008
+    pool = _pool(request)
+    async with tenant_tx(pool, await _tenant(pool, ctx, tenant_id)) as conn:
+        if not is_uuid(tunnel_id) or not await edges.remove_tunnel(conn, tunnel_id):
+            raise NotFound(f"no tunnel {tunnel_id}")
+    return Response(status_code=204)

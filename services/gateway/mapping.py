@@ -87,3 +87,8 @@ def conflict_json(c: memory_pb2.Conflict) -> dict[str, Any]:
             "rule": c.rule or None, "explanation": c.explanation or None, "status": c.status,
             "resolution": c.resolution or None, "resolver_id": c.resolver_id or None, "reason": c.reason or None,
             "created_at": _time(c, "created_at"), "resolved_at": _time(c, "resolved_at")}
+
+
+def edge_json(e: memory_pb2.Edge) -> dict[str, Any]:
+    return {"id": e.id, "src_id": e.src_id, "dst_id": e.dst_id, "type": e.type,
+            "created_by": e.created_by or None, "created_at": _time(e, "created_at")}

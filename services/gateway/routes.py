@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from fastapi import APIRouter, Depends, Query, Request
-from fastapi.responses import JSONResponse
+from fastapi.responses import JSONResponse, Response
 from google.protobuf import struct_pb2
 from google.protobuf.json_format import MessageToDict
 
@@ -16,10 +16,19 @@ from engram.v1 import ingest_pb2, memory_pb2, recall_pb2
 from services.gateway.auth import caller, policy
 from services.gateway.clients import Downstream
 from services.gateway.limits import limited
-from services.gateway.mapping import conflict_json, events_json, item_json, recalled_json, status_json, trash_json
+from services.gateway.mapping import (
+    conflict_json,
+    edge_json,
+    events_json,
+    item_json,
+    recalled_json,
+    status_json,
+    trash_json,
+)
 from services.gateway.schemas import (
     BulkBody,
     ClassifyBody,
+    EdgeBody,
     FeedbackBody,
     FilterFields,
     InvalidateBody,
@@ -118,6 +127,32 @@ async def resolve_conflict(conflict_id: str, body: ResolveBody, ctx: CallerConte
             "new": item_json(reply.new), "merged": item_json(reply.merged) if reply.HasField("merged") else None}
 
 
+@router.post("/edges", status_code=201, summary="Link two memories", **policy("write"))
+async def link(body: EdgeBody, ctx: CallerContext = Depends(caller),  # noqa: B008
+               ds: Downstream = Depends(downstream)) -> JSONResponse:  # noqa: B008
+    """201 with the new link, or 200 with the existing one (src, dst and type are unique). You need a writing
+    role where the source memory lives and must be able to read both."""
+    reply = await ds.call(ds.ingest.Link, ingest_pb2.LinkRequest(src_id=body.src_id, dst_id=body.dst_id,
+                                                                 type=body.type), ctx)
+    return JSONResponse(edge_json(reply.edge), status_code=201 if reply.created else 200)
+
+
+@router.delete("/edges/{edge_id}", status_code=204, summary="Remove a link", **policy("write|review"))
+async def unlink(edge_id: str, ctx: CallerContext = Depends(caller),  # noqa: B008
+                 ds: Downstream = Depends(downstream)) -> Response:  # noqa: B008
+    """Its creator, the source memory's author, or a reviewer; supersession links stay (409)."""
+    await ds.call(ds.ingest.Unlink, ingest_pb2.UnlinkRequest(id=edge_id), ctx)
+    return Response(status_code=204)
+
+
+@router.get("/items/{item_id}/edges", summary="A memory's links", **policy("read"))
+async def list_edges(item_id: str, ctx: CallerContext = Depends(caller),  # noqa: B008
+                     ds: Downstream = Depends(downstream)) -> dict[str, Any]:  # noqa: B008
+    """Links from and to the memory whose other end you may read, supersession links included."""
+    reply = await ds.call(ds.recall.ListEdges, recall_pb2.GetItemRequest(id=item_id), ctx)
+    return {"id": reply.id, "items": [edge_json(e) for e in reply.edges]}
+
+
 @router.post("/classify", summary="What the classifier would say about a text (writes nothing)", **policy("read"))
 async def classify(body: ClassifyBody, ctx: CallerContext = Depends(limited("recall")),  # noqa: B008
                    ds: Downstream = Depends(downstream)) -> dict[str, Any]:  # noqa: B008
@@ -134,14 +169,17 @@ async def classify(body: ClassifyBody, ctx: CallerContext = Depends(limited("rec
 async def recall(body: RecallBody, ctx: CallerContext = Depends(limited("recall")),  # noqa: B008
                  ds: Downstream = Depends(downstream)) -> dict[str, Any]:  # noqa: B008
     request = recall_pb2.RecallRequest(mode=body.mode, query=body.query or "", filters=_filters(body),
-                                       include_superseded=body.include_superseded)
+                                       include_superseded=body.include_superseded, explain=body.explain)
     for name in ("item_budget", "byte_budget", "token_budget"):
         value = getattr(body, name)
         if value is not None:
             setattr(request, name, value)
     reply = await ds.call(ds.recall.Recall, request, ctx)
-    return {"items": [recalled_json(r) for r in reply.items], "mode": reply.mode,
-            "scoring_version": reply.scoring_version, "recall_id": reply.recall_id, "omitted": reply.omitted}
+    answer = {"items": [recalled_json(r) for r in reply.items], "mode": reply.mode,
+              "scoring_version": reply.scoring_version, "recall_id": reply.recall_id, "omitted": reply.omitted}
+    if body.explain:
+        answer["cut"] = [{**recalled_json(c.item), "cut_because": c.reason} for c in reply.cut]
+    return answer
 
 
 @router.post("/search", summary="Search memories by keyword, meaning, or both", **policy("read"))

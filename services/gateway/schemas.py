@@ -52,6 +52,7 @@ class RecallBody(FilterFields):
     token_budget: int | None = None
     include_superseded: bool = Field(default=False, description="Show superseded items (history) instead of "
                                      "redirecting hits on them to their successors.")
+    explain: bool = Field(default=False, description="Also return the best candidates the budgets cut, and why.")
 
 
 class SearchBody(FilterFields):
@@ -108,3 +109,9 @@ class ResolveBody(Body):
     resolution: Literal["keep_existing", "accept_new", "keep_both", "merge"]
     reason: str = Field(default="", max_length=2000)
     content: str | None = Field(default=None, description="merge only: the memory that replaces both.")
+
+
+class EdgeBody(Body):
+    src_id: str
+    dst_id: str
+    type: Literal["derived_from", "references", "explains", "contradicts", "supports", "depends_on", "mentions"]

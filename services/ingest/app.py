@@ -18,6 +18,7 @@ from engram.rpc.server import start_server, stop_server
 from engram.telemetry.metrics import serve_metrics
 from engram.v1 import ingest_pb2_grpc
 from services.ingest.conflicts import ConflictService
+from services.ingest.edges import EdgeService
 from services.ingest.feedback import FeedbackService
 from services.ingest.review import ReviewService
 from services.ingest.service import IngestService
@@ -70,7 +71,8 @@ async def serve(settings: Settings, stop: asyncio.Event) -> None:
     try:
         ingest = IngestService(pool, settings, llm)
         servicer = IngestServicer(ingest, ReviewService(pool, settings), FeedbackService(pool, settings),
-                                  TrashService(pool, settings), ConflictService(pool, settings, ingest))
+                                  TrashService(pool, settings), ConflictService(pool, settings, ingest),
+                                  EdgeService(pool, settings))
         server, health = await start_server(
             settings.ingest_addr, "ingest", ["engram.v1.IngestService"],
             lambda s: ingest_pb2_grpc.add_IngestServiceServicer_to_server(servicer, s),

@@ -6,10 +6,11 @@ import grpc
 
 from engram.domain.content import preview
 from engram.rpc.context import from_metadata
-from engram.rpc.convert import conflict_to_proto, from_struct, from_timestamp, item_to_proto
+from engram.rpc.convert import conflict_to_proto, edge_to_proto, from_struct, from_timestamp, item_to_proto
 from engram.rpc.errors import translate_errors
 from engram.v1 import ingest_pb2, ingest_pb2_grpc
 from services.ingest.conflicts import ConflictService
+from services.ingest.edges import EdgeService
 from services.ingest.feedback import FeedbackService
 from services.ingest.review import ReviewService
 from services.ingest.service import IngestService, RememberCommand
@@ -18,12 +19,27 @@ from services.ingest.trash import BulkFilter, TrashService
 
 class IngestServicer(ingest_pb2_grpc.IngestServiceServicer):
     def __init__(self, service: IngestService, review: ReviewService, feedback: FeedbackService,
-                 trash: TrashService, conflicts: ConflictService) -> None:
+                 trash: TrashService, conflicts: ConflictService, edges: EdgeService) -> None:
         self._service = service
         self._review = review
         self._feedback = feedback
         self._trash = trash
         self._conflicts = conflicts
+        self._edges = edges
+
+    @translate_errors
+    async def Link(self, request: ingest_pb2.LinkRequest,  # noqa: N802
+                   context: grpc.aio.ServicerContext) -> ingest_pb2.LinkResponse:
+        ctx = from_metadata(context.invocation_metadata())
+        edge, created = await self._edges.link(ctx, request.src_id, request.dst_id, request.type)
+        return ingest_pb2.LinkResponse(edge=edge_to_proto(edge), created=created)
+
+    @translate_errors
+    async def Unlink(self, request: ingest_pb2.UnlinkRequest,  # noqa: N802
+                     context: grpc.aio.ServicerContext) -> ingest_pb2.UnlinkResponse:
+        ctx = from_metadata(context.invocation_metadata())
+        await self._edges.unlink(ctx, request.id)
+        return ingest_pb2.UnlinkResponse(id=request.id)
 
     @translate_errors
     async def ResolveConflict(self, request: ingest_pb2.ResolveConflictRequest,  # noqa: N802

@@ -11,15 +11,16 @@ import asyncpg
 import numpy as np
 
 from engram.config import Settings
-from engram.db import conflicts, identity, items, kinds, recall_logs, search, supersession, trash
+from engram.db import conflicts, edges, embeddings, identity, items, kinds, recall_logs, search, supersession, trash
 from engram.db.pool import tenant_tx
 from engram.db.search import Filters
-from engram.domain import scoring, validation
-from engram.domain.budget import Budgets, pack
+from engram.domain import diversity, scoring, validation
+from engram.domain.budget import Budgets, pack_explained
 from engram.domain.models import CallerContext, MemoryItem, RankedItem, Stage
 from engram.embeddings.provider import EmbeddingProvider
 from engram.errors import NotFound, ValidationFailed
 from engram.pipeline import promotion
+from services.recall import expansion
 from services.recall.telemetry import RecallTelemetry
 
 RECALL_MODES = ("startup", "semantic", "hybrid", "keyword")
@@ -28,6 +29,8 @@ MAX_QUERY_CHARS = 2_000
 MIN_CANDIDATES = 50
 PINNED_CEILING_SHARE = 0.5  # pinned items take at most half of a startup answer
 MAX_PAGE = 500
+EXPLAIN_CUT = 5  # with explain: how many of the best cut candidates are shown
+MMR_WINDOW_FACTOR = 3  # MMR reorders the top (item budget × this) candidates
 CONFLICT_TYPES = ("contradiction", "duplicate", "refinement", "scope_overlap")
 MAX_WITHIN_DAYS = 3_650
 
@@ -39,6 +42,7 @@ class RecallQuery:
     filters: Filters = field(default_factory=Filters)
     budgets: Budgets = field(default_factory=Budgets)
     include_superseded: bool = False
+    explain: bool = False
 
 
 @dataclass
@@ -48,6 +52,7 @@ class RecallResult:
     recall_id: str
     omitted: int
     scoring_version: str = scoring.SCORING_VERSION
+    cut: list[tuple[RankedItem, str]] = field(default_factory=list)  # with explain: the best candidates cut
 
 
 class RecallService:
@@ -66,8 +71,10 @@ class RecallService:
         else:
             ranked = await self._ranked(ctx, mode, _require_query(q.query), q.filters,
                                         max(q.budgets.items * 4, MIN_CANDIDATES), q.include_superseded)
-        kept, omitted = pack(ranked, q.budgets)
-        result = RecallResult(kept, mode, str(uuid.uuid4()), omitted)
+            ranked = await self._widen(ctx, ranked, q)
+        kept, cut = pack_explained(ranked, q.budgets)
+        omitted = len(cut)
+        result = RecallResult(kept, mode, str(uuid.uuid4()), omitted, cut=cut[:EXPLAIN_CUT] if q.explain else [])
         if self._telemetry is not None:  # queued: written by a background task, never on this path
             self._telemetry.served(recall_logs.Served(
                 tenant_id=ctx.tenant_id, recall_id=result.recall_id, principal_id=ctx.principal_id, mode=mode,
@@ -76,6 +83,21 @@ class RecallService:
                 scores=[r.score for r in kept if str(r.item.tenant_id) == ctx.tenant_id], omitted=omitted,
                 at=datetime.now(UTC)))
         return result
+
+    async def _widen(self, ctx: CallerContext, ranked: list[RankedItem], q: RecallQuery) -> list[RankedItem]:
+        """Graph expansion (links and tunnels) and MMR diversity, as the tenant's recall settings say; neither
+        applies to answers ``as_of`` a past time."""
+        if not ranked or q.filters.as_of is not None:
+            return ranked
+        async with tenant_tx(self._pool, ctx.tenant_id) as conn:
+            weights = await _weights(conn)
+            if weights.graph_expansion:
+                ranked = await expansion.expand(conn, ranked, ctx.principal_id, q.filters)
+            if weights.mmr_lambda < 1:
+                window = ranked[:q.budgets.items * MMR_WINDOW_FACTOR]
+                vectors = await embeddings.vectors(conn, [str(r.item.id) for r in window], self._embedder.profile)
+                ranked = diversity.mmr(ranked, vectors, weights.mmr_lambda, len(window))
+        return ranked
 
     async def search(self, ctx: CallerContext, mode: str, query: str, filters: Filters, limit: int) -> list[RankedItem]:
         mode = mode or "hybrid"
@@ -155,6 +177,13 @@ class RecallService:
             blockers = await promotion.evaluate(conn, item, gates, await conn.fetchval("SELECT now()"),
                                                 viewer=ctx.principal_id)
         return item, blockers, gates.as_dict()
+
+    async def list_edges(self, ctx: CallerContext, item_id: str) -> list[edges.Edge]:
+        validation.require_item_id(item_id)
+        async with tenant_tx(self._pool, ctx.tenant_id) as conn:
+            if await items.get(conn, item_id, ctx.principal_id) is None:
+                raise NotFound(f"no item {item_id}")
+            return await edges.of_item(conn, item_id, ctx.principal_id)
 
     async def trash_retention_days(self, ctx: CallerContext) -> int:
         async with tenant_tx(self._pool, ctx.tenant_id) as conn:

@@ -12,6 +12,7 @@ from engram.domain.content import preview
 from engram.rpc.context import from_metadata
 from engram.rpc.convert import (
     conflict_to_proto,
+    edge_to_proto,
     event_to_proto,
     from_timestamp,
     item_to_proto,
@@ -53,7 +54,7 @@ class RecallServicer(recall_pb2_grpc.RecallServiceServicer):
         ctx = from_metadata(context.invocation_metadata())
         query = RecallQuery(
             mode=request.mode, query=request.query, filters=_filters(request.filters),
-            include_superseded=request.include_superseded,
+            include_superseded=request.include_superseded, explain=request.explain,
             budgets=Budgets.from_request(_optional(request, "item_budget"), _optional(request, "byte_budget"),
                                          _optional(request, "token_budget")),
         )
@@ -61,6 +62,7 @@ class RecallServicer(recall_pb2_grpc.RecallServiceServicer):
         return recall_pb2.RecallResponse(
             items=[ranked_to_proto(r) for r in result.items], scoring_version=result.scoring_version,
             recall_id=result.recall_id, omitted=result.omitted, mode=result.mode,
+            cut=[recall_pb2.CutItem(item=ranked_to_proto(r), reason=why) for r, why in result.cut],
         )
 
     @translate_errors
@@ -132,3 +134,10 @@ class RecallServicer(recall_pb2_grpc.RecallServiceServicer):
         return recall_pb2.PromotionReadinessResponse(
             id=str(item.id), review_status=item.review_status, ready=not blockers, gates=struct(gates),
             blockers=[recall_pb2.PromotionBlocker(code=code, detail=detail) for code, detail in blockers])
+
+    @translate_errors
+    async def ListEdges(self, request: recall_pb2.GetItemRequest,  # noqa: N802
+                        context: grpc.aio.ServicerContext) -> recall_pb2.ListEdgesResponse:
+        ctx = from_metadata(context.invocation_metadata())
+        found = await self._service.list_edges(ctx, request.id)
+        return recall_pb2.ListEdgesResponse(id=request.id, edges=[edge_to_proto(e) for e in found])

@@ -19,6 +19,7 @@ from engram.runtime.ports import free_port
 from engram.v1 import ingest_pb2_grpc, recall_pb2_grpc
 from services.gateway.app import create_app
 from services.ingest.conflicts import ConflictService
+from services.ingest.edges import EdgeService
 from services.ingest.feedback import FeedbackService
 from services.ingest.review import ReviewService
 from services.ingest.service import IngestService
@@ -41,7 +42,8 @@ async def servers(app_pool: asyncpg.Pool, settings: Settings,
         configured.ingest_addr, "ingest", ["engram.v1.IngestService"],
         lambda s: ingest_pb2_grpc.add_IngestServiceServicer_to_server(
             IngestServicer(ingest_service, ReviewService(app_pool, configured), FeedbackService(app_pool, configured),
-                           TrashService(app_pool, configured), ConflictService(app_pool, configured, ingest_service)),
+                           TrashService(app_pool, configured), ConflictService(app_pool, configured, ingest_service),
+                           EdgeService(app_pool, configured)),
             s),
         internal_token=configured.internal_token)
     recall = await start_server(

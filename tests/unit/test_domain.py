@@ -139,3 +139,27 @@ def test_index_context_and_passage_carry_the_date_and_subject() -> None:
     assert index_context(None, None) == "" and index_context("team/infra", None) == "team infra"
     assert passage("Caroline: hi", may) == "8 May 2023 (Monday): Caroline: hi"
     assert passage("no date", None) == "no date"
+
+
+def test_mmr_moves_a_near_duplicate_below_a_different_result() -> None:
+    import uuid as _uuid
+    from datetime import UTC, datetime
+
+    import numpy as np
+
+    from engram.domain.diversity import mmr
+    from engram.domain.models import MemoryItem, RankedItem
+
+    def ranked(score: float) -> RankedItem:
+        item = MemoryItem(id=_uuid.uuid4(), tenant_id=_uuid.uuid4(), workspace_id=_uuid.uuid4(),
+                          principal_id=_uuid.uuid4(), content="x", content_hash=b"x", kind="fact", importance=0.5,
+                          review_status="active", authority=50, source_type="explicit", source_trust=1.0,
+                          memory_confidence=0.7, created_at=datetime.now(UTC))
+        return RankedItem(item=item, score=score, origin="hybrid", reasons=[])
+
+    first, twin, other = ranked(1.0), ranked(0.95), ranked(0.8)
+    vectors = {str(first.item.id): np.array([1.0, 0.0]), str(twin.item.id): np.array([0.99, 0.14]),
+               str(other.item.id): np.array([0.0, 1.0])}
+    assert mmr([first, twin, other], vectors, 1.0, 3) == [first, twin, other]  # λ = 1 changes nothing
+    assert mmr([first, twin, other], vectors, 0.5, 3) == [first, other, twin]
+    assert twin.reasons and twin.reasons[0].startswith("diversified (λ 0.50)")
