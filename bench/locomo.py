@@ -159,7 +159,8 @@ def bootstrap(ours: list[float], theirs: list[float], resamples: int = 2000, see
 # ---------------------------------------------------------------- ingest and recall through the API
 
 
-async def ingest(client: httpx.AsyncClient, conv: Conversation, writers: int = 4) -> None:
+async def ingest(client: httpx.AsyncClient, conv: Conversation, writers: int = 1) -> None:
+    """One writer by default, so the turns are recorded in order (session neighbours follow that order)."""
     created = await client.post("/v1/admin/workspaces", json={"name": f"locomo {conv.sample_id} {time.time_ns()}"})
     created.raise_for_status()
     conv.workspace_id = created.json()["id"]
@@ -174,6 +175,7 @@ async def ingest(client: httpx.AsyncClient, conv: Conversation, writers: int = 4
             turn = queue.get_nowait()
             body: dict[str, object] = {"content": turn.content, "kind": "observation", "subject": turn.speaker,
                                        "workspace_id": conv.workspace_id, "external_id": turn.dia_id,
+                                       "source_session": f"{conv.sample_id}:S{turn.session}",
                                        "tags": ["permanent"]}
             if turn.date:
                 body["valid_from"] = turn.date.isoformat()
@@ -277,8 +279,8 @@ async def run(args: argparse.Namespace, url: str, key: str, database_url: str) -
     async with httpx.AsyncClient(base_url=url, timeout=120, limits=limits,
                                  headers={"authorization": f"Bearer {key}"}) as client:
         started = time.perf_counter()
-        for conv in conversations:
-            await ingest(client, conv)
+        for batch in range(0, len(conversations), 4):  # four conversations at a time, each in order
+            await asyncio.gather(*(ingest(client, conv) for conv in conversations[batch:batch + 4]))
         timings["ingest_s"] = round(time.perf_counter() - started, 1)
         all_items = [t.item_id for c in conversations for t in c.turns]
         await wait_embedded(database_url, all_items)

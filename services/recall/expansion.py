@@ -13,16 +13,28 @@ SEEDS = 5  # how many of the best hits are expanded
 PER_SEED = 2  # links followed from each
 EDGE_DECAY = 0.5  # a linked memory ranks at this share of its seed's score
 TUNNEL_LIFT = 0.1  # candidates across a tunnel gain this much
+SESSION_SEEDS = 3  # how many of the best hits bring their session neighbours
 
 
-async def expand(conn: asyncpg.Connection, ranked: list[RankedItem], viewer: str,
-                 filters: Filters) -> list[RankedItem]:
-    """``ranked`` with linked memories added and tunnel-connected candidates lifted, re-sorted."""
+async def expand(conn: asyncpg.Connection, ranked: list[RankedItem], viewer: str, filters: Filters,
+                 session_decay: float = 0.0, links: bool = True) -> list[RankedItem]:
+    """``ranked`` with linked memories added and tunnel-connected candidates lifted, re-sorted. With
+    ``session_decay``, the memories recorded next to each of the best hits in its session come along too."""
     seeds = ranked[:SEEDS]
     if not seeds:
         return ranked
     by_id = {str(r.item.id): r for r in ranked}
-    for from_id, edge_type, item in await edges.neighbours(conn, [str(s.item.id) for s in seeds], viewer, PER_SEED):
+    if session_decay > 0:
+        for seed in seeds[:SESSION_SEEDS]:
+            for item in await edges.session_neighbours(conn, seed.item, viewer):
+                if str(item.id) in by_id or not _matches(item, filters):
+                    continue
+                added = RankedItem(item=item, score=round(seed.score * session_decay, 6), origin="session",
+                                   reasons=[f"recorded next to {seed.item.id} in session {item.source_session}"])
+                by_id[str(item.id)] = added
+                ranked.append(added)
+    linked = await edges.neighbours(conn, [str(s.item.id) for s in seeds], viewer, PER_SEED) if links else []
+    for from_id, edge_type, item in linked:
         if not _matches(item, filters):
             continue
         reason = f"linked via {edge_type} from {from_id}"
@@ -33,7 +45,7 @@ async def expand(conn: asyncpg.Connection, ranked: list[RankedItem], viewer: str
         added = RankedItem(item=item, score=round(seed.score * EDGE_DECAY, 6), origin="graph", reasons=[reason])
         by_id[str(item.id)] = added
         ranked.append(added)
-    routes = await edges.through_tunnels(conn, sorted({_area(s.item) for s in seeds if s.item.wing}))
+    routes = await edges.through_tunnels(conn, sorted({_area(s.item) for s in seeds if s.item.wing})) if links else []
     if routes:
         above: set[tuple[str, str]] = set()  # the areas of the seeds ranked above the candidate
         for r in list(ranked):

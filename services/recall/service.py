@@ -91,8 +91,10 @@ class RecallService:
             return ranked
         async with tenant_tx(self._pool, ctx.tenant_id) as conn:
             weights = await _weights(conn)
-            if weights.graph_expansion:
-                ranked = await expansion.expand(conn, ranked, ctx.principal_id, q.filters)
+            if weights.graph_expansion or weights.session_neighbours:
+                ranked = await expansion.expand(conn, ranked, ctx.principal_id, q.filters,
+                                                session_decay=weights.session_neighbours,
+                                                links=weights.graph_expansion)
             if weights.mmr_lambda < 1:
                 window = ranked[:q.budgets.items * MMR_WINDOW_FACTOR]
                 vectors = await embeddings.vectors(conn, [str(r.item.id) for r in window], self._embedder.profile)

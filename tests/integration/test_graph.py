@@ -127,3 +127,24 @@ async def test_explain_shows_the_best_candidates_the_budgets_cut(gateway: httpx.
     assert len(answer["items"]) == 1 and answer["omitted"] == 2
     assert [c["cut_because"] for c in answer["cut"]] == ["over the item budget (1)"] * 2
     assert "cut" not in await _recall(gateway, user, query=f"{tag} deploy checklist", item_budget=1)
+
+
+async def test_session_neighbours_come_along_when_the_tenant_asks(gateway: httpx.AsyncClient,
+                                                                  people: dict[str, Headers]) -> None:
+    user, tag = people["user"], uuid.uuid4().hex[:6]
+    session = f"chat-{tag}"
+    before = await _remember(gateway, user, "Did you try the new ramen place?", source_session=session)
+    hit = await _remember(gateway, user, f"Yes, the {tag} noodles were great.", source_session=session)
+    after = await _remember(gateway, user, "We should go again on Friday.", source_session=session)
+    elsewhere = await _remember(gateway, user, "Unrelated chat line.", source_session=f"other-{tag}")
+    plain = {h["item"]["id"] for h in (await _recall(gateway, user, query=f"{tag} noodles"))["items"]}
+    assert plain == {hit}
+    on = await gateway.patch("/v1/admin/tenant-config", json={"recall": {"session_neighbours": 0.5}},
+                             headers=people["admin"])
+    assert on.status_code == 200
+    answer = (await _recall(gateway, user, query=f"{tag} noodles"))["items"]
+    by_id = {h["item"]["id"]: h for h in answer}
+    assert set(by_id) == {hit, before, after} and elsewhere not in by_id
+    assert by_id[before]["origin"] == "session" and f"recorded next to {hit} in session {session}" in \
+        by_id[before]["reasons"]
+    assert abs(by_id[after]["score"] - by_id[hit]["score"] * 0.5) < 1e-4
