@@ -157,6 +157,40 @@ async def bulk_load(database_url: str, n: int, distinct: int = 2000, noise: floa
     return time.perf_counter() - started
 
 
+PROFILED = ("engram_http_request_duration_seconds", "engram_rpc_duration_seconds", "engram_recall_stage_seconds")
+
+
+async def scrape(urls: list[str]) -> dict[str, float]:
+    """The _sum and _count series of the profiled histograms, summed over the given /metrics endpoints."""
+    values: dict[str, float] = {}
+    async with httpx.AsyncClient(timeout=10) as client:
+        for url in urls:
+            for line in (await client.get(url)).text.splitlines():
+                if line.startswith(PROFILED) and ("_sum{" in line or "_count{" in line):
+                    key, value = line.rsplit(" ", 1)
+                    values[key] = values.get(key, 0.0) + float(value)
+    return values
+
+
+async def profile(client: httpx.AsyncClient, metrics: list[str], mode: str, clients: int,
+                  per_client: int) -> dict[str, object]:
+    """Where a recall's time goes: mean milliseconds per request at the gateway, in the recall RPC handler,
+    and in each recall stage, from the processes' own histograms (differences over this load only)."""
+    before = await scrape(metrics)
+    load = await recall_load(client, mode, clients, per_client)
+    after = await scrape(metrics)
+    means: dict[str, float] = {}
+    for key, total in after.items():
+        if "_sum{" not in key:
+            continue
+        count_key = key.replace("_sum{", "_count{")
+        count = after.get(count_key, 0.0) - before.get(count_key, 0.0)
+        if count > 0 and ('route="/v1/recall"' in key or 'method="Recall"' in key or "recall_stage" in key):
+            means[key.split("{")[0].removeprefix("engram_") + "{" + key.split("{", 1)[1]] = round(
+                (total - before.get(key, 0.0)) / count * 1000, 2)
+    return {"load": load, "mean_ms": means}
+
+
 async def recall_load(client: httpx.AsyncClient, mode: str, clients: int, per_client: int) -> dict[str, float]:
     latencies: list[float] = []
 
@@ -197,6 +231,11 @@ async def run(args: argparse.Namespace, url: str, key: str, database_url: str | 
         probe = (await client.post("/v1/remember", json={"content": f"drain probe {uuid.uuid4()}"})).json()["id"]
         drain_s = await wait_all_embedded(client, probe)
         lag = await searchable_lag(client, args.lag_samples)
+        stack_file = getattr(args, "stack_file", None)
+        stack = json.loads(stack_file.read_text()) if stack_file and stack_file.exists() else {}
+        metrics = list(stack.get("metrics", {}).values()) or [f"{url}/metrics"]
+        profiles = [await profile(client, metrics, mode, 4, max(args.requests // 4, 5))
+                    for mode in ("semantic", "hybrid")]
         recalls = []
         for mode in ("semantic", "hybrid", "keyword"):
             await recall_load(client, mode, 1, 5)  # warm-up
@@ -204,7 +243,7 @@ async def run(args: argparse.Namespace, url: str, key: str, database_url: str | 
                 recalls.append(await recall_load(client, mode, clients, max(args.requests // clients, 5)))
     return {"bulk_loaded": args.bulk, "bulk_load_s": round(bulk_s, 1) if bulk_s else None,
             "remember": writes, "embedding_backlog_drain_s": round(drain_s, 1),
-            "remember_to_semantic_searchable": lag, "recall": recalls}
+            "remember_to_semantic_searchable": lag, "recall": recalls, "profile_4_clients": profiles}
 
 
 def main() -> None:
@@ -230,6 +269,7 @@ def main() -> None:
     try:
         stack_file = home / "stack.json"
         database_url = json.loads(stack_file.read_text())["database_url"] if stack_file.exists() else None
+        args.stack_file = stack_file
         results = asyncio.run(run(args, url, key, database_url))
     finally:
         if process is not None:

@@ -20,7 +20,7 @@ async def upsert(conn: asyncpg.Connection, tenant_id: str, item_id: UUID | str, 
 async def vectors(conn: asyncpg.Connection, item_ids: list[str], profile: str) -> dict[str, np.ndarray]:
     rows = await conn.fetch("SELECT item_id, embedding FROM memory_embeddings WHERE item_id = ANY($1::uuid[]) "
                             "AND profile = $2", item_ids, profile)
-    return {str(r["item_id"]): np.asarray(r["embedding"], dtype=np.float32) for r in rows}
+    return {str(r["item_id"]): np.asarray(r["embedding"].to_numpy(), dtype=np.float32) for r in rows}
 
 
 async def exists(conn: asyncpg.Connection, item_id: str, profile: str) -> bool:

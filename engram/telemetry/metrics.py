@@ -2,6 +2,10 @@
 
 from __future__ import annotations
 
+import contextlib
+import time
+from collections.abc import Iterator
+
 from prometheus_client import Counter, Gauge, Histogram, start_http_server
 
 RPC_LATENCY = Histogram(
@@ -17,6 +21,9 @@ CONFLICT_OUTCOMES = Counter("engram_conflict_outcomes_total", "Pairs judged by t
 PROMOTION_OUTCOMES = Counter("engram_promotion_outcomes_total", "Promotion decisions by outcome "
                              "(promoted, skipped_<blocker>)", ["outcome"])
 RECALL_TELEMETRY = Counter("engram_recall_telemetry_total", "Recall log entries by fate", ["outcome"])
+RECALL_STAGE = Histogram(
+    "engram_recall_stage_seconds", "Time spent in each stage of a recall or search (the recall process)", ["stage"],
+    buckets=(0.0005, 0.001, 0.002, 0.005, 0.01, 0.02, 0.05, 0.1, 0.2, 0.5, 1.0))
 SWEPT = Counter("engram_sweep_items_total", "Items the sweep expired to the trash and trash entries it emptied",
                 ["outcome"])
 REMEMBERED = Counter("engram_remember_total", "Remember outcomes", ["status"])
@@ -43,3 +50,13 @@ def serve_metrics(port: int, host: str = "127.0.0.1") -> None:
     """Expose /metrics on ``host:port`` (a gRPC or consumer process); port 0 leaves it off."""
     if port:
         start_http_server(port, addr=host)
+
+
+@contextlib.contextmanager
+def timed(stage: str) -> Iterator[None]:
+    """Observe how long the block takes under ``engram_recall_stage_seconds{stage}``."""
+    started = time.perf_counter()
+    try:
+        yield
+    finally:
+        RECALL_STAGE.labels(stage).observe(time.perf_counter() - started)

@@ -26,7 +26,8 @@ async def serve(settings: Settings, stop: asyncio.Event) -> None:
     pool = await service_pool(settings)
     try:
         telemetry = RecallTelemetry(pool)
-        writer = asyncio.create_task(telemetry.run(stop))
+        writer_stop = asyncio.Event()  # set after the server has drained, so the last recalls are logged too
+        writer = asyncio.create_task(telemetry.run(writer_stop))
         service = RecallService(pool, settings, embedder, telemetry)
         server, health = await start_server(
             settings.recall_addr, "recall", ["engram.v1.RecallService"],
@@ -38,7 +39,7 @@ async def serve(settings: Settings, stop: asyncio.Event) -> None:
             await stop.wait()
         finally:
             await stop_server(server, health)
-            stop.set()
+            writer_stop.set()
             await writer  # the last entries are written before the pool closes
     finally:
         await pool.close()

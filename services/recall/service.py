@@ -20,6 +20,7 @@ from engram.domain.models import CallerContext, MemoryItem, RankedItem, Stage
 from engram.embeddings.provider import EmbeddingProvider
 from engram.errors import NotFound, ValidationFailed
 from engram.pipeline import promotion
+from engram.telemetry.metrics import timed
 from services.recall import expansion
 from services.recall.telemetry import RecallTelemetry
 
@@ -71,7 +72,8 @@ class RecallService:
         else:
             ranked = await self._ranked(ctx, mode, _require_query(q.query), q.filters,
                                         max(q.budgets.items * 4, MIN_CANDIDATES), q.include_superseded)
-            ranked = await self._widen(ctx, ranked, q)
+            with timed("widen"):
+                ranked = await self._widen(ctx, ranked, q)
         kept, cut = pack_explained(ranked, q.budgets)
         omitted = len(cut)
         result = RecallResult(kept, mode, str(uuid.uuid4()), omitted, cut=cut[:EXPLAIN_CUT] if q.explain else [])
@@ -210,7 +212,8 @@ class RecallService:
         _check_filters(filters)
         vector: np.ndarray | None = None
         if mode in ("semantic", "hybrid"):
-            vector = await self._embedder.embed_query(query)
+            with timed("embed_query"):
+                vector = await self._embedder.embed_query(query)
         by_id: dict[str, MemoryItem] = {}
         keyword: dict[str, float] = {}
         dense: dict[str, float] = {}
@@ -218,16 +221,20 @@ class RecallService:
             await _check_kinds(conn, filters)
             weights = await _weights(conn)
             if mode in ("keyword", "hybrid"):
-                for item, rank in await search.keyword(conn, query, filters, ctx.principal_id, limit):
+                with timed("keyword_sql"):
+                    found = await search.keyword(conn, query, filters, ctx.principal_id, limit)
+                for item, rank in found:
                     by_id[str(item.id)] = item
                     keyword[str(item.id)] = rank
             if vector is not None:
-                for item, similarity in await search.semantic(
-                        conn, vector, self._embedder.profile, self._embedder.dimensions, filters, ctx.principal_id,
-                        limit):
+                with timed("semantic_sql"):
+                    near = await search.semantic(conn, vector, self._embedder.profile, self._embedder.dimensions,
+                                                 filters, ctx.principal_id, limit)
+                for item, similarity in near:
                     by_id[str(item.id)] = item
                     dense[str(item.id)] = similarity
-            conflicted = await conflicts.open_conflicts(conn, list(by_id), ctx.principal_id) if by_id else {}
+            with timed("conflicts_sql"):
+                conflicted = await conflicts.open_conflicts(conn, list(by_id), ctx.principal_id) if by_id else {}
         if mode == "keyword":
             relevance = scoring.min_max(keyword)
         elif mode == "semantic":
@@ -256,7 +263,8 @@ class RecallService:
                 reasons.append("pinned")
             ranked.append(RankedItem(item=item, score=round(value * trust, 6), origin=mode, reasons=reasons))
         ranked.sort(key=lambda r: (-r.score, -r.item.created_at.timestamp()))
-        return await self._redirect(ctx, ranked, include_superseded, filters.as_of)
+        with timed("redirect"):
+            return await self._redirect(ctx, ranked, include_superseded, filters.as_of)
 
     async def _redirect(self, ctx: CallerContext, ranked: list[RankedItem], include_superseded: bool,
                         as_of: datetime | None = None) -> list[RankedItem]:

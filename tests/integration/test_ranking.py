@@ -2,12 +2,17 @@
 
 from __future__ import annotations
 
+import json
 import uuid
 
 import asyncpg
 import httpx
 
+from engram.config import Settings
 from engram.db import identity
+from engram.embeddings.provider import EmbeddingProvider
+from engram.events.envelope import Event
+from services.embedder.service import EmbedderService
 from tests.conftest import create_tenant
 
 
@@ -37,3 +42,26 @@ async def test_a_query_naming_the_subject_lifts_that_memory_unless_the_tenant_tu
     for bad in ({"dense_weight": 2}, {"subject_boost": "high"}, {"speed": 1}):
         refused = await gateway.patch("/v1/admin/tenant-config", json={"recall": bad}, headers=who)
         assert refused.status_code == 422 and refused.json()["field"] == "recall", bad
+
+
+async def test_mmr_moves_a_near_duplicate_down_when_the_tenant_asks(
+        gateway: httpx.AsyncClient, app_pool: asyncpg.Pool, owner_pool: asyncpg.Pool, settings: Settings,
+        embedder: EmbeddingProvider) -> None:
+    tenant = await create_tenant(owner_pool)
+    issued = await identity.create_key(app_pool, tenant.tenant_id, tenant.principal_id, ["read", "write", "admin"], "r")
+    who = {"authorization": f"Bearer {issued.key}"}
+    texts = ["The Lisbon office opens at nine.", "The Lisbon office opens at nine every weekday.",
+             "Parking near the Lisbon office is free after six."]
+    ids = [(await gateway.post("/v1/remember", json={"content": t}, headers=who)).json()["id"] for t in texts]
+    async with owner_pool.acquire() as conn:
+        rows = await conn.fetch("SELECT envelope FROM outbox WHERE tenant_id = $1::uuid "
+                                "AND envelope->>'type' = 'engram.memory.created'", tenant.tenant_id)
+    await EmbedderService(app_pool, settings, embedder).handle([Event.decode(json.loads(r["envelope"])) for r in rows])
+    query = {"query": "When does the Lisbon office open?", "mode": "semantic"}
+    plain = [h["item"]["id"] for h in (await gateway.post("/v1/recall", json=query, headers=who)).json()["items"]]
+    assert set(plain[:2]) == set(ids[:2]) and plain[2] == ids[2]  # the two near-duplicates lead
+    assert (await gateway.patch("/v1/admin/tenant-config", json={"recall": {"mmr_lambda": 0.5}},
+                                headers=who)).status_code == 200
+    hits = (await gateway.post("/v1/recall", json=query, headers=who)).json()["items"]
+    assert [h["item"]["id"] for h in hits] == [plain[0], ids[2], plain[1]]
+    assert any(r.startswith("diversified (λ 0.50)") for r in hits[2]["reasons"])
