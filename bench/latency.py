@@ -24,8 +24,10 @@ import sys
 import tempfile
 import time
 import uuid
+from collections.abc import Awaitable, Callable
 from datetime import UTC, datetime
 from pathlib import Path
+from typing import Any
 
 import httpx
 
@@ -157,7 +159,8 @@ async def bulk_load(database_url: str, n: int, distinct: int = 2000, noise: floa
     return time.perf_counter() - started
 
 
-PROFILED = ("engram_http_request_duration_seconds", "engram_rpc_duration_seconds", "engram_recall_stage_seconds")
+PROFILED = ("engram_http_request_duration_seconds", "engram_rpc_duration_seconds", "engram_recall_stage_seconds",
+            "engram_remember_stage_seconds")
 
 
 async def scrape(urls: list[str]) -> dict[str, float]:
@@ -172,12 +175,12 @@ async def scrape(urls: list[str]) -> dict[str, float]:
     return values
 
 
-async def profile(client: httpx.AsyncClient, metrics: list[str], mode: str, clients: int,
-                  per_client: int) -> dict[str, object]:
-    """Where a recall's time goes: mean milliseconds per request at the gateway, in the recall RPC handler,
-    and in each recall stage, from the processes' own histograms (differences over this load only)."""
+async def profile(client: httpx.AsyncClient, metrics: list[str], load: Callable[[], Awaitable[dict[str, Any]]],
+                  ) -> dict[str, object]:
+    """Where a request's time goes: mean milliseconds at the gateway, in the RPC handler and in each stage the
+    service times, from the processes' own histograms (differences over ``load`` only)."""
     before = await scrape(metrics)
-    load = await recall_load(client, mode, clients, per_client)
+    result = await load()
     after = await scrape(metrics)
     means: dict[str, float] = {}
     for key, total in after.items():
@@ -185,10 +188,10 @@ async def profile(client: httpx.AsyncClient, metrics: list[str], mode: str, clie
             continue
         count_key = key.replace("_sum{", "_count{")
         count = after.get(count_key, 0.0) - before.get(count_key, 0.0)
-        if count > 0 and ('route="/v1/recall"' in key or 'method="Recall"' in key or "recall_stage" in key):
+        if count > 0:
             means[key.split("{")[0].removeprefix("engram_") + "{" + key.split("{", 1)[1]] = round(
                 (total - before.get(key, 0.0)) / count * 1000, 2)
-    return {"load": load, "mean_ms": means}
+    return {"load": result, "mean_ms": means}
 
 
 async def recall_load(client: httpx.AsyncClient, mode: str, clients: int, per_client: int) -> dict[str, float]:
@@ -234,8 +237,10 @@ async def run(args: argparse.Namespace, url: str, key: str, database_url: str | 
         stack_file = getattr(args, "stack_file", None)
         stack = json.loads(stack_file.read_text()) if stack_file and stack_file.exists() else {}
         metrics = list(stack.get("metrics", {}).values()) or [f"{url}/metrics"]
-        profiles = [await profile(client, metrics, mode, 4, max(args.requests // 4, 5))
+        profiles = [await profile(client, metrics, lambda m=mode: recall_load(client, m, 4, max(args.requests // 4, 5)))  # type: ignore[misc]
                     for mode in ("semantic", "hybrid")]
+        probe_texts = [f"Profile probe {n}: " + t for n, t in enumerate(synthetic(200, seed=21))]
+        profiles.append(await profile(client, metrics, lambda: remember_load(client, probe_texts, 4)))
         recalls = []
         for mode in ("semantic", "hybrid", "keyword"):
             await recall_load(client, mode, 1, 5)  # warm-up

@@ -74,6 +74,9 @@ class Settings(BaseSettings):
         "(best F1 on MSRP train+val; see bench/calibrate_trigram.py).")
 
     max_content_bytes: int = 16_384
+    keyword_candidate_cap: int = Field(
+        default=2_000, ge=50, description="Most full-text matches ranked per query (the most recent ones); bounds "
+        "keyword and hybrid recall on large stores.")
     conflict_similarity_floor: float = Field(
         default=0.85, ge=0, le=1, description="Cosine similarity from which a same-kind live memory is compared "
         "with a new one (e5-small puts unrelated sentences near 0.75–0.79, see docs/benchmarks.md).")

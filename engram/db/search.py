@@ -63,20 +63,28 @@ def _where(filters: Filters, viewer: str, args: list[object]) -> str:
     return " AND ".join(clauses)
 
 
-async def keyword(conn: asyncpg.Connection, query: str, filters: Filters, viewer: str,
-                  limit: int) -> list[tuple[MemoryItem, float]]:
-    """Full-text match with OR semantics over the query's stemmed words, ranked by ts_rank."""
-    args: list[object] = [query, limit]
+async def keyword(conn: asyncpg.Connection, query: str, filters: Filters, viewer: str, limit: int,
+                  candidate_cap: int = 2_000) -> list[tuple[MemoryItem, float]]:
+    """Full-text match with OR semantics over the query's stemmed words, ranked by ts_rank.
+
+    Ranking reads every match's tsvector, so a query of common words over a large store is bounded: only the
+    ``candidate_cap`` most recent matches are ranked (ids first, the rows of the winners last)."""
+    args: list[object] = [query, limit, candidate_cap]
     where = _where(filters, viewer, args)
     rows = await conn.fetch(
         f"""WITH q AS (
                 SELECT to_tsquery('simple', string_agg(quote_literal(lexeme), ' | ')) AS tsq
-                FROM unnest(tsvector_to_array(to_tsvector('english', $1))) AS lexeme)
-            SELECT {ITEM_COLUMNS_I}, ts_rank(i.content_tsv, q.tsq) AS rank
-            FROM memory_items i, q
-            WHERE q.tsq IS NOT NULL AND i.content_tsv @@ q.tsq AND {where}
-            ORDER BY rank DESC, i.created_at DESC
-            LIMIT $2""",
+                FROM unnest(tsvector_to_array(to_tsvector('english', $1))) AS lexeme),
+            matched AS (
+                SELECT i.id FROM memory_items i, q
+                WHERE q.tsq IS NOT NULL AND i.content_tsv @@ q.tsq AND {where}
+                ORDER BY i.created_at DESC LIMIT $3),
+            ranked AS (
+                SELECT m.id, ts_rank(x.content_tsv, q.tsq) AS rank
+                FROM matched m JOIN memory_items x ON x.id = m.id, q
+                ORDER BY rank DESC, x.created_at DESC LIMIT $2)
+            SELECT {ITEM_COLUMNS_I}, r.rank FROM ranked r JOIN memory_items i ON i.id = r.id
+            ORDER BY r.rank DESC, i.created_at DESC""",
         *args,
     )
     return [(row_to_item(r), float(r["rank"])) for r in rows]

@@ -24,6 +24,9 @@ RECALL_TELEMETRY = Counter("engram_recall_telemetry_total", "Recall log entries 
 RECALL_STAGE = Histogram(
     "engram_recall_stage_seconds", "Time spent in each stage of a recall or search (the recall process)", ["stage"],
     buckets=(0.0005, 0.001, 0.002, 0.005, 0.01, 0.02, 0.05, 0.1, 0.2, 0.5, 1.0))
+REMEMBER_STAGE = Histogram(
+    "engram_remember_stage_seconds", "Time spent in each stage of a remember (the ingest process)", ["stage"],
+    buckets=(0.0005, 0.001, 0.002, 0.005, 0.01, 0.02, 0.05, 0.1, 0.2, 0.5, 1.0))
 SWEPT = Counter("engram_sweep_items_total", "Items the sweep expired to the trash and trash entries it emptied",
                 ["outcome"])
 REMEMBERED = Counter("engram_remember_total", "Remember outcomes", ["status"])
@@ -53,10 +56,10 @@ def serve_metrics(port: int, host: str = "127.0.0.1") -> None:
 
 
 @contextlib.contextmanager
-def timed(stage: str) -> Iterator[None]:
-    """Observe how long the block takes under ``engram_recall_stage_seconds{stage}``."""
+def timed(stage: str, histogram: Histogram = RECALL_STAGE) -> Iterator[None]:
+    """Observe how long the block takes, under ``histogram{stage}`` (recall stages by default)."""
     started = time.perf_counter()
     try:
         yield
     finally:
-        RECALL_STAGE.labels(stage).observe(time.perf_counter() - started)
+        histogram.labels(stage).observe(time.perf_counter() - started)

@@ -21,7 +21,7 @@ from engram.errors import Conflict, NotFound, PermissionDenied, ValidationFailed
 from engram.events.envelope import Event
 from engram.llm import JsonChat
 from engram.pipeline import changes, classify
-from engram.telemetry.metrics import REMEMBERED
+from engram.telemetry.metrics import REMEMBER_STAGE, REMEMBERED, timed
 from services.ingest.trash import discard
 
 DEFAULT_KIND = "fact"
@@ -153,7 +153,8 @@ class IngestService:
                 expires_at=expires_at, external_id=cmd.external_id or None,
                 metadata=cmd.metadata,
             )
-            stored = await items.insert(conn, new)
+            with timed("insert", REMEMBER_STAGE):
+                stored = await items.insert(conn, new)
             if stored is None:
                 existing = await items.find_live_duplicate(conn, workspace_id, ctx.principal_id, digest)
                 if existing is not None and existing.expires_at is not None and existing.expires_at <= now:
@@ -191,9 +192,10 @@ class IngestService:
                 await changes.open_conflict(conn, self._settings.events_subject_prefix, actor, singleton_rival, stored,
                                             "contradiction", "singleton", rule="singleton",
                                             explanation=f"both claim the {stored.kind} slot for {stored.subject!r}")
-            similar = await items.similar_live(  # reported, never applied
-                conn, stored.content, stored.kind, ctx.principal_id, [str(stored.id), *(str(t.id) for t in targets)],
-                self._settings.possible_supersedes_threshold)
+            with timed("possible_supersedes", REMEMBER_STAGE):
+                similar = await items.similar_live(  # reported, never applied
+                    conn, stored.content, stored.kind, ctx.principal_id,
+                    [str(stored.id), *(str(t.id) for t in targets)], self._settings.possible_supersedes_threshold)
         status = "superseded" if targets else "created"
         REMEMBERED.labels(status).inc()
         return RememberResult(status, stored, [str(t.id) for t in targets], similar)

@@ -222,7 +222,8 @@ class RecallService:
             weights = await _weights(conn)
             if mode in ("keyword", "hybrid"):
                 with timed("keyword_sql"):
-                    found = await search.keyword(conn, query, filters, ctx.principal_id, limit)
+                    found = await search.keyword(conn, query, filters, ctx.principal_id, limit,
+                                                 self._settings.keyword_candidate_cap)
                 for item, rank in found:
                     by_id[str(item.id)] = item
                     keyword[str(item.id)] = rank
