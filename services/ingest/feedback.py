@@ -47,7 +47,9 @@ class FeedbackService:
             previous = await conn.fetchval(
                 "SELECT verdict FROM feedback_events WHERE item_id = $1 AND principal_id = $2 ORDER BY id DESC LIMIT 1",
                 item_id, ctx.principal_id)
-            if previous == verdict:  # the current verdict again: nothing changes, nothing is counted
+            if previous == verdict:  # the current verdict again: nothing is recorded or counted, but a useful
+                if verdict == "useful":  # item that was served since still restarts the anti-feedback count
+                    await conn.execute("UPDATE memory_items SET recalls_since_useful = 0 WHERE id = $1", item_id)
                 return FeedbackResult(item_id, verdict, previous, current_importance)
             await _within_daily_allowance(conn, ctx.principal_id)
             importance = feedback.adjusted_importance(current_importance, verdict, previous)

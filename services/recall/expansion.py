@@ -7,11 +7,12 @@ import asyncpg
 
 from engram.db import edges
 from engram.db.search import Filters
+from engram.domain import scoring
 from engram.domain.models import MemoryItem, RankedItem
 
 SEEDS = 5  # how many of the best hits are expanded
 PER_SEED = 2  # links followed from each
-EDGE_DECAY = 0.5  # a linked memory ranks at this share of its seed's score
+EDGE_DECAY = 0.5  # a linked memory ranks at this share of its seed's score (times its own trust)
 TUNNEL_LIFT = 0.1  # candidates across a tunnel gain this much
 SESSION_SEEDS = 3  # how many of the best hits bring their session neighbours
 
@@ -42,7 +43,9 @@ async def expand(conn: asyncpg.Connection, ranked: list[RankedItem], viewer: str
             by_id[str(item.id)].reasons.append(reason)
             continue
         seed = by_id[from_id]
-        added = RankedItem(item=item, score=round(seed.score * EDGE_DECAY, 6), origin="graph", reasons=[reason])
+        trust = scoring.trust_score(item)  # its own standing counts, as it would for any hit
+        added = RankedItem(item=item, score=round(seed.score * EDGE_DECAY * trust, 6), origin="graph",
+                           reasons=[reason, f"trust {trust:.2f} (authority {item.authority}, {item.source_type})"])
         by_id[str(item.id)] = added
         ranked.append(added)
     routes = await edges.through_tunnels(conn, sorted({_area(s.item) for s in seeds if s.item.wing})) if links else []
