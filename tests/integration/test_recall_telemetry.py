@@ -45,6 +45,8 @@ async def test_recalls_are_logged_and_counted_and_a_much_served_item_gives_way(
         assert await conn.fetchval("SELECT recalls_since_useful FROM memory_items WHERE id = $1", second.id) == 0
     await recall.recall(tenant, RecallQuery(mode="startup"))
     await telemetry.flush()
+    async with owner_pool.acquire() as conn:
+        assert await conn.fetchval("SELECT recalls_since_useful FROM memory_items WHERE id = $1", second.id) == 1
     await FeedbackService(app_pool, settings).record(tenant, str(second.id), "useful", "")  # the same verdict again
     async with owner_pool.acquire() as conn:
         assert await conn.fetchval("SELECT recalls_since_useful FROM memory_items WHERE id = $1", second.id) == 0
