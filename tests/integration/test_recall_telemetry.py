@@ -40,6 +40,7 @@ async def test_recalls_are_logged_and_counted_and_a_much_served_item_gives_way(
     again = await recall.recall(tenant, RecallQuery(mode="startup"))
     assert [str(r.item.id) for r in again.items] == [str(first.id), str(second.id)]
     assert any(reason.startswith("served 13 times without useful feedback") for reason in again.items[1].reasons)
+    await telemetry.flush()  # the count of recalls served before the verdict is in before it
     await FeedbackService(app_pool, settings).record(tenant, str(second.id), "useful", "")
     async with owner_pool.acquire() as conn:
         assert await conn.fetchval("SELECT recalls_since_useful FROM memory_items WHERE id = $1", second.id) == 0
