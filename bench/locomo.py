@@ -36,6 +36,7 @@ import time
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
+from functools import cached_property
 from pathlib import Path
 
 import asyncpg
@@ -242,7 +243,7 @@ class Baselines:
         ranked = [self.conv.by_item[self.items[i]] for i in order]
         return ranked, sum(len(self.text[self.items[i]].split()) for i in order)
 
-    @property
+    @cached_property
     def text(self) -> dict[str, str]:
         return {t.item_id: t.content for t in self.conv.turns}
 

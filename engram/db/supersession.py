@@ -7,10 +7,10 @@ from datetime import UTC, datetime
 import asyncpg
 
 from engram.db import items, kinds
+from engram.domain import lifecycle
 from engram.domain.models import MemoryItem
 
 MAX_HOPS = 5
-LIVE_STATES = ("active", "proposed", "disputed")
 
 
 async def terminal(conn: asyncpg.Connection, item: MemoryItem, viewer: str,
@@ -48,6 +48,6 @@ def _live(item: MemoryItem, as_of: datetime | None, superseded_later: bool = Fal
     if item.expires_at is not None and item.expires_at <= at:
         return False
     if as_of is None:
-        return item.invalidated_at is None and item.review_status in LIVE_STATES
+        return item.invalidated_at is None and item.review_status in lifecycle.LIVE_STATES
     was_invalidated = item.invalidated_at is not None and item.invalidated_at <= at
-    return not was_invalidated and (superseded_later or item.review_status in LIVE_STATES)
+    return not was_invalidated and (superseded_later or item.review_status in lifecycle.LIVE_STATES)

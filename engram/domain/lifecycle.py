@@ -22,6 +22,7 @@ from engram.domain.models import CallerContext
 from engram.errors import Conflict, PermissionDenied, ValidationFailed
 
 ACTIONS = ("activate", "dispute", "reject", "archive", "reactivate", "withdraw")
+LIVE_STATES = ("proposed", "active", "disputed")  # review states of a memory still in play
 
 
 class Who(Enum):

@@ -102,6 +102,22 @@ class Drain:
         return True
 
 
+def one_at_a_time(handle_one: Callable[[Event], Awaitable[None]]) -> BatchHandler:
+    """A batch handler applying ``handle_one`` to each event in turn; an event that raises is reported as
+    failed (and redelivered) without holding up the others."""
+
+    async def handle(events: list[Event]) -> dict[str, Exception]:
+        failures: dict[str, Exception] = {}
+        for event in events:
+            try:
+                await handle_one(event)
+            except Exception as exc:
+                failures[event.id] = exc
+        return failures
+
+    return handle
+
+
 def retry_delay(attempt: int) -> float:
     """Back-off before redelivery: 0.5 s, 1 s, 2 s, … capped at 30 s."""
     return float(min(0.5 * 2 ** max(attempt - 1, 0), 30.0))

@@ -10,6 +10,7 @@ from typing import Any
 import asyncpg
 
 from engram.db import conflicts, items, outbox
+from engram.db.pool import tenant_tx
 from engram.domain.models import MemoryItem
 from engram.events.envelope import Event
 
@@ -104,3 +105,12 @@ async def settle_conflicts_of(conn: asyncpg.Connection, prefix: str, actor: Acto
         resolution = "accept_new" if existing == item_id else "keep_existing"
         settled += await resolve_conflicts(conn, prefix, actor, item_id, resolution, reason, conflict_id=conflict_id)
     return settled
+
+
+async def stage_failed(pool: asyncpg.Pool, event: Event, stage: str, error: Exception) -> None:
+    """A consumer gave up on ``event``: its item's ``stage`` says failed, with the reason (when the item is
+    still there)."""
+    async with tenant_tx(pool, event.tenant_id) as conn:
+        if await items.get(conn, event.subject) is not None:
+            await items.set_stage(conn, tenant_id=event.tenant_id, item_id=event.subject, stage=stage,
+                                  status="failed", detail=repr(error)[:500])

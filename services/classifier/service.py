@@ -21,9 +21,10 @@ from engram.db.pool import tenant_tx
 from engram.domain.classification import Classification, narrow_visibility, parse_placement_rules
 from engram.domain.models import MemoryItem
 from engram.errors import ValidationFailed
+from engram.events.consumer import one_at_a_time
 from engram.events.envelope import Event
 from engram.llm import JsonChat
-from engram.pipeline import classify
+from engram.pipeline import changes, classify
 
 log = logging.getLogger(__name__)
 
@@ -38,13 +39,7 @@ class ClassifierService:
         self._llm = llm
 
     async def handle(self, events: list[Event]) -> dict[str, Exception]:
-        failures: dict[str, Exception] = {}
-        for event in events:
-            try:
-                await self._classify_one(event)
-            except Exception as exc:
-                failures[event.id] = exc
-        return failures
+        return await one_at_a_time(self._classify_one)(events)
 
     async def _classify_one(self, event: Event) -> None:
         async with tenant_tx(self._pool, event.tenant_id) as conn:
@@ -110,10 +105,7 @@ class ClassifierService:
         ), self._settings.events_subject_prefix)
 
     async def mark_failed(self, event: Event, error: Exception) -> None:
-        async with tenant_tx(self._pool, event.tenant_id) as conn:
-            if await items.get(conn, event.subject) is not None:
-                await items.set_stage(conn, tenant_id=event.tenant_id, item_id=event.subject, stage=STAGE,
-                                      status="failed", detail=repr(error)[:500])
+        await changes.stage_failed(self._pool, event, STAGE, error)
 
 
 async def _placement_rules(conn: asyncpg.Connection) -> list[Any]:

@@ -18,9 +18,10 @@ import numpy as np
 from engram.config import Settings
 from engram.db import conflicts, inbox, items
 from engram.db.pool import tenant_tx
-from engram.domain import conflict_rules
+from engram.domain import conflict_rules, lifecycle
 from engram.domain.conflict_rules import Verdict
 from engram.domain.models import MemoryItem
+from engram.events.consumer import one_at_a_time
 from engram.events.envelope import Event
 from engram.llm import JsonChat, LLMUnavailable
 from engram.pipeline import changes
@@ -37,7 +38,6 @@ NEIGHBOURS = 5
 # Candidates come from a little below the floor: the exclusive-predicate rule ("lives in", "prefers", …) fires
 # at any similarity, since two values of one predicate can embed apart; every other rule needs the floor.
 CANDIDATE_MARGIN = 0.05
-LIVE = ("proposed", "active", "disputed")
 JUDGE_PROMPT = (
     "Two memories of the same kind and scope follow, EXISTING then NEW. Say whether NEW duplicates EXISTING, "
     "refines it (same claim, more detail), contradicts it, or none of these. Answer with a JSON object only."
@@ -59,13 +59,7 @@ class ConflictsService:
         self._llm = llm
 
     async def handle(self, events: list[Event]) -> dict[str, Exception]:
-        failures: dict[str, Exception] = {}
-        for event in events:
-            try:
-                await self._check(event)
-            except Exception as exc:
-                failures[event.id] = exc
-        return failures
+        return await one_at_a_time(self._check)(events)
 
     async def _check(self, event: Event) -> None:
         profile = str(event.data.get("profile") or self._settings.embedding_profile)
@@ -152,14 +146,11 @@ class ConflictsService:
         return note
 
     async def mark_failed(self, event: Event, error: Exception) -> None:
-        async with tenant_tx(self._pool, event.tenant_id) as conn:
-            if await items.get(conn, event.subject) is not None:
-                await items.set_stage(conn, tenant_id=event.tenant_id, item_id=event.subject, stage=STAGE,
-                                      status="failed", detail=repr(error)[:500])
+        await changes.stage_failed(self._pool, event, STAGE, error)
 
 
 def _live(item: MemoryItem) -> bool:
-    return item.invalidated_at is None and item.superseded_by is None and item.review_status in LIVE
+    return item.invalidated_at is None and item.superseded_by is None and item.review_status in lifecycle.LIVE_STATES
 
 
 def _summary(candidates: int, notes: list[str]) -> str:

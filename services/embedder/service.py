@@ -17,6 +17,7 @@ from engram.domain.content import passage
 from engram.domain.models import MemoryItem
 from engram.embeddings.provider import EmbeddingProvider
 from engram.events.envelope import Event
+from engram.pipeline import changes
 from engram.telemetry.metrics import EMBED_BATCH, EMBED_LATENCY, SEARCHABLE_LAG
 
 log = logging.getLogger(__name__)
@@ -89,7 +90,4 @@ class EmbedderService:
 
     async def mark_failed(self, event: Event, error: Exception) -> None:
         """After the last attempt: the status says failed, with the reason."""
-        async with tenant_tx(self._pool, event.tenant_id) as conn:
-            if await items.get(conn, event.subject) is not None:
-                await items.set_stage(conn, tenant_id=event.tenant_id, item_id=event.subject, stage="embedding",
-                                      status="failed", detail=repr(error)[:500])
+        await changes.stage_failed(self._pool, event, "embedding", error)

@@ -24,7 +24,6 @@ from engram.pipeline import changes
 from services.ingest.service import IngestService, RememberCommand
 
 RESOLUTIONS = ("keep_existing", "accept_new", "keep_both", "merge")
-LIVE = ("proposed", "active", "disputed")
 
 
 @dataclass
@@ -83,7 +82,7 @@ class ConflictService:
                 if new_item.invalidated_at is not None or new_item.superseded_by is not None:
                     raise Conflict("the new memory is no longer live; keep the existing one or merge",
                                    field="resolution", code="not_live")
-                if existing_item.review_status in LIVE and existing_item.superseded_by is None:
+                if existing_item.review_status in lifecycle.LIVE_STATES and existing_item.superseded_by is None:
                     await changes.supersede(conn, prefix, actor, existing_item, new_item, why, accepted_by_review=True)
                 new_item = await _reinstate(conn, prefix, actor, new_item, why)
             elif resolution == "keep_both":

@@ -11,8 +11,7 @@ from engram.db.pool import tenant_tx
 from engram.domain import lifecycle, validation
 from engram.domain.models import CallerContext
 from engram.errors import Conflict, NotFound, PermissionDenied, ValidationFailed
-
-WRITING_ROLES = ("owner", "admin", "member")
+from services.ingest.service import WRITING_ROLES
 
 
 class EdgeService:

@@ -12,7 +12,7 @@ import asyncpg
 from engram.config import Settings
 from engram.db import identity, items, kinds, outbox
 from engram.db.pool import tenant_tx
-from engram.domain import secrets, ttl, validation
+from engram.domain import lifecycle, secrets, ttl, validation
 from engram.domain.authority import default_source_type, derive_authority, source_trust
 from engram.domain.classification import Classification, parse_placement_rules
 from engram.domain.content import content_hash, index_context
@@ -26,7 +26,6 @@ from services.ingest.trash import discard
 
 DEFAULT_KIND = "fact"
 WRITING_ROLES = ("owner", "admin", "member")
-LIVE_STATES = ("proposed", "active", "disputed")
 MAX_SUPERSEDES = 20
 
 
@@ -231,8 +230,8 @@ async def _live_target(conn: asyncpg.Connection, ctx: CallerContext, item_id: st
     if item is None:
         raise NotFound(f"no item {item_id}", field="supersedes")
     expired = item.expires_at is not None and item.expires_at <= datetime.now(UTC)
-    if (item.invalidated_at is not None or item.superseded_by is not None or item.review_status not in LIVE_STATES
-            or expired):
+    if (item.invalidated_at is not None or item.superseded_by is not None
+            or item.review_status not in lifecycle.LIVE_STATES or expired):
         state = "invalidated" if item.invalidated_at is not None else "expired" if expired else item.review_status
         raise Conflict(f"item {item_id} is {state}; only live items can be superseded", field="supersedes",
                        code="not_live")

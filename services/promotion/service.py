@@ -9,6 +9,7 @@ import asyncpg
 from engram.config import Settings
 from engram.db import inbox
 from engram.db.pool import tenant_tx
+from engram.events.consumer import one_at_a_time
 from engram.events.envelope import Event
 from engram.pipeline import promotion
 
@@ -37,15 +38,12 @@ class PromotionService:
         self._settings = settings
 
     async def handle(self, events: list[Event]) -> dict[str, Exception]:
-        failures: dict[str, Exception] = {}
-        for event in events:
-            try:
-                async with tenant_tx(self._pool, event.tenant_id) as conn:
-                    if not await inbox.claim(conn, CONSUMER, event.id, event.tenant_id):
-                        continue
-                    for item_id in items_named(event):
-                        await promotion.promote_item(conn, self._settings.events_subject_prefix, event.tenant_id,
-                                                     item_id, dry_run=False, traceparent=event.traceparent)
-            except Exception as exc:
-                failures[event.id] = exc
-        return failures
+        return await one_at_a_time(self._decide)(events)
+
+    async def _decide(self, event: Event) -> None:
+        async with tenant_tx(self._pool, event.tenant_id) as conn:
+            if not await inbox.claim(conn, CONSUMER, event.id, event.tenant_id):
+                return
+            for item_id in items_named(event):
+                await promotion.promote_item(conn, self._settings.events_subject_prefix, event.tenant_id,
+                                             item_id, dry_run=False, traceparent=event.traceparent)

@@ -70,10 +70,10 @@ class RecallService:
         if mode == "startup":
             ranked = await self._startup(ctx, q)
         else:
-            ranked = await self._ranked(ctx, mode, _require_query(q.query), q.filters,
-                                        max(q.budgets.items * 4, MIN_CANDIDATES), q.include_superseded)
+            ranked, weights = await self._ranked(ctx, mode, _require_query(q.query), q.filters,
+                                                 max(q.budgets.items * 4, MIN_CANDIDATES), q.include_superseded)
             with timed("widen"):
-                ranked = await self._widen(ctx, ranked, q)
+                ranked = await self._widen(ctx, ranked, q, weights)
         kept, cut = pack_explained(ranked, q.budgets)
         omitted = len(cut)
         result = RecallResult(kept, mode, str(uuid.uuid4()), omitted, cut=cut[:EXPLAIN_CUT] if q.explain else [])
@@ -86,14 +86,15 @@ class RecallService:
                 at=datetime.now(UTC)))
         return result
 
-    async def _widen(self, ctx: CallerContext, ranked: list[RankedItem], q: RecallQuery) -> list[RankedItem]:
+    async def _widen(self, ctx: CallerContext, ranked: list[RankedItem], q: RecallQuery,
+                     weights: scoring.RecallWeights) -> list[RankedItem]:
         """Graph expansion (links and tunnels) and MMR diversity, as the tenant's recall settings say; neither
         applies to answers ``as_of`` a past time."""
-        if not ranked or q.filters.as_of is not None:
+        expanding = weights.graph_expansion or weights.session_neighbours
+        if not ranked or q.filters.as_of is not None or not (expanding or weights.mmr_lambda < 1):
             return ranked
         async with tenant_tx(self._pool, ctx.tenant_id) as conn:
-            weights = await _weights(conn)
-            if weights.graph_expansion or weights.session_neighbours:
+            if expanding:
                 ranked = await expansion.expand(conn, ranked, ctx.principal_id, q.filters,
                                                 session_decay=weights.session_neighbours,
                                                 links=weights.graph_expansion)
@@ -108,7 +109,7 @@ class RecallService:
         _check_choice(mode, SEARCH_MODES, "mode")
         if not 1 <= limit <= 200:
             raise ValidationFailed(f"limit must be 1–200, got {limit}", field="limit")
-        ranked = await self._ranked(ctx, mode, _require_query(query), filters, max(limit, MIN_CANDIDATES))
+        ranked, _ = await self._ranked(ctx, mode, _require_query(query), filters, max(limit, MIN_CANDIDATES))
         return ranked[:limit]
 
     async def get_item(self, ctx: CallerContext, item_id: str) -> MemoryItem:
@@ -208,7 +209,9 @@ class RecallService:
             return await items.expiring(conn, ctx.principal_id, until, limit, workspace_id or None)
 
     async def _ranked(self, ctx: CallerContext, mode: str, query: str, filters: Filters,
-                      limit: int, include_superseded: bool = False) -> list[RankedItem]:
+                      limit: int, include_superseded: bool = False,
+                      ) -> tuple[list[RankedItem], scoring.RecallWeights]:
+        """The ranked candidates, and the tenant's recall settings they were ranked with (read once)."""
         _check_filters(filters)
         vector: np.ndarray | None = None
         if mode in ("semantic", "hybrid"):
@@ -265,7 +268,7 @@ class RecallService:
             ranked.append(RankedItem(item=item, score=round(value * trust, 6), origin=mode, reasons=reasons))
         ranked.sort(key=lambda r: (-r.score, -r.item.created_at.timestamp()))
         with timed("redirect"):
-            return await self._redirect(ctx, ranked, include_superseded, filters.as_of)
+            return await self._redirect(ctx, ranked, include_superseded, filters.as_of), weights
 
     async def _redirect(self, ctx: CallerContext, ranked: list[RankedItem], include_superseded: bool,
                         as_of: datetime | None = None) -> list[RankedItem]:
