@@ -289,6 +289,7 @@ async def run(args: argparse.Namespace, url: str, key: str, database_url: str) -
         stored = await vectors(database_url, all_items)
         per_question: dict[str, dict[str, list[dict[str, float]]]] = {}
         kept: list[tuple[str, Baselines]] = []
+        dumped: list[dict[str, object]] = []
         started = time.perf_counter()
         for conv in conversations:
             split = "dev" if conv.sample_id in DEV else "holdout"
@@ -296,9 +297,13 @@ async def run(args: argparse.Namespace, url: str, key: str, database_url: str) -
             base = baselines(conv, stored, qvs)
             kept.append((split, base))
             rows = per_question.setdefault(split, {})
-            for name, rankings in (("engram", await engram_rankings(client, conv, "hybrid")),
-                                   ("bm25", [base.rank(s) for s in base.bm25]),
-                                   ("dense", [base.rank(s) for s in base.dense])):
+            systems = (("engram", await engram_rankings(client, conv, "hybrid")),
+                       ("bm25", [base.rank(s) for s in base.bm25]), ("dense", [base.rank(s) for s in base.dense]))
+            if args.dump:
+                dumped.extend({"conversation": conv.sample_id, "category": q["category"], "question": q["question"],
+                               "evidence": sorted(evidence(q)), **{name: rankings[n][0] for name, rankings in systems}}
+                              for n, q in enumerate(conv.questions))
+            for name, rankings in systems:
                 rows.setdefault(name, []).extend(
                     score(ranked, evidence(q), tokens) for (ranked, tokens), q in zip(rankings, conv.questions,
                                                                                        strict=True))
@@ -323,7 +328,7 @@ async def run(args: argparse.Namespace, url: str, key: str, database_url: str) -
 
     report: dict[str, object] = {"fusion_weight_bm25": weight, "timings": timings, "sweep": {
         label: {split: mean(data["rows"]) for split, data in splits.items()}  # type: ignore[arg-type]
-        for label, splits in sweep.items()}}
+        for label, splits in sweep.items()}, "dumped": dumped}
     for split, systems in per_question.items():
         report[split] = {
             "questions": len(systems["engram"]),
@@ -378,6 +383,7 @@ def main() -> None:
                         help="dev to tune (never tune on holdout)")
     parser.add_argument("--sweep", type=json.loads, default=[],
                         help='recall settings to try after the default, e.g. \'[{"dense_weight": 0.6}]\'')
+    parser.add_argument("--dump", default="", help="write each question's rankings (engram, bm25, dense) here")
     args = parser.parse_args()
     commit = subprocess.run(["git", "rev-parse", "--short", "HEAD"], capture_output=True, text=True, cwd=ROOT)
     home = Path(tempfile.mkdtemp(prefix="engram-locomo-", dir="/tmp")) / "home"
@@ -387,6 +393,9 @@ def main() -> None:
     try:
         database_url = json.loads((home / "stack.json").read_text())["database_url"]
         results = asyncio.run(run(args, url, key, database_url))
+        dumped = results.pop("dumped")
+        if args.dump:
+            Path(args.dump).write_text(json.dumps(dumped, indent=1) + "\n")
     finally:
         process.terminate()
         process.wait(timeout=60)

@@ -139,21 +139,3 @@ async def through_tunnels(conn: asyncpg.Connection, areas: list[tuple[str, str]]
                JOIN tunnels t ON t.to_wing = a.wing AND (t.to_room = '' OR t.to_room = a.room)""",
         [w for w, _ in areas], [r for _, r in areas])
     return [(r["fw"], r["fr"], r["tw"], r["tr"]) for r in rows]
-
-
-async def session_neighbours(conn: asyncpg.Connection, item: MemoryItem, viewer: str) -> list[MemoryItem]:
-    """The live memories recorded just before and just after ``item`` in its session that ``viewer`` may read."""
-    if not item.source_session:
-        return []
-    found = []
-    for comparison, order in (("<", "DESC"), (">", "ASC")):
-        row = await conn.fetchrow(
-            f"""SELECT {ITEM_COLUMNS} FROM memory_items i
-                WHERE i.source_session = $1 AND i.created_at {comparison} $2 AND i.id <> $3
-                  AND i.tenant_id = engram_current_tenant() AND i.invalidated_at IS NULL
-                  AND i.superseded_by IS NULL AND {NOT_EXPIRED} AND i.review_status IN ('active', 'proposed')
-                  AND {visible_to('$4')}
-                ORDER BY i.created_at {order} LIMIT 1""", item.source_session, item.created_at, item.id, viewer)
-        if row is not None:
-            found.append(row_to_item(row))
-    return found

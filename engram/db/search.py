@@ -109,6 +109,32 @@ async def semantic(conn: asyncpg.Connection, vector: np.ndarray, profile: str, d
     return [(row_to_item(r), float(r["similarity"])) for r in rows]
 
 
+async def session_window(conn: asyncpg.Connection, seeds: list[str], filters: Filters, viewer: str,
+                         width: int) -> list[tuple[str, int, MemoryItem]]:
+    """For each seed with a ``source_session``, the live items ``viewer`` may read that match the filters and
+    were recorded within ``width`` places before or after it in that session: (seed id, offset, item), the
+    offset negative before the seed. One query, the session index finding each side."""
+    if not seeds:
+        return []
+    args: list[object] = [seeds, width]
+    where = _where(filters, viewer, args)
+    side = f"""SELECT {ITEM_COLUMNS_I}, row_number() OVER (ORDER BY i.created_at {{order}}) AS place
+               FROM memory_items i
+               WHERE i.source_session = s.source_session AND i.created_at {{cmp}} s.created_at AND i.id <> s.id
+                 AND i.superseded_by IS NULL AND {where}
+               ORDER BY i.created_at {{order}} LIMIT $2"""
+    rows = await conn.fetch(
+        f"""SELECT s.id AS seed_id, n.*, n.place * n.direction AS offset_
+            FROM memory_items s, LATERAL (
+                (SELECT b.*, -1 AS direction FROM ({side.format(order="DESC", cmp="<")}) b)
+                UNION ALL
+                (SELECT a.*, 1 AS direction FROM ({side.format(order="ASC", cmp=">")}) a)) n
+            WHERE s.id = ANY($1::uuid[]) AND s.source_session IS NOT NULL""",
+        *args,
+    )
+    return [(str(r["seed_id"]), int(r["offset_"]), row_to_item(r)) for r in rows]
+
+
 async def startup(conn: asyncpg.Connection, filters: Filters, viewer: str, limit: int) -> list[MemoryItem]:
     """Active items for the start of a session: pinned and important first, bounded."""
     args: list[object] = [limit]

@@ -11,13 +11,14 @@ from typing import Any
 from engram.domain.models import MemoryItem
 from engram.errors import ValidationFailed
 
-SCORING_VERSION = "v3-context-subject"
+SCORING_VERSION = "v4-session-context"
 RECENCY_HALF_LIFE_DAYS = 30.0
 PROPOSED_FACTOR = 0.85
 CONFLICT_FACTOR = 0.75
 # Chosen on the LoCoMo dev conversations (docs/benchmarks.md): the grid 0.15–0.6 × 0–1.0, best MRR.
 DENSE_WEIGHT = 0.25
 SUBJECT_BOOST = 1.0
+SESSION_NEIGHBOURS = 0.2
 
 
 def recency(created_at: datetime, now: datetime) -> float:
@@ -73,7 +74,7 @@ class RecallWeights:
     subject_boost: float = SUBJECT_BOOST
     mmr_lambda: float = 1.0  # 1: no diversification
     graph_expansion: bool = True
-    session_neighbours: float = 0.0  # 0: off; else the share of a hit's score its session neighbours get
+    session_neighbours: float = SESSION_NEIGHBOURS  # the share of a hit's score lifting its session neighbours
 
     def as_dict(self) -> dict[str, float | bool]:
         return {"dense_weight": self.dense_weight, "subject_boost": self.subject_boost,
@@ -99,6 +100,17 @@ def parse_recall_weights(raw: Any) -> RecallWeights:
             raise ValidationFailed(f"recall.{name} must be 0–1", field="recall")
         values[name] = float(value)
     return RecallWeights(**values)
+
+
+SESSION_CONTEXT_WIDTH = 2  # places before and after a hit in its session
+SESSION_CONTEXT_DECAY = 0.5  # each further place keeps this share of the lift
+
+
+def context_lift(hit_score: float, offset: int, weight: float) -> float:
+    """What a memory recorded ``offset`` places from a hit in the same session gains: ``weight`` of the hit's
+    score next to it, decaying with each further place. In a conversation the answer sits next to the turn
+    that matched the question: the reply to it, or the turn that asked."""
+    return weight * hit_score * SESSION_CONTEXT_DECAY ** (abs(offset) - 1)
 
 
 _WORD = re.compile(r"[^\W_]+")

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import asyncpg
 
-from engram.db import edges
+from engram.db import edges, search
 from engram.db.search import Filters
 from engram.domain import scoring
 from engram.domain.models import MemoryItem, RankedItem
@@ -14,26 +14,19 @@ SEEDS = 5  # how many of the best hits are expanded
 PER_SEED = 2  # links followed from each
 EDGE_DECAY = 0.5  # a linked memory ranks at this share of its seed's score (times its own trust)
 TUNNEL_LIFT = 0.1  # candidates across a tunnel gain this much
-SESSION_SEEDS = 3  # how many of the best hits bring their session neighbours
+SESSION_SEEDS = 10  # how many of the best hits lift the memories recorded near them in their sessions
 
 
 async def expand(conn: asyncpg.Connection, ranked: list[RankedItem], viewer: str, filters: Filters,
-                 session_decay: float = 0.0, links: bool = True) -> list[RankedItem]:
+                 session_weight: float = 0.0, links: bool = True) -> list[RankedItem]:
     """``ranked`` with linked memories added and tunnel-connected candidates lifted, re-sorted. With
-    ``session_decay``, the memories recorded next to each of the best hits in its session come along too."""
+    ``session_weight``, the memories recorded near the best hits in their sessions are lifted (or join)."""
     seeds = ranked[:SEEDS]
     if not seeds:
         return ranked
     by_id = {str(r.item.id): r for r in ranked}
-    if session_decay > 0:
-        for seed in seeds[:SESSION_SEEDS]:
-            for item in await edges.session_neighbours(conn, seed.item, viewer):
-                if str(item.id) in by_id or not _matches(item, filters):
-                    continue
-                added = RankedItem(item=item, score=round(seed.score * session_decay, 6), origin="session",
-                                   reasons=[f"recorded next to {seed.item.id} in session {item.source_session}"])
-                by_id[str(item.id)] = added
-                ranked.append(added)
+    if session_weight > 0:
+        _lift_session_context(await _session_context(conn, ranked, viewer, filters, session_weight), by_id, ranked)
     linked = await edges.neighbours(conn, [str(s.item.id) for s in seeds], viewer, PER_SEED) if links else []
     for from_id, edge_type, item in linked:
         if not _matches(item, filters):
@@ -61,6 +54,37 @@ async def expand(conn: asyncpg.Connection, ranked: list[RankedItem], viewer: str
                 above.add(_area(r.item))
     ranked.sort(key=lambda r: (-r.score, -r.item.created_at.timestamp()))
     return ranked
+
+
+async def _session_context(conn: asyncpg.Connection, ranked: list[RankedItem], viewer: str, filters: Filters,
+                           weight: float) -> dict[str, tuple[float, str, int, MemoryItem]]:
+    """For each memory near one of the best hits in a session, its best lift: (lift, hit id, offset, memory)."""
+    seeds = {str(r.item.id): r.score for r in ranked[:SESSION_SEEDS] if r.item.source_session}
+    best: dict[str, tuple[float, str, int, MemoryItem]] = {}
+    for seed_id, offset, item in await search.session_window(conn, list(seeds), filters, viewer,
+                                                             scoring.SESSION_CONTEXT_WIDTH):
+        lift = scoring.context_lift(seeds[seed_id], offset, weight) * scoring.trust_score(item)
+        if lift > best.get(str(item.id), (0.0,))[0]:
+            best[str(item.id)] = (lift, seed_id, offset, item)
+    return best
+
+
+def _lift_session_context(lifts: dict[str, tuple[float, str, int, MemoryItem]], by_id: dict[str, RankedItem],
+                          ranked: list[RankedItem]) -> None:
+    """Adds each lift to the memory's score (computed from the scores before any lift); a memory that was not a
+    candidate joins with the lift alone."""
+    for key, (lift, seed_id, offset, item) in lifts.items():
+        reason = (f"recorded {abs(offset)} {'after' if offset > 0 else 'before'} {seed_id} in session "
+                  f"{item.source_session} (+{lift:.3f})")
+        if key in by_id:
+            by_id[key].score = round(by_id[key].score + lift, 6)
+            by_id[key].reasons.append(reason)
+            continue
+        trust = scoring.trust_score(item)
+        added = RankedItem(item=item, score=round(lift, 6), origin="session",
+                           reasons=[reason, f"trust {trust:.2f} (authority {item.authority}, {item.source_type})"])
+        by_id[key] = added
+        ranked.append(added)
 
 
 def _area(item: MemoryItem) -> tuple[str, str]:

@@ -96,7 +96,7 @@ class RecallService:
         async with tenant_tx(self._pool, ctx.tenant_id) as conn:
             if expanding:
                 ranked = await expansion.expand(conn, ranked, ctx.principal_id, q.filters,
-                                                session_decay=weights.session_neighbours,
+                                                session_weight=weights.session_neighbours,
                                                 links=weights.graph_expansion)
             if weights.mmr_lambda < 1:
                 window = ranked[:q.budgets.items * MMR_WINDOW_FACTOR]

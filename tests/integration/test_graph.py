@@ -130,22 +130,51 @@ async def test_explain_shows_the_best_candidates_the_budgets_cut(gateway: httpx.
     assert "cut" not in await _recall(gateway, user, query=f"{tag} deploy checklist", item_budget=1)
 
 
-async def test_session_neighbours_come_along_when_the_tenant_asks(gateway: httpx.AsyncClient,
-                                                                  people: dict[str, Headers]) -> None:
+async def test_session_context_lifts_what_was_said_near_a_hit(gateway: httpx.AsyncClient,
+                                                              people: dict[str, Headers]) -> None:
     user, tag = people["user"], uuid.uuid4().hex[:6]
     session = f"chat-{tag}"
-    before = await _remember(gateway, user, "Did you try the new ramen place?", source_session=session)
-    hit = await _remember(gateway, user, f"Yes, the {tag} noodles were great.", source_session=session)
-    after = await _remember(gateway, user, "We should go again on Friday.", source_session=session)
+    said = {}
+    for name, text in (("before2", "Shall we eat out tonight?"), ("before", "Did you try the new ramen place?"),
+                       ("hit", f"Yes, the {tag} noodles were great."), ("after", "We should go again on Friday."),
+                       ("after2", "Friday works for me."), ("after3", "Bring cash, they take no cards.")):
+        said[name] = await _remember(gateway, user, text, source_session=session)
+    hidden = await _remember(gateway, people["colleague"], "A private aside in the same chat.",
+                             source_session=session, visibility="private")
     elsewhere = await _remember(gateway, user, "Unrelated chat line.", source_session=f"other-{tag}")
-    plain = {h["item"]["id"] for h in (await _recall(gateway, user, query=f"{tag} noodles"))["items"]}
-    assert plain == {hit}
-    on = await gateway.patch("/v1/admin/tenant-config", json={"recall": {"session_neighbours": 0.5}},
-                             headers=people["admin"])
+    admin = people["admin"]
+    off = await gateway.patch("/v1/admin/tenant-config", json={"recall": {"session_neighbours": 0}}, headers=admin)
+    assert off.status_code == 200
+    assert {h["item"]["id"] for h in (await _recall(gateway, user, query=f"{tag} noodles"))["items"]} == {said["hit"]}
+    on = await gateway.patch("/v1/admin/tenant-config", json={"recall": {"session_neighbours": 0.5}}, headers=admin)
     assert on.status_code == 200
     answer = (await _recall(gateway, user, query=f"{tag} noodles"))["items"]
     by_id = {h["item"]["id"]: h for h in answer}
-    assert set(by_id) == {hit, before, after} and elsewhere not in by_id
-    assert by_id[before]["origin"] == "session" and f"recorded next to {hit} in session {session}" in \
-        by_id[before]["reasons"]
-    assert abs(by_id[after]["score"] - by_id[hit]["score"] * 0.5) < 1e-4
+    near = {said[n] for n in ("before2", "before", "hit", "after", "after2")}
+    assert set(by_id) == near  # two places each side; not the third, not another session, not a private aside
+    assert not {said["after3"], hidden, elsewhere} & set(by_id)
+    assert answer[0]["item"]["id"] == said["hit"]
+    after, after2 = by_id[said["after"]], by_id[said["after2"]]
+    assert after["origin"] == "session"
+    assert any(r.startswith(f"recorded 1 after {said['hit']} in session {session} (+") for r in after["reasons"])
+    assert any(r.startswith(f"recorded 2 before {said['hit']}") for r in by_id[said["before2"]]["reasons"])
+    assert abs(after2["score"] / after["score"] - 0.5) < 0.01  # one place further keeps half the lift
+    trust = float(next(r for r in after["reasons"] if r.startswith("trust ")).split()[1])  # its own, 2 decimals
+    assert abs(after["score"] / (by_id[said["hit"]]["score"] * 0.5) - trust) < 0.006
+
+
+async def test_session_context_lifts_a_candidate_that_matched_too(gateway: httpx.AsyncClient,
+                                                                  people: dict[str, Headers]) -> None:
+    user, tag = people["user"], uuid.uuid4().hex[:6]
+    session = f"chat-{tag}"
+    strong = await _remember(gateway, user, f"The {tag} {tag} outage began at noon.", source_session=session)
+    reply = await _remember(gateway, user, f"Which {tag} dashboard showed it first?", source_session=session)
+    alone = await _remember(gateway, user, f"A {tag} note from another day.", source_session=f"other-{tag}")
+    admin = people["admin"]
+    await gateway.patch("/v1/admin/tenant-config", json={"recall": {"session_neighbours": 0}}, headers=admin)
+    plain = {h["item"]["id"]: h["score"] for h in (await _recall(gateway, user, query=f"{tag} outage"))["items"]}
+    assert set(plain) == {strong, reply, alone}
+    await gateway.patch("/v1/admin/tenant-config", json={"recall": {"session_neighbours": 0.5}}, headers=admin)
+    lifted = {h["item"]["id"]: h for h in (await _recall(gateway, user, query=f"{tag} outage"))["items"]}
+    assert lifted[reply]["score"] > plain[reply] and lifted[reply]["origin"] == "keyword"
+    assert lifted[alone]["score"] == plain[alone]  # no neighbour in its session matched

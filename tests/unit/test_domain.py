@@ -127,6 +127,14 @@ def test_the_anti_feedback_factor(recalls: int, factor: float) -> None:
     assert feedback_factor(recalls) == pytest.approx(factor)
 
 
+@pytest.mark.parametrize(("offset", "lift"), [(1, 0.16), (-1, 0.16), (2, 0.08), (-2, 0.08)])
+def test_session_context_lift_halves_with_each_further_place(offset: int, lift: float) -> None:
+    from engram.domain.scoring import RecallWeights, context_lift
+
+    assert context_lift(0.8, offset, RecallWeights().session_neighbours) == pytest.approx(lift)
+    assert context_lift(0.8, offset, 0.0) == 0.0
+
+
 def test_index_context_and_passage_carry_the_date_and_subject() -> None:
     from datetime import UTC, datetime, timedelta, timezone
 
