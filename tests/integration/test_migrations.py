@@ -108,3 +108,8 @@ async def test_services_can_log_in_as_the_app_role_itself(owner_pool: asyncpg.Po
             await conn.execute("SET ROLE postgres")
     finally:
         await conn.close()
+
+
+async def test_the_trigram_index_has_the_long_signature(owner_pool: asyncpg.Pool) -> None:
+    definition = await owner_pool.fetchval("SELECT indexdef FROM pg_indexes WHERE indexname = 'memory_items_trgm'")
+    assert "gist_trgm_ops(siglen='64')" in definition.replace(" ", "")
