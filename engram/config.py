@@ -38,6 +38,8 @@ class Settings(BaseSettings):
     ingest_addr: str = Field(default="127.0.0.1:50051", description="host:port of the ingest gRPC server.")
     recall_addr: str = Field(default="127.0.0.1:50052", description="host:port of the recall gRPC server.")
     metrics_port: int = Field(default=0, description="Prometheus port of a gRPC/consumer process (0 = off).")
+    worker_nice: int = Field(default=10, ge=0, le=19, description="How much a pipeline consumer lowers its own CPU "
+                             "priority at start (os.nice), so that on shared cores the request path comes first.")
     metrics_host: str = Field(default="127.0.0.1", description="Address the metrics port binds (0.0.0.0 in a pod).")
 
     events_stream: str = "ENGRAM_EVENTS"

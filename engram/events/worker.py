@@ -11,6 +11,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+import os
 from collections.abc import Awaitable, Callable, Coroutine, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -48,6 +49,8 @@ async def run_worker(name: str, settings: Settings, stop: asyncio.Event, build: 
     """Serve ``build``'s subscriptions (and an optional ``background`` task) until ``stop`` is set."""
     if not settings.database_url or not settings.nats_url:
         raise SystemExit(f"{name} needs ENGRAM_DATABASE_URL and ENGRAM_NATS_URL")
+    if settings.worker_nice:  # the pipeline is asynchronous: on shared cores, acks and recalls go first
+        log.info("%s runs at niceness %d", name, os.nice(settings.worker_nice))
     serve_metrics(settings.metrics_port, settings.metrics_host)
     pool = await service_pool(settings)
     nc = await nats.connect(settings.nats_url, max_reconnect_attempts=-1, reconnect_time_wait=1, connect_timeout=5)

@@ -61,6 +61,14 @@ def _all_done(stack: Stack, ids: list[str]) -> bool:
     return asyncio.run(_effects(stack.info()["database_url"], ids))["stages_done"] == 3 * len(ids)
 
 
+def test_the_pipeline_yields_the_cores_to_the_request_path(faulty: Stack) -> None:
+    base = psutil.Process(faulty.service_pid("ingest")).nice()
+    assert psutil.Process(faulty.service_pid("recall")).nice() == base
+    assert psutil.Process(faulty.service_pid("gateway")).nice() == base
+    for name in ("embedder", "classifier", "conflicts", "promotion"):  # ENGRAM_WORKER_NICE, 10 by default
+        assert psutil.Process(faulty.service_pid(name)).nice() == min(19, base + 10), name
+
+
 def test_consumers_killed_mid_stream_leave_every_effect_exactly_once(faulty: Stack) -> None:
     tag = uuid.uuid4().hex[:6]
     texts = [f"Run {tag}: we decided to keep build log number {n} for audits." for n in range(60)]
