@@ -94,6 +94,36 @@ async def wait_all_embedded(client: httpx.AsyncClient, probe_id: str, within_s: 
     return time.perf_counter() - started
 
 
+async def wait_pipeline_idle(database_url: str | None, nats_url: str | None, within_s: float = 3600) -> float:
+    """Until every event is out of the outbox and every durable consumer of the event stream has nothing
+    pending or unacknowledged, twice in a row half a second apart: recall is measured on an idle pipeline,
+    not beside the consumers still working off the writes before it. Returns the seconds it took."""
+    if not database_url or not nats_url:
+        return 0.0
+    import asyncpg
+    import nats
+
+    from engram.config import Settings
+
+    stream = Settings().events_stream
+    started = time.perf_counter()
+    nc = await nats.connect(nats_url)
+    conn = await asyncpg.connect(database_url)
+    try:
+        js, quiet = nc.jetstream(), 0
+        while quiet < 2:
+            if time.perf_counter() - started > within_s:
+                raise TimeoutError("the pipeline did not go idle")
+            unsent = await conn.fetchval("SELECT count(*) FROM outbox WHERE sent_at IS NULL")
+            busy = [c for c in await js.consumers_info(stream) if c.num_pending or c.num_ack_pending]
+            quiet = quiet + 1 if not unsent and not busy else 0
+            await asyncio.sleep(0.5)
+    finally:
+        await conn.close()
+        await nc.close()
+    return time.perf_counter() - started
+
+
 async def searchable_lag(client: httpx.AsyncClient, samples: int) -> dict[str, float]:
     """Idle system: from the remember call to the item being returned by semantic search."""
     lags: list[float] = []
@@ -233,14 +263,17 @@ async def run(args: argparse.Namespace, url: str, key: str, database_url: str | 
         writes = [await remember_load(client, texts[:split], 1), await remember_load(client, texts[split:], 4)]
         probe = (await client.post("/v1/remember", json={"content": f"drain probe {uuid.uuid4()}"})).json()["id"]
         drain_s = await wait_all_embedded(client, probe)
-        lag = await searchable_lag(client, args.lag_samples)
         stack_file = getattr(args, "stack_file", None)
         stack = json.loads(stack_file.read_text()) if stack_file and stack_file.exists() else {}
+        pipeline_s = drain_s + await wait_pipeline_idle(database_url, stack.get("nats_url"))
+        lag = await searchable_lag(client, args.lag_samples)
         metrics = list(stack.get("metrics", {}).values()) or [f"{url}/metrics"]
+        await wait_pipeline_idle(database_url, stack.get("nats_url"))
         profiles = [await profile(client, metrics, lambda m=mode: recall_load(client, m, 4, max(args.requests // 4, 5)))  # type: ignore[misc]
                     for mode in ("semantic", "hybrid")]
         probe_texts = [f"Profile probe {n}: " + t for n, t in enumerate(synthetic(200, seed=21))]
         profiles.append(await profile(client, metrics, lambda: remember_load(client, probe_texts, 4)))
+        await wait_pipeline_idle(database_url, stack.get("nats_url"))  # the probes' pipeline work, before recall
         recalls = []
         for mode in ("semantic", "hybrid", "keyword"):
             await recall_load(client, mode, 1, 5)  # warm-up
@@ -248,6 +281,7 @@ async def run(args: argparse.Namespace, url: str, key: str, database_url: str | 
                 recalls.append(await recall_load(client, mode, clients, max(args.requests // clients, 5)))
     return {"bulk_loaded": args.bulk, "bulk_load_s": round(bulk_s, 1) if bulk_s else None,
             "remember": writes, "embedding_backlog_drain_s": round(drain_s, 1),
+            "pipeline_drain_s": round(pipeline_s, 1),
             "remember_to_semantic_searchable": lag, "recall": recalls, "profile_4_clients": profiles}
 
 
