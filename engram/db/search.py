@@ -121,7 +121,7 @@ async def session_window(conn: asyncpg.Connection, seeds: list[str], filters: Fi
     side = f"""SELECT {ITEM_COLUMNS_I}, row_number() OVER (ORDER BY i.created_at {{order}}) AS place
                FROM memory_items i
                WHERE i.source_session = s.source_session AND i.created_at {{cmp}} s.created_at AND i.id <> s.id
-                 AND i.superseded_by IS NULL AND {where}
+                 AND i.superseded_by IS NULL AND i.review_status <> 'superseded' AND {where}
                ORDER BY i.created_at {{order}} LIMIT $2"""
     rows = await conn.fetch(
         f"""SELECT s.id AS seed_id, n.*, n.place * n.direction AS offset_

@@ -75,21 +75,20 @@ class RecallWeights:
     mmr_lambda: float = 1.0  # 1: no diversification
     graph_expansion: bool = True
     session_neighbours: float = SESSION_NEIGHBOURS  # the share of a hit's score lifting its session neighbours
-    date_boost: float = 0.0  # relevance × (1 + this) for a memory whose date is in the period the query names
 
     def as_dict(self) -> dict[str, float | bool]:
         return {"dense_weight": self.dense_weight, "subject_boost": self.subject_boost,
                 "mmr_lambda": self.mmr_lambda, "graph_expansion": self.graph_expansion,
-                "session_neighbours": self.session_neighbours, "date_boost": self.date_boost}
+                "session_neighbours": self.session_neighbours}
 
 
 def parse_recall_weights(raw: Any) -> RecallWeights:
     if raw is None:
         return RecallWeights()
-    known = {"dense_weight", "subject_boost", "mmr_lambda", "graph_expansion", "session_neighbours", "date_boost"}
+    known = {"dense_weight", "subject_boost", "mmr_lambda", "graph_expansion", "session_neighbours"}
     if not isinstance(raw, dict) or set(raw) - known:
-        raise ValidationFailed("recall takes dense_weight, subject_boost, mmr_lambda, session_neighbours, date_boost "
-                               "(each 0–1) and graph_expansion (true or false)", field="recall")
+        raise ValidationFailed("recall takes dense_weight, subject_boost, mmr_lambda, session_neighbours (each "
+                               "0–1) and graph_expansion (true or false)", field="recall")
     values: dict[str, Any] = {}
     for name, value in raw.items():
         if name == "graph_expansion":

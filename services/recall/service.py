@@ -14,7 +14,7 @@ from engram.config import Settings
 from engram.db import conflicts, edges, embeddings, identity, items, kinds, recall_logs, search, supersession, trash
 from engram.db.pool import tenant_tx
 from engram.db.search import Filters
-from engram.domain import diversity, scoring, temporal, validation
+from engram.domain import diversity, scoring, validation
 from engram.domain.budget import Budgets, pack_explained
 from engram.domain.models import CallerContext, MemoryItem, RankedItem, Stage
 from engram.embeddings.provider import EmbeddingProvider
@@ -246,7 +246,6 @@ class RecallService:
         else:
             relevance = scoring.fuse(keyword, dense, weights.dense_weight)
         query_words = scoring.words(query)
-        period = temporal.named_period(query) if weights.date_boost else None
         ranked = []
         for key, value in relevance.items():
             item = by_id[key]
@@ -255,10 +254,6 @@ class RecallService:
             if weights.subject_boost and scoring.names_subject(query_words, item.subject):
                 value *= 1 + weights.subject_boost
                 reasons.append(f"the query names its subject {item.subject!r} (×{1 + weights.subject_boost:.2f})")
-            if period is not None and period.covers(item.valid_from):
-                value *= 1 + weights.date_boost
-                reasons.append(f"the query's date {period.text!r} covers its valid_from "
-                               f"(×{1 + weights.date_boost:.2f})")
             if key in dense:
                 reasons.append(f"semantic match {dense[key]:.2f}")
             if key in keyword:

@@ -34,7 +34,7 @@ async def test_a_query_naming_the_subject_lifts_that_memory_unless_the_tenant_tu
     off = await gateway.patch("/v1/admin/tenant-config", json={"recall": {"subject_boost": 0}}, headers=who)
     assert off.status_code == 200 and off.json()["config"]["recall"] == {
         "dense_weight": 0.25, "subject_boost": 0.0, "mmr_lambda": 1.0, "graph_expansion": True,
-        "session_neighbours": 0.2, "date_boost": 0.0}
+        "session_neighbours": 0.2}
     hits = (await gateway.post("/v1/recall", json=query, headers=who)).json()["items"]
     unboosted = next(h["score"] for h in hits if h["item"]["id"] == named.json()["id"])
     assert abs(boosted - 2 * unboosted) < 1e-4
