@@ -110,6 +110,18 @@ async def test_services_can_log_in_as_the_app_role_itself(owner_pool: asyncpg.Po
         await conn.close()
 
 
-async def test_the_trigram_index_has_the_long_signature(owner_pool: asyncpg.Pool) -> None:
+async def test_the_trigram_index_leads_with_tenant_and_kind(owner_pool: asyncpg.Pool) -> None:
     definition = await owner_pool.fetchval("SELECT indexdef FROM pg_indexes WHERE indexname = 'memory_items_trgm'")
-    assert "gist_trgm_ops(siglen='64')" in definition.replace(" ", "")
+    assert "gist(tenant_id,kind,contentgist_trgm_ops(siglen='64'))" in definition.replace(" ", "")
+
+
+async def test_the_nearest_text_search_is_bounded_by_tenant_and_kind(owner_pool: asyncpg.Pool,
+                                                                       app_pool: asyncpg.Pool) -> None:
+    ctx = await create_tenant(owner_pool)
+    async with tenant_tx(app_pool, ctx.tenant_id) as conn:
+        await conn.execute("SET LOCAL enable_seqscan = off")  # the plan a large table gets
+        plan = "\n".join(r[0] for r in await conn.fetch(
+            "EXPLAIN SELECT id FROM memory_items i WHERE i.kind = 'fact' AND i.tenant_id = engram_current_tenant() "
+            "ORDER BY i.content <-> 'probe text' LIMIT 5"))
+    condition = next(line for line in plan.splitlines() if "Index Cond" in line)
+    assert "memory_items_trgm" in plan and "(tenant_id = " in condition and "(kind = 'fact'::text)" in condition
