@@ -281,11 +281,12 @@ class RecallService:
         share = self._settings.keyword_common_share
         if not share:
             return frozenset()
-        counted_at, words = self._common.get(tenant_id, (0.0, frozenset()))
-        if time.monotonic() - counted_at > COMMON_TTL_S:
-            with timed("common_words"):
-                words = await search.common_words(conn, COMMON_SAMPLE, share, COMMON_LEAST)
-            self._common[tenant_id] = (time.monotonic(), words)
+        cached = self._common.get(tenant_id)
+        if cached is not None and time.monotonic() - cached[0] <= COMMON_TTL_S:
+            return cached[1]
+        with timed("common_words"):
+            words = await search.common_words(conn, COMMON_SAMPLE, share, COMMON_LEAST)
+        self._common[tenant_id] = (time.monotonic(), words)
         return words
 
     async def _redirect(self, ctx: CallerContext, ranked: list[RankedItem], include_superseded: bool,
