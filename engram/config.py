@@ -79,9 +79,6 @@ class Settings(BaseSettings):
     keyword_candidate_cap: int = Field(
         default=2_000, ge=50, description="Most full-text matches ranked per query (the most recent ones); bounds "
         "keyword and hybrid recall on large stores.")
-    keyword_common_share: float = Field(
-        default=0.2, ge=0, le=1, description="A word in more than this share of a tenant's recent memories does "
-        "not make a memory a full-text match on its own (it still counts in the rank); 0 turns it off.")
     conflict_similarity_floor: float = Field(
         default=0.85, ge=0, le=1, description="Cosine similarity from which a same-kind live memory is compared "
         "with a new one (e5-small puts unrelated sentences near 0.75–0.79, see docs/benchmarks.md).")

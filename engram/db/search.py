@@ -64,26 +64,20 @@ def _where(filters: Filters, viewer: str, args: list[object]) -> str:
 
 
 async def keyword(conn: asyncpg.Connection, query: str, filters: Filters, viewer: str, limit: int,
-                  candidate_cap: int = 2_000, common: frozenset[str] = frozenset()) -> list[tuple[MemoryItem, float]]:
+                  candidate_cap: int = 2_000) -> list[tuple[MemoryItem, float]]:
     """Full-text match with OR semantics over the query's stemmed words, ranked by ts_rank.
 
-    Ranking reads every match's tsvector, so a query of common words over a large store is bounded: words in
-    ``common`` (see ``common_words``) do not make a memory a match unless the query has no other word, though
-    they still count in the rank; and only the ``candidate_cap`` most recent matches are ranked (ids first,
-    the rows of the winners last)."""
-    args: list[object] = [query, limit, candidate_cap, sorted(common)]
+    Ranking reads every match's tsvector, so a query of common words over a large store is bounded: only the
+    ``candidate_cap`` most recent matches are ranked (ids first, the rows of the winners last)."""
+    args: list[object] = [query, limit, candidate_cap]
     where = _where(filters, viewer, args)
     rows = await conn.fetch(
-        f"""WITH lex AS (SELECT lexeme FROM unnest(tsvector_to_array(to_tsvector('english', $1))) AS lexeme),
-            rare AS (SELECT lexeme FROM lex WHERE lexeme <> ALL($4::text[])),
-            q AS (
-                SELECT (SELECT to_tsquery('simple', string_agg(quote_literal(lexeme), ' | ')) FROM lex) AS tsq,
-                       (SELECT to_tsquery('simple', string_agg(quote_literal(lexeme), ' | ')) FROM (
-                            SELECT lexeme FROM rare
-                            UNION ALL SELECT lexeme FROM lex WHERE NOT EXISTS (SELECT 1 FROM rare)) k) AS match_tsq),
+        f"""WITH q AS (
+                SELECT to_tsquery('simple', string_agg(quote_literal(lexeme), ' | ')) AS tsq
+                FROM unnest(tsvector_to_array(to_tsvector('english', $1))) AS lexeme),
             matched AS (
                 SELECT i.id FROM memory_items i, q
-                WHERE q.match_tsq IS NOT NULL AND i.content_tsv @@ q.match_tsq AND {where}
+                WHERE q.tsq IS NOT NULL AND i.content_tsv @@ q.tsq AND {where}
                 ORDER BY i.created_at DESC LIMIT $3),
             ranked AS (
                 SELECT m.id, ts_rank(x.content_tsv, q.tsq) AS rank
@@ -94,18 +88,6 @@ async def keyword(conn: asyncpg.Connection, query: str, filters: Filters, viewer
         *args,
     )
     return [(row_to_item(r), float(r["rank"])) for r in rows]
-
-
-async def common_words(conn: asyncpg.Connection, sample: int, share: float, least: int) -> frozenset[str]:
-    """The stemmed words found in more than ``share`` of the tenant's ``sample`` most recent memories (Row
-    Level Security bounds the sample to the tenant of the transaction); none while the tenant has fewer
-    than ``least`` memories, where matching every word is cheap and one word's share says little."""
-    sampled = f"SELECT content_tsv FROM memory_items ORDER BY created_at DESC LIMIT {int(sample)}"
-    rows = await conn.fetch(
-        f"""WITH n AS (SELECT count(*) AS docs FROM ({sampled}) x)
-            SELECT s.word FROM n, ts_stat($${sampled}$$) s WHERE n.docs >= $1 AND s.ndoc > $2::float8 * n.docs""",
-        least, share)
-    return frozenset(r["word"] for r in rows)
 
 
 async def semantic(conn: asyncpg.Connection, vector: np.ndarray, profile: str, dimensions: int, filters: Filters,

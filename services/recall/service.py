@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import base64
-import time
 import uuid
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
@@ -35,9 +34,6 @@ EXPLAIN_CUT = 5  # with explain: how many of the best cut candidates are shown
 MMR_WINDOW_FACTOR = 3  # MMR reorders the top (item budget × this) candidates
 CONFLICT_TYPES = ("contradiction", "duplicate", "refinement", "scope_overlap")
 MAX_WITHIN_DAYS = 3_650
-COMMON_SAMPLE = 2_000  # the tenant's most recent memories, where common words are counted
-COMMON_LEAST = 1_000  # below this many memories, no word counts as common
-COMMON_TTL_S = 300.0  # how long a tenant's common words are kept before they are counted again
 
 
 @dataclass
@@ -67,7 +63,6 @@ class RecallService:
         self._settings = settings
         self._embedder = embedder
         self._telemetry = telemetry
-        self._common: dict[str, tuple[float, frozenset[str]]] = {}  # tenant → (counted at, its common words)
 
     async def recall(self, ctx: CallerContext, q: RecallQuery) -> RecallResult:
         mode = q.mode or "hybrid"
@@ -229,10 +224,9 @@ class RecallService:
             await _check_kinds(conn, filters)
             weights = await _weights(conn)
             if mode in ("keyword", "hybrid"):
-                common = await self._common_words(conn, ctx.tenant_id)
                 with timed("keyword_sql"):
                     found = await search.keyword(conn, query, filters, ctx.principal_id, limit,
-                                                 self._settings.keyword_candidate_cap, common)
+                                                 self._settings.keyword_candidate_cap)
                 for item, rank in found:
                     by_id[str(item.id)] = item
                     keyword[str(item.id)] = rank
@@ -275,19 +269,6 @@ class RecallService:
         ranked.sort(key=lambda r: (-r.score, -r.item.created_at.timestamp()))
         with timed("redirect"):
             return await self._redirect(ctx, ranked, include_superseded, filters.as_of), weights
-
-    async def _common_words(self, conn: asyncpg.Connection, tenant_id: str) -> frozenset[str]:
-        """The tenant's common words, counted at most every ``COMMON_TTL_S`` seconds per recall process."""
-        share = self._settings.keyword_common_share
-        if not share:
-            return frozenset()
-        cached = self._common.get(tenant_id)
-        if cached is not None and time.monotonic() - cached[0] <= COMMON_TTL_S:
-            return cached[1]
-        with timed("common_words"):
-            words = await search.common_words(conn, COMMON_SAMPLE, share, COMMON_LEAST)
-        self._common[tenant_id] = (time.monotonic(), words)
-        return words
 
     async def _redirect(self, ctx: CallerContext, ranked: list[RankedItem], include_superseded: bool,
                         as_of: datetime | None = None) -> list[RankedItem]:
