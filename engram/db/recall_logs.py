@@ -43,3 +43,13 @@ async def record(conn: asyncpg.Connection, served: list[Served]) -> None:
                FROM unnest($1::uuid[], $2::int[], $3::timestamptz[]) AS c(id, n, at)
                WHERE i.id = c.id AND i.tenant_id = engram_current_tenant()""",
             list(counts), list(counts.values()), [last[i] for i in counts])
+
+
+async def prune(conn: asyncpg.Connection, older_than_days: int, batch: int) -> int:
+    """Delete at most ``batch`` of the tenant's recall log rows older than ``older_than_days``, oldest first;
+    rows another sweep holds are skipped. Returns how many went."""
+    status = await conn.execute(
+        """WITH old AS (SELECT id FROM recall_logs WHERE created_at < now() - make_interval(days => $1)
+                        ORDER BY created_at LIMIT $2 FOR UPDATE SKIP LOCKED)
+           DELETE FROM recall_logs r USING old WHERE r.id = old.id""", older_than_days, batch)
+    return int(status.split()[-1])

@@ -27,7 +27,8 @@ RECALL_STAGE = Histogram(
 REMEMBER_STAGE = Histogram(
     "engram_remember_stage_seconds", "Time spent in each stage of a remember (the ingest process)", ["stage"],
     buckets=(0.0005, 0.001, 0.002, 0.005, 0.01, 0.02, 0.05, 0.1, 0.2, 0.5, 1.0))
-SWEPT = Counter("engram_sweep_items_total", "Items the sweep expired to the trash and trash entries it emptied",
+SWEPT = Counter("engram_sweep_items_total", "Items the sweep expired to the trash, trash entries it emptied and "
+                "recall log rows it deleted",
                 ["outcome"])
 REMEMBERED = Counter("engram_remember_total", "Remember outcomes", ["status"])
 OUTBOX_PUBLISHED = Counter("engram_outbox_published_total", "Outbox events published to JetStream")

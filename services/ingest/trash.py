@@ -10,7 +10,7 @@ from datetime import datetime
 import asyncpg
 
 from engram.config import Settings
-from engram.db import identity, items, outbox, trash
+from engram.db import identity, items, outbox, recall_logs, trash
 from engram.db.pool import system_tx, tenant_tx
 from engram.domain import lifecycle, validation
 from engram.domain.models import CallerContext, MemoryItem
@@ -25,6 +25,7 @@ BULK_ACTIONS = ("archive", "delete")
 ARCHIVABLE = ("active", "disputed", "proposed")  # what a bulk archive looks at unless a status filter says else
 MAX_BULK = 1_000
 SWEEP_BATCH = 500
+RECALL_LOG_BATCH = 10_000  # recall log rows deleted per tenant per pass (a busy tenant logs thousands a minute)
 
 
 async def discard(conn: asyncpg.Connection, settings: Settings, item: MemoryItem, *, reason: str,
@@ -171,11 +172,13 @@ class TrashService:
 class SweepReport:
     expired: int = 0
     purged: int = 0
+    recall_logs: int = 0
 
 
 async def sweep(pool: asyncpg.Pool, settings: Settings, *, batch: int = SWEEP_BATCH) -> SweepReport:
-    """One pass over every tenant: expired items go to the trash (``memory.expired``), and trash older than
-    the tenant's retention is emptied. Bounded per tenant; replicas running it at once skip each other's rows."""
+    """One pass over every tenant: expired items go to the trash (``memory.expired``), trash older than the
+    tenant's retention is emptied, and recall log rows older than ``recall_log_retention_days`` are deleted.
+    Bounded per tenant; replicas running it at once skip each other's rows."""
     report = SweepReport()
     async with system_tx(pool) as conn:
         tenants = [str(r["id"]) for r in await conn.fetch("SELECT id FROM tenants ORDER BY id")]
@@ -186,8 +189,12 @@ async def sweep(pool: asyncpg.Pool, settings: Settings, *, batch: int = SWEEP_BA
                 report.expired += 1
             retention = await identity.config_value(conn, "trash_retention_days") or settings.trash_retention_days
             report.purged += await trash.purge(conn, int(retention), batch)
+            report.recall_logs += await recall_logs.prune(conn, settings.recall_log_retention_days,
+                                                          RECALL_LOG_BATCH)
     SWEPT.labels("expired").inc(report.expired)
     SWEPT.labels("purged").inc(report.purged)
-    if report.expired or report.purged:
-        log.info("sweep: %d items expired to the trash, %d trash entries emptied", report.expired, report.purged)
+    SWEPT.labels("recall_logs").inc(report.recall_logs)
+    if report.expired or report.purged or report.recall_logs:
+        log.info("sweep: %d items expired to the trash, %d trash entries emptied, %d recall log rows deleted",
+                 report.expired, report.purged, report.recall_logs)
     return report

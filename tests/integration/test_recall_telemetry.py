@@ -9,6 +9,7 @@ from engram.domain.models import CallerContext
 from engram.embeddings.provider import EmbeddingProvider
 from services.ingest.feedback import FeedbackService
 from services.ingest.service import IngestService, RememberCommand
+from services.ingest.trash import sweep
 from services.recall.service import RecallQuery, RecallService
 from services.recall.telemetry import RecallTelemetry
 
@@ -52,6 +53,26 @@ async def test_recalls_are_logged_and_counted_and_a_much_served_item_gives_way(
     async with owner_pool.acquire() as conn:
         assert await conn.fetchval("SELECT recalls_since_useful FROM memory_items WHERE id = $1", second.id) == 0
         assert await conn.fetchval("SELECT count(*) FROM feedback_events WHERE item_id = $1", second.id) == 1
+
+
+async def test_the_sweep_deletes_recall_logs_past_their_retention(
+        app_pool: asyncpg.Pool, owner_pool: asyncpg.Pool, settings: Settings, tenant: CallerContext,
+        embedder: EmbeddingProvider) -> None:
+    await IngestService(app_pool, settings).remember(tenant, RememberCommand(content="Builds run at night."))
+    telemetry = RecallTelemetry(app_pool)
+    recall = RecallService(app_pool, settings, embedder, telemetry)
+    served = [(await recall.recall(tenant, RecallQuery(mode="startup"))).recall_id for _ in range(3)]
+    assert await telemetry.flush() == 3
+    async with owner_pool.acquire() as conn:  # one a day past the retention, one a day inside it, one new
+        for recall_id, age in zip(served, (31, 29, 0), strict=True):
+            await conn.execute("UPDATE recall_logs SET created_at = now() - make_interval(days => $2) WHERE id = $1",
+                               recall_id, age)
+    report = await sweep(app_pool, settings.model_copy(update={"recall_log_retention_days": 30}))
+    assert report.recall_logs >= 1
+    async with owner_pool.acquire() as conn:
+        kept = {str(r["id"]) for r in await conn.fetch("SELECT id FROM recall_logs WHERE id = ANY($1::uuid[])",
+                                                        served)}
+    assert kept == set(served[1:])
 
 
 def answer_budget(items: int):  # type: ignore[no-untyped-def]
