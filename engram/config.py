@@ -94,8 +94,8 @@ class Settings(BaseSettings):
                                       "tenant config `trash_retention_days` overrides.")
     recall_log_retention_days: int = Field(default=30, ge=1, description="Days a recall log row is kept; the "
                                            "ingest sweep deletes older ones.")
-    sweep_interval_s: float = Field(default=60.0, gt=0, description="How often ingest expires items and "
-                                    "empties old trash.")
+    sweep_interval_s: float = Field(default=60.0, gt=0, description="How often ingest expires items, "
+                                    "empties old trash and deletes old recall logs.")
     log_level: str = "INFO"
 
     @property
