@@ -65,6 +65,11 @@ def trust_score(item: MemoryItem, *, in_open_conflict: bool = False) -> float:
     return score
 
 
+def trust_reason(item: MemoryItem, trust: float) -> str:
+    """How a ranked item's trust is shown among its reasons."""
+    return f"trust {trust:.2f} (authority {item.authority}, {item.source_type})"
+
+
 @dataclass(frozen=True)
 class RecallWeights:
     """A tenant's recall tuning (tenant config ``recall``): the dense side's share of hybrid fusion, and the

@@ -38,7 +38,7 @@ async def expand(conn: asyncpg.Connection, ranked: list[RankedItem], viewer: str
         seed = by_id[from_id]
         trust = scoring.trust_score(item)  # its own standing counts, as it would for any hit
         added = RankedItem(item=item, score=round(seed.score * EDGE_DECAY * trust, 6), origin="graph",
-                           reasons=[reason, f"trust {trust:.2f} (authority {item.authority}, {item.source_type})"])
+                           reasons=[reason, scoring.trust_reason(item, trust)])
         by_id[str(item.id)] = added
         ranked.append(added)
     routes = await edges.through_tunnels(conn, sorted({_area(s.item) for s in seeds if s.item.wing})) if links else []
@@ -82,7 +82,7 @@ def _lift_session_context(lifts: dict[str, tuple[float, str, int, MemoryItem]], 
             continue
         trust = scoring.trust_score(item)
         added = RankedItem(item=item, score=round(lift, 6), origin="session",
-                           reasons=[reason, f"trust {trust:.2f} (authority {item.authority}, {item.source_type})"])
+                           reasons=[reason, scoring.trust_reason(item, trust)])
         by_id[key] = added
         ranked.append(added)
 

@@ -258,7 +258,7 @@ class RecallService:
                 reasons.append(f"semantic match {dense[key]:.2f}")
             if key in keyword:
                 reasons.append(f"keyword match {keyword[key]:.3f}")
-            reasons.append(f"trust {trust:.2f} (authority {item.authority}, {item.source_type})")
+            reasons.append(scoring.trust_reason(item, trust))
             reasons.extend(_standing(item, with_trust=False))
             for other in conflicted.get(key, []):
                 with_whom = other or "a memory you cannot see"
@@ -354,7 +354,7 @@ def _standing(item: MemoryItem, *, with_trust: bool = True) -> list[str]:
     """The reasons that describe an item itself: its trust, review state and verification."""
     reasons = []
     if with_trust:
-        reasons.append(f"trust {scoring.trust_score(item):.2f} (authority {item.authority}, {item.source_type})")
+        reasons.append(scoring.trust_reason(item, scoring.trust_score(item)))
     if item.review_status == "proposed":
         reasons.append("unreviewed (proposed)")
     elif item.review_status == "disputed":
