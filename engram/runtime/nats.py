@@ -18,7 +18,7 @@ import httpx
 import psutil
 
 from engram.runtime.foreground import ForegroundServer
-from engram.runtime.ports import free_port
+from engram.runtime.ports import free_ports
 from engram.runtime.process_tree import descendants, is_alive, kill_remains, wait_gone_sync
 
 HOST = "127.0.0.1"
@@ -45,8 +45,9 @@ class EmbeddedNats(ForegroundServer):
 
     def __init__(self, store_dir: Path, port: int | None = None, monitor_port: int | None = None) -> None:
         self.store_dir = Path(store_dir).expanduser().resolve()
-        self._port = port if port is not None else free_port(HOST)
-        self._monitor_port = monitor_port if monitor_port is not None else free_port(HOST)
+        picked = iter(free_ports(2, HOST))  # distinct: the client and the monitoring port
+        self._port = port if port is not None else next(picked)
+        self._monitor_port = monitor_port if monitor_port is not None else next(picked)
         self._process: subprocess.Popen[bytes] | None = None
 
     @property

@@ -20,7 +20,7 @@ from engram.db.pool import with_user
 from engram.runtime.dev_key import DEV_KEY_FILE, ensure_dev_key
 from engram.runtime.home_lock import hold_home
 from engram.runtime.nats import EmbeddedNats
-from engram.runtime.ports import free_port
+from engram.runtime.ports import free_ports
 from engram.runtime.postgres import EmbeddedPostgres
 from engram.runtime.supervisor import ChildSpec, Supervisor
 
@@ -117,7 +117,10 @@ async def _start(
     dev_key = await ensure_dev_key(database_url, settings, home) if settings.auth_enabled else None
 
     url = gateway_url(settings.gateway_host, settings.gateway_port)
-    base_env = _service_env(settings, home, database_url, nats_url, embedded_database=not external_database)
+    # every port in one call, so no two services are handed the same one
+    ports = iter(free_ports(2 + sum(name != "gateway" for name in services)))
+    base_env = _service_env(settings, home, database_url, nats_url, embedded_database=not external_database,
+                            grpc_ports=(next(ports), next(ports)))
     metrics: dict[str, str] = {}
     for name in services:
         env = dict(base_env)
@@ -125,7 +128,7 @@ async def _start(
             env.pop("ENGRAM_METRICS_PORT", None)
             ready, timeout = _http_ready(f"{url}/ready"), GATEWAY_READY_TIMEOUT
         else:
-            env["ENGRAM_METRICS_PORT"] = str(free_port())
+            env["ENGRAM_METRICS_PORT"] = str(next(ports))
             metrics[name] = f"http://{settings.metrics_host}:{env['ENGRAM_METRICS_PORT']}/metrics"
             ready, timeout = None, 60.0
         await supervisor.start(ChildSpec(name=name, argv=command(name), env=env, ready=ready, ready_timeout=timeout))
@@ -171,7 +174,7 @@ async def _start_nats(supervisor: Supervisor, home: Path) -> str:
 
 
 def _service_env(settings: Settings, home: Path, database_url: str, nats_url: str,
-                 embedded_database: bool) -> dict[str, str]:
+                 embedded_database: bool, grpc_ports: tuple[int, int]) -> dict[str, str]:
     python_path = [str(source_root()), *filter(None, os.environ.get("PYTHONPATH", "").split(os.pathsep))]
     return {
         **os.environ,
@@ -179,8 +182,8 @@ def _service_env(settings: Settings, home: Path, database_url: str, nats_url: st
         "ENGRAM_DATABASE_URL": database_url,
         **({"ENGRAM_APP_DATABASE_URL": with_user(database_url, settings.app_role)} if embedded_database else {}),
         "ENGRAM_NATS_URL": nats_url,
-        "ENGRAM_INGEST_ADDR": f"127.0.0.1:{free_port()}",
-        "ENGRAM_RECALL_ADDR": f"127.0.0.1:{free_port()}",
+        "ENGRAM_INGEST_ADDR": f"127.0.0.1:{grpc_ports[0]}",
+        "ENGRAM_RECALL_ADDR": f"127.0.0.1:{grpc_ports[1]}",
         "ENGRAM_GATEWAY_HOST": settings.gateway_host,
         "ENGRAM_GATEWAY_PORT": str(settings.gateway_port),
         # the gateway presents it to ingest and recall; a fresh one per run unless the operator set one
