@@ -10,7 +10,7 @@ import httpx
 import pytest
 
 from engram.db import identity
-from tests.conftest import create_tenant
+from tests.support.tenants import create_tenant
 
 
 async def test_verdicts_history_importance_and_allowance(gateway: httpx.AsyncClient, app_pool: asyncpg.Pool,
