@@ -17,9 +17,11 @@ import psutil
 import pytest
 
 from engram.runtime.ports import free_port
-from tests.e2e.conftest import Stack, wait_for
+from tests.support.stack import Stack
+from tests.support.waiting import eventually_blocking
 
-pytestmark = pytest.mark.e2e
+# a stack may take 180 s to start and a wait up to 180 s more: far above the default per-test timeout
+pytestmark = [pytest.mark.e2e, pytest.mark.timeout(900)]
 
 
 @pytest.fixture(scope="module")
@@ -76,11 +78,11 @@ def test_consumers_killed_mid_stream_leave_every_effect_exactly_once(faulty: Sta
     with faulty.client() as client:
         writer = threading.Thread(target=lambda: ids.extend(_remember_all(client, texts)))
         writer.start()
-        wait_for(lambda: len(ids) >= 15, timeout=60)
+        eventually_blocking(lambda: len(ids) >= 15, timeout=60, message="15 writes accepted")
         for name in ("embedder", "classifier", "conflicts"):  # while the backlog is being worked through
             psutil.Process(faulty.service_pid(name)).send_signal(signal.SIGKILL)
         writer.join()
-        wait_for(lambda: _all_done(faulty, ids), timeout=180)
+        eventually_blocking(lambda: _all_done(faulty, ids), timeout=180, message="every stage done for all 60")
     effects = asyncio.run(_effects(faulty.info()["database_url"], ids))
     assert effects == {"embedded_events": 60, "vectors": 60, "receipts": 60, "classified_events": 60,
                        "stages_done": 180}
@@ -99,7 +101,7 @@ def test_writes_accepted_while_nats_is_paused_or_killed_are_all_delivered(faulty
             os.kill(nats_pid, signal.SIGCONT)
         os.kill(nats_pid, signal.SIGKILL)  # gone: the supervisor starts it again on the same port and store
         ids += _remember_all(client, [f"Killed {tag}: note {n} about the cache warmer." for n in range(10)])
-        wait_for(lambda: _all_done(faulty, ids), timeout=180)
+        eventually_blocking(lambda: _all_done(faulty, ids), timeout=180, message="every stage done for all 20")
     effects = asyncio.run(_effects(faulty.info()["database_url"], ids))
     assert effects["embedded_events"] == effects["vectors"] == effects["receipts"] == 20
     assert effects["classified_events"] == 20 and effects["stages_done"] == 60

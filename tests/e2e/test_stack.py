@@ -13,9 +13,11 @@ import pytest
 
 from engram.config import DEFAULT_TENANT_ID, DEFAULT_WORKSPACE_ID
 from engram.runtime.ports import free_port
-from tests.e2e.conftest import Stack, wait_for
+from tests.support.stack import Stack
+from tests.support.waiting import eventually_blocking
 
-pytestmark = pytest.mark.e2e
+# a stack may take 180 s to start and a wait up to 180 s more: far above the default per-test timeout
+pytestmark = [pytest.mark.e2e, pytest.mark.timeout(900)]
 
 MEMORIES = [
     ("Alice is allergic to peanuts, so team lunches are nut-free.", "fact"),
@@ -31,7 +33,8 @@ def remember(client: httpx.Client, content: str, **fields: object) -> dict:  # t
 
 
 def wait_embedded(client: httpx.Client, item_id: str) -> None:
-    wait_for(lambda: client.get(f"/v1/items/{item_id}/status").json()["embedding"] == "done")
+    eventually_blocking(lambda: client.get(f"/v1/items/{item_id}/status").json()["embedding"] == "done",
+                        message=f"{item_id} embedded")
 
 
 def test_the_development_key_is_printed_kept_and_required(stack: Stack) -> None:
@@ -125,10 +128,10 @@ def test_created_event_reaches_the_stream_without_content(stack: Stack) -> None:
 def test_a_crashed_service_is_restarted(stack: Stack) -> None:
     old = stack.service_pid("recall")
     psutil.Process(old).kill()
-    new = wait_for(lambda: _new_pid(stack, "recall", old), timeout=60)
+    new = eventually_blocking(lambda: _new_pid(stack, "recall", old), timeout=60, message="recall restarted")
     assert new != old
     with stack.client() as client:
-        wait_for(lambda: client.get("/ready").status_code == 200, timeout=60)
+        eventually_blocking(lambda: client.get("/ready").status_code == 200, timeout=60, message="ready again")
         assert client.post("/v1/recall", json={"query": "coffee", "mode": "keyword"}).status_code == 200
 
 
@@ -149,8 +152,11 @@ def test_data_survives_a_restart_and_stop_leaves_no_process(tmp_path) -> None:  
     finally:
         pids = first.stop()
     assert len(pids) >= 6  # postgres, nats and four services at least
-    wait_for(lambda: not [p for p in pids if psutil.pid_exists(p) and psutil.Process(p).status() != "zombie"],
-             timeout=20)
+
+    def all_gone() -> bool:
+        return not [p for p in pids if psutil.pid_exists(p) and psutil.Process(p).status() != "zombie"]
+
+    eventually_blocking(all_gone, timeout=20, ignoring=(psutil.NoSuchProcess,), message="every stack process gone")
     assert not (tmp_path / "home" / "stack.json").exists()
     key = first.dev_key
 
@@ -163,7 +169,6 @@ def test_data_survives_a_restart_and_stop_leaves_no_process(tmp_path) -> None:  
             assert answer["items"][0]["item"]["id"] == item_id
     finally:
         second.stop()
-    print(f"\nengram up ready in {first.startup_seconds:.1f}s (first run), {second.startup_seconds:.1f}s (restart)")
 
 
 def test_external_servers_are_used_instead_of_embedded_ones(tmp_path) -> None:  # type: ignore[no-untyped-def]
@@ -248,14 +253,16 @@ def test_the_pipeline_classifies_detects_conflicts_and_promotes(stack: Stack) ->
         key = client.post("/v1/admin/api-keys", json={"principal_id": agent}).json()["key"]
         tag = uuid.uuid4().hex[:6]
         strong = remember(client, f"The {tag} job retries 3 times.")["id"]
-        wait_for(lambda: client.get(f"/v1/items/{strong}/status").json()["stages"][-1]["status"] == "done")
+        eventually_blocking(lambda: client.get(f"/v1/items/{strong}/status").json()["stages"][-1]["status"] == "done",
+                            message="the first memory fully processed")
         with httpx.Client(base_url=stack.url, timeout=30.0, headers={"authorization": f"Bearer {key}"}) as scout:
             weak = remember(scout, f"The {tag} job retries 5 times.", source_type="inferred")["id"]
 
         def stages(item_id: str) -> dict[str, str]:
             return {s["name"]: s["status"] for s in client.get(f"/v1/items/{item_id}/status").json()["stages"]}
 
-        wait_for(lambda: stages(weak) == {"embedding": "done", "classification": "done", "conflict_check": "done"})
+        eventually_blocking(lambda: stages(weak) == {"embedding": "done", "classification": "done",
+                                                     "conflict_check": "done"}, message="the second memory processed")
         assert client.get(f"/v1/items/{weak}").json()["review_status"] == "disputed"
         [conflict] = client.get("/v1/conflicts", params={"item_id": strong}).json()["items"]
         assert conflict["new_item_id"] == weak and conflict["type"] == "contradiction"
@@ -264,6 +271,7 @@ def test_the_pipeline_classifies_detects_conflicts_and_promotes(stack: Stack) ->
             "doctrine": "auto"}}}).raise_for_status()
         proposal = remember(client, f"As a rule, the {tag} team reviews every schema change.", kind="doctrine")
         assert proposal["review_status"] == "proposed"
-        wait_for(lambda: client.get(f"/v1/items/{proposal['id']}").json()["review_status"] == "active")
+        eventually_blocking(lambda: client.get(f"/v1/items/{proposal['id']}").json()["review_status"] == "active",
+                            message="the proposal promoted")
         trail = client.get(f"/v1/items/{proposal['id']}/events").json()["events"]
         assert trail[-1]["action"] == "review.promote"

@@ -4,7 +4,7 @@
 from __future__ import annotations
 
 import secrets
-from collections.abc import AsyncIterator, Awaitable, Callable
+from collections.abc import AsyncIterator
 
 import asyncpg
 import httpx
@@ -27,8 +27,7 @@ from services.ingest.servicer import IngestServicer
 from services.ingest.trash import TrashService
 from services.recall.service import RecallService
 from services.recall.servicer import RecallServicer
-
-KeyMaker = Callable[..., Awaitable[str]]
+from tests.support.keys import KeyMaker
 
 
 @pytest_asyncio.fixture

@@ -15,8 +15,8 @@ from engram.db import identity
 from engram.domain.models import CallerContext
 from services.gateway.app import create_app
 from services.gateway.auth import POLICY
-from tests.conftest import create_tenant
-from tests.integration.conftest import KeyMaker
+from tests.support.keys import KeyMaker
+from tests.support.tenants import create_tenant
 
 # (method, path, body, scope it needs) for every v1 route; {id} is filled with a real item id
 ROUTES = [

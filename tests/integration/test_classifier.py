@@ -13,11 +13,11 @@ import pytest_asyncio
 
 from engram.config import Settings
 from engram.db import identity
-from engram.events.envelope import Event
 from engram.llm import JsonChat
 from services.classifier.service import CONSUMER, ClassifierService
-from tests.conftest import create_tenant
 from tests.support.llm_stub import ERROR, TIMEOUT, running_stub
+from tests.support.outbox import deliver, outbox_envelopes, outbox_events
+from tests.support.tenants import create_tenant
 
 Headers = dict[str, str]
 
@@ -33,13 +33,6 @@ async def _remember(gateway: httpx.AsyncClient, who: Headers, content: str, **fi
     response = await gateway.post("/v1/remember", json={"content": content, **fields}, headers=who)
     assert response.status_code == 201, response.text
     return response.json()["id"]  # type: ignore[no-any-return]
-
-
-async def _created_event(owner_pool: asyncpg.Pool, item_id: str) -> Event:
-    async with owner_pool.acquire() as conn:
-        raw = await conn.fetchval("SELECT envelope FROM outbox WHERE envelope->>'type' = 'engram.memory.created' "
-                                  "AND envelope->>'subject' = $1", item_id)
-    return Event.decode(json.loads(raw))
 
 
 async def _receipts(owner_pool: asyncpg.Pool, item_id: str) -> list[dict[str, Any]]:
@@ -61,7 +54,7 @@ async def test_rules_classify_and_apply_only_what_they_may(
     personal = await _remember(gateway, who, "Dana's phone number is +44 20 7946 0958.", visibility="tenant")
     chatter = await _remember(gateway, who, "ok thanks!")
     service = ClassifierService(app_pool, settings)
-    events = [await _created_event(owner_pool, i) for i in (decided, chosen, personal, chatter)]
+    events = await outbox_events(owner_pool, types=["memory.created"], subjects=[decided, chosen, personal, chatter])
     assert await service.handle(events) == {}
     assert await service.handle(events) == {}  # redelivered: nothing changes twice
 
@@ -84,14 +77,12 @@ async def test_rules_classify_and_apply_only_what_they_may(
     assert trail[-1]["action"] == "classified" and trail[-1]["new"]["kind"] == "decision"
     stages = (await gateway.get(f"/v1/items/{decided}/status", headers=who)).json()["stages"]
     assert {s["name"]: s["status"] for s in stages}["classification"] == "done"
+    classified = await outbox_envelopes(owner_pool, types=["memory.classified"], subjects=[decided, personal])
     async with owner_pool.acquire() as conn:
-        classified = await conn.fetch(
-            "SELECT envelope FROM outbox WHERE envelope->>'type' = 'engram.memory.classified' "
-            "AND envelope->>'subject' = ANY($1::text[])", [decided, personal])
         inbox = await conn.fetchval("SELECT count(*) FROM consumer_inbox WHERE consumer = $1 AND event_id = ANY($2)",
                                     CONSUMER, [e.id for e in events])
     assert len(classified) == 2 and inbox == 4
-    data = {json.loads(r["envelope"])["subject"]: json.loads(r["envelope"])["data"] for r in classified}
+    data = {e["subject"]: e["data"] for e in classified}
     assert data[decided]["changed"] == ["kind", "retention", "retention_confidence", "room", "sensitivity",
                                         "taxonomy_confidence", "wing"]
     assert data[personal]["visibility"] == "private" and "content" not in data[personal]
@@ -114,7 +105,7 @@ async def test_a_configured_model_is_used_and_any_bad_answer_falls_back_to_the_r
         ids.append(await _remember(gateway, who, "Email dana@example.com to restart the worker pool."))
         for item_id, (answer, classifier, fallback) in zip(ids, cases, strict=True):
             stub.answers.append(answer)
-            assert await service.handle([await _created_event(owner_pool, item_id)]) == {}
+            assert await deliver(owner_pool, service.handle, types=["memory.created"], subjects=[item_id]) == {}
             receipt = (await _receipts(owner_pool, item_id))[0]
             assert receipt["classifier"] == classifier, (answer, receipt)
             assert (receipt["fallback_reason"] is None) if fallback is None else fallback in receipt["fallback_reason"]

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 from typing import Any
 
 import asyncpg
@@ -12,12 +11,12 @@ import pytest_asyncio
 from engram.config import Settings
 from engram.db import identity
 from engram.embeddings.provider import EmbeddingProvider
-from engram.events.envelope import Event
 from engram.llm import JsonChat
 from services.conflicts.service import ConflictsService
 from services.embedder.service import EmbedderService
-from tests.conftest import create_tenant
 from tests.support.llm_stub import running_stub
+from tests.support.outbox import deliver, outbox_envelopes
+from tests.support.tenants import create_tenant
 
 Headers = dict[str, str]
 
@@ -44,16 +43,10 @@ class Pipeline:
         self.embed = EmbedderService(app_pool, settings, embedder)
         self.conflicts = ConflictsService(app_pool, settings, llm)
 
-    async def event(self, event_type: str, item_id: str) -> Event:
-        async with self.owner_pool.acquire() as conn:
-            raw = await conn.fetchval("SELECT envelope FROM outbox WHERE envelope->>'type' = $1 "
-                                      "AND envelope->>'subject' = $2 ORDER BY id DESC LIMIT 1",
-                                      f"engram.{event_type}", item_id)
-        return Event.decode(json.loads(raw))
-
     async def run(self, *item_ids: str) -> None:
-        assert await self.embed.handle([await self.event("memory.created", i) for i in item_ids]) == {}
-        assert await self.conflicts.handle([await self.event("memory.embedded", i) for i in item_ids]) == {}
+        assert await deliver(self.owner_pool, self.embed.handle, types=["memory.created"], subjects=item_ids) == {}
+        assert await deliver(self.owner_pool, self.conflicts.handle, types=["memory.embedded"],
+                             subjects=item_ids) == {}
 
 
 @pytest_asyncio.fixture
@@ -98,7 +91,8 @@ async def test_a_weaker_contradiction_is_disputed_and_a_reviewer_keeps_the_exist
     assert hits[0]["item"]["id"] == strong
     assert any(r.startswith("open conflict with") for r in hits[0]["reasons"])
 
-    await pipeline.conflicts.handle([await pipeline.event("memory.embedded", weak)])  # redelivered
+    await deliver(pipeline.owner_pool, pipeline.conflicts.handle, types=["memory.embedded"],
+                  subjects=[weak])  # redelivered
     assert len(await _conflicts(gateway, user, item_id=strong, status="")) == 1
 
     for who, status, code in ((agent, 403, "review_not_allowed"), (user, 403, "insufficient_scope")):
@@ -116,10 +110,7 @@ async def test_a_weaker_contradiction_is_disputed_and_a_reviewer_keeps_the_exist
                                headers=reviewer)
     assert again.status_code == 409 and again.json()["code"] == "already_resolved"
     assert await _conflicts(gateway, user, item_id=strong) == []
-    async with owner_pool.acquire() as conn:
-        resolved = await conn.fetchval("SELECT count(*) FROM outbox WHERE envelope->>'type' = "
-                                       "'engram.conflict.resolved' AND envelope->>'subject' = $1", conflict["id"])
-    assert resolved == 1
+    assert len(await outbox_envelopes(owner_pool, types=["conflict.resolved"], subjects=[conflict["id"]])) == 1
 
 
 async def test_outcomes_follow_authority(gateway: httpx.AsyncClient, people: dict[str, Any],

@@ -3,14 +3,13 @@ the anti-feedback counter reset, a daily allowance, and the feedback.recorded ev
 
 from __future__ import annotations
 
-import json
-
 import asyncpg
 import httpx
 import pytest
 
 from engram.db import identity
-from tests.conftest import create_tenant
+from tests.support.outbox import outbox_envelopes
+from tests.support.tenants import create_tenant
 
 
 async def test_verdicts_history_importance_and_allowance(gateway: httpx.AsyncClient, app_pool: asyncpg.Pool,
@@ -35,10 +34,9 @@ async def test_verdicts_history_importance_and_allowance(gateway: httpx.AsyncCli
                                    item["id"])
         counter = await conn.fetchval("SELECT recalls_since_useful FROM memory_items WHERE id = $1::uuid",
                                       item["id"])
-        event = await conn.fetchval("SELECT envelope FROM outbox WHERE envelope->>'type' = 'engram.feedback.recorded' "
-                                    "AND envelope->>'subject' = $1 ORDER BY id DESC LIMIT 1", item["id"])
     assert [r["verdict"] for r in history] == ["useful", "noise"] and counter == 0  # a repeat is not recorded
-    assert json.loads(event)["data"]["verdict"] == "noise"
+    event = (await outbox_envelopes(owner_pool, types=["feedback.recorded"], subjects=[item["id"]]))[-1]
+    assert event["data"]["verdict"] == "noise"
     current = (await gateway.get(f"/v1/items/{item['id']}", headers=admin)).json()
     assert current["importance"] == pytest.approx(0.40)
 

@@ -10,7 +10,7 @@ import httpx
 import pytest_asyncio
 
 from engram.db import identity
-from tests.conftest import create_tenant
+from tests.support.tenants import create_tenant
 
 Headers = dict[str, str]
 

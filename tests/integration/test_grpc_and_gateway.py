@@ -17,7 +17,7 @@ from engram.domain.models import CallerContext
 from engram.rpc.context import to_metadata
 from engram.rpc.errors import from_rpc_error
 from engram.v1 import ingest_pb2, ingest_pb2_grpc, recall_pb2, recall_pb2_grpc
-from tests.integration.conftest import KeyMaker
+from tests.support.keys import KeyMaker
 
 
 async def test_health_service_reports_serving(servers: Settings) -> None:

@@ -11,7 +11,7 @@ from engram.config import Settings
 from engram.domain.models import CallerContext
 from engram.errors import ValidationFailed
 from services.ingest.service import IngestService, RememberCommand
-from tests.conftest import create_tenant
+from tests.support.tenants import create_tenant
 
 
 async def _counts(owner_pool: asyncpg.Pool, tenant_id: str) -> dict[str, int]:

@@ -3,7 +3,6 @@ positive control (the owner sees what the others must not)."""
 
 from __future__ import annotations
 
-import json
 import uuid
 from dataclasses import dataclass
 
@@ -14,8 +13,8 @@ import pytest_asyncio
 from engram.config import DEFAULT_ADMIN_ID, DEFAULT_TENANT_ID, Settings
 from engram.db import identity
 from engram.embeddings.provider import EmbeddingProvider
-from engram.events.envelope import Event
 from services.embedder.service import EmbedderService
+from tests.support.outbox import deliver
 
 QUERY = "Bluebird"
 READ_MODES = ("keyword", "semantic", "hybrid")
@@ -60,10 +59,7 @@ async def world(gateway: httpx.AsyncClient, app_pool: asyncpg.Pool, owner_pool: 
         response = await gateway.post("/v1/remember", json=body, headers=keys["alice"])
         assert response.status_code == 201, response.text
         items[name] = response.json()["id"]
-    async with owner_pool.acquire() as conn:  # embed them, as the embedder would
-        rows = await conn.fetch("SELECT envelope FROM outbox WHERE tenant_id = $1::uuid", tenant_a)
-    await EmbedderService(app_pool, settings, embedder).handle(
-        [Event.decode(json.loads(r["envelope"])) for r in rows])
+    await deliver(owner_pool, EmbedderService(app_pool, settings, embedder).handle, tenant=tenant_a)  # embed them
     return World(keys["alice"], keys["bob"], keys["viewer"], keys["carol"], secret, items)
 
 
@@ -147,10 +143,7 @@ async def test_public_items_reach_other_tenants_only_where_enabled(gateway: http
                                                           "visibility": "public"}, headers=world.alice)
     public_id = published.json()["id"]
     tenant_a = published.json()["item"]["tenant_id"]
-    async with owner_pool.acquire() as conn:
-        rows = await conn.fetch("SELECT envelope FROM outbox WHERE envelope->>'subject' = $1", public_id)
-    await EmbedderService(app_pool, settings, embedder).handle(
-        [Event.decode(json.loads(r["envelope"])) for r in rows])
+    await deliver(owner_pool, EmbedderService(app_pool, settings, embedder).handle, subjects=[public_id])
     # not enabled: the public item stays inside its tenant
     assert public_id in (await _seen(gateway, world.bob))["recall:keyword"]  # positive control
     for path, ids in (await _seen(gateway, world.carol)).items():

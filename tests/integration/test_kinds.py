@@ -10,7 +10,8 @@ import httpx
 import pytest_asyncio
 
 from engram.db import identity
-from tests.conftest import create_tenant
+from tests.support.outbox import outbox_envelopes
+from tests.support.tenants import create_tenant
 
 Headers = dict[str, str]
 
@@ -129,11 +130,9 @@ async def test_a_lower_authority_singleton_write_becomes_a_proposal_with_a_confl
     assert replaced["review_status"] == "superseded" and replaced["superseded_by"] == proposal
     async with owner_pool.acquire() as conn:
         conflict = await conn.fetchrow("SELECT * FROM conflicts WHERE item_b = $1::uuid", proposal)
-        resolved = await conn.fetchval(
-            "SELECT envelope FROM outbox WHERE envelope->>'type' = 'engram.conflict.resolved' "
-            "AND envelope->>'subject' = $1", str(conflict["id"]))
+    [resolved] = await outbox_envelopes(owner_pool, types=["conflict.resolved"], subjects=[str(conflict["id"])])
     assert conflict["status"] == "resolved" and conflict["resolution"] == "accept_new"
-    assert json.loads(resolved)["data"]["resolution"] == "accept_new"
+    assert resolved["data"]["resolution"] == "accept_new"
     answer = await gateway.post("/v1/recall", json={"query": "Bob prefers black coffee", "mode": "keyword"},
                                 headers=people["user"])
     top = answer.json()["items"][0]

@@ -13,7 +13,7 @@ import pytest
 from engram.config import Settings
 from engram.db.migrate import MIGRATIONS_DIR, MigrationError, load_migrations, migrate
 from engram.db.pool import tenant_tx
-from tests.conftest import create_tenant
+from tests.support.tenants import create_tenant
 
 
 async def _fresh_database(owner_pool: asyncpg.Pool, database_url: str) -> str:

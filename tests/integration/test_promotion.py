@@ -14,11 +14,11 @@ import pytest_asyncio
 
 from engram.config import Settings
 from engram.db import identity
-from engram.events.envelope import Event
 from engram.pipeline import promotion
 from services.classifier.service import ClassifierService
 from services.promotion.service import PromotionService
-from tests.conftest import create_tenant
+from tests.support.outbox import deliver, outbox_events
+from tests.support.tenants import create_tenant
 
 Headers = dict[str, str]
 FAST = {"min_age_minutes": 0, "kinds": {"meeting_note": "auto"}}
@@ -41,16 +41,9 @@ async def _propose(gateway: httpx.AsyncClient, who: Headers, content: str) -> st
     return response.json()["id"]  # type: ignore[no-any-return]
 
 
-async def _event(owner_pool: asyncpg.Pool, event_type: str, item_id: str) -> Event:
-    async with owner_pool.acquire() as conn:
-        raw = await conn.fetchval("SELECT envelope FROM outbox WHERE envelope->>'type' = $1 AND envelope->>'subject' "
-                                  "= $2 ORDER BY id DESC LIMIT 1", f"engram.{event_type}", item_id)
-    return Event.decode(json.loads(raw))
-
-
 async def _classify(owner_pool: asyncpg.Pool, app_pool: asyncpg.Pool, settings: Settings, *ids: str) -> None:
-    service = ClassifierService(app_pool, settings)
-    assert await service.handle([await _event(owner_pool, "memory.created", i) for i in ids]) == {}
+    assert await deliver(owner_pool, ClassifierService(app_pool, settings).handle, types=["memory.created"],
+                         subjects=ids) == {}
 
 
 async def _status(gateway: httpx.AsyncClient, who: Headers, item_id: str) -> str:
@@ -72,12 +65,12 @@ async def test_a_classified_proposal_is_promoted_once_every_gate_passes(
     ready = (await gateway.get(f"/v1/items/{item}/promotion-readiness", headers=who)).json()
     assert ready == {**ready, "ready": True, "blockers": []}
     service = PromotionService(app_pool, settings)
-    classified = await _event(owner_pool, "memory.classified", item)
+    [classified] = await outbox_events(owner_pool, types=["memory.classified"], subjects=[item])
     assert await service.handle([classified]) == {}
     assert await _status(gateway, who, item) == "active"
     trail = (await gateway.get(f"/v1/items/{item}/events", headers=who)).json()["events"]
     assert trail[-1]["action"] == "review.promote" and trail[-1]["actor_id"] is None
-    changed = await _event(owner_pool, "memory.review_changed", item)
+    [changed] = await outbox_events(owner_pool, types=["memory.review_changed"], subjects=[item])
     assert changed.data["by"] == "promotion" and changed.data["to"] == "active"
     assert await service.handle([classified, changed]) == {}  # a redelivery and its own event: no change
     async with owner_pool.acquire() as conn:

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 import uuid
 
 import asyncpg
@@ -11,9 +10,9 @@ import httpx
 from engram.config import Settings
 from engram.db import identity
 from engram.embeddings.provider import EmbeddingProvider
-from engram.events.envelope import Event
 from services.embedder.service import EmbedderService
-from tests.conftest import create_tenant
+from tests.support.outbox import deliver
+from tests.support.tenants import create_tenant
 
 
 async def test_a_query_naming_the_subject_lifts_that_memory_unless_the_tenant_turns_it_off(
@@ -53,10 +52,8 @@ async def test_mmr_moves_a_near_duplicate_down_when_the_tenant_asks(
     texts = ["The Lisbon office opens at nine.", "The Lisbon office opens at nine every weekday.",
              "Parking near the Lisbon office is free after six."]
     ids = [(await gateway.post("/v1/remember", json={"content": t}, headers=who)).json()["id"] for t in texts]
-    async with owner_pool.acquire() as conn:
-        rows = await conn.fetch("SELECT envelope FROM outbox WHERE tenant_id = $1::uuid "
-                                "AND envelope->>'type' = 'engram.memory.created'", tenant.tenant_id)
-    await EmbedderService(app_pool, settings, embedder).handle([Event.decode(json.loads(r["envelope"])) for r in rows])
+    await deliver(owner_pool, EmbedderService(app_pool, settings, embedder).handle, tenant=tenant,
+                  types=["memory.created"])
     query = {"query": "When does the Lisbon office open?", "mode": "semantic"}
     plain = [h["item"]["id"] for h in (await gateway.post("/v1/recall", json=query, headers=who)).json()["items"]]
     assert set(plain[:2]) == set(ids[:2]) and plain[2] == ids[2]  # the two near-duplicates lead

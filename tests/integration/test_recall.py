@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import json
-
 import asyncpg
 import pytest
 
@@ -13,11 +11,11 @@ from engram.domain.budget import Budgets
 from engram.domain.models import CallerContext
 from engram.embeddings.provider import EmbeddingProvider
 from engram.errors import NotFound, ValidationFailed
-from engram.events.envelope import Event
 from services.embedder.service import EmbedderService
 from services.ingest.service import IngestService, RememberCommand
 from services.recall.service import RecallQuery, RecallService
-from tests.conftest import create_tenant
+from tests.support.outbox import deliver
+from tests.support.tenants import create_tenant
 
 MEMORIES = [
     RememberCommand(content="Alice is allergic to peanuts, so the team avoids them at lunch.", kind="fact"),
@@ -33,11 +31,7 @@ async def _populate(ctx: CallerContext, app_pool: asyncpg.Pool, owner_pool: asyn
                     embedder: EmbeddingProvider, commands: list[RememberCommand] = MEMORIES) -> list[str]:
     ingest = IngestService(app_pool, settings)
     ids = [str((await ingest.remember(ctx, c)).item.id) for c in commands]
-    async with owner_pool.acquire() as conn:
-        rows = await conn.fetch("SELECT envelope FROM outbox WHERE tenant_id = $1::uuid AND sent_at IS NULL",
-                                ctx.tenant_id)
-    await EmbedderService(app_pool, settings, embedder).handle([Event.decode(json.loads(r["envelope"]))
-                                                                        for r in rows])
+    await deliver(owner_pool, EmbedderService(app_pool, settings, embedder).handle, tenant=ctx, unsent=True)
     return ids
 
 

@@ -10,7 +10,8 @@ import httpx
 import pytest_asyncio
 
 from engram.db import identity
-from tests.conftest import create_tenant
+from tests.support.outbox import outbox_envelopes
+from tests.support.tenants import create_tenant
 
 
 @pytest_asyncio.fixture
@@ -57,10 +58,7 @@ async def test_a_proposal_needs_a_human_reviewer(gateway: httpx.AsyncClient, peo
     assert [e["action"] for e in trail] == ["created", "review.activate"]
     assert trail[1]["old"] == {"review_status": "proposed"} and trail[1]["new"] == {"review_status": "active"}
     assert trail[1]["reason"] == "agreed in the retro" and trail[1]["time"].endswith("Z")
-    async with owner_pool.acquire() as conn:
-        envelope = json.loads(await conn.fetchval(
-            "SELECT envelope FROM outbox WHERE envelope->>'subject' = $1 "
-            "AND envelope->>'type' = 'engram.memory.review_changed'", item_id))
+    [envelope] = await outbox_envelopes(owner_pool, types=["memory.review_changed"], subjects=[item_id])
     assert envelope["data"]["from"] == "proposed" and envelope["data"]["to"] == "active"
     assert envelope["data"]["action"] == "activate" and "retro" not in json.dumps(envelope)
 

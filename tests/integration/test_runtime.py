@@ -7,7 +7,6 @@ import json
 import os
 import signal
 import sys
-import time
 from pathlib import Path
 
 import asyncpg
@@ -21,6 +20,7 @@ from engram.runtime.ports import free_port
 from engram.runtime.postgres import EmbeddedPostgres
 from engram.runtime.process_tree import is_alive
 from engram.runtime.stack import run_stack
+from tests.support.waiting import eventually
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
 
@@ -65,9 +65,7 @@ async def query(url: str, sql: str) -> object:
 async def test_postgres_runs_pgvector_and_keeps_data_across_restarts(tmp_path: Path) -> None:
     data_dir = tmp_path / "pgdata"
     pg = EmbeddedPostgres(data_dir)
-    began = time.monotonic()
     url = pg.start()
-    first_start = time.monotonic() - began
     try:
         assert url == f"postgresql://postgres@127.0.0.1:{pg.port}/postgres"
         conn = await asyncpg.connect(url)
@@ -85,16 +83,13 @@ async def test_postgres_runs_pgvector_and_keeps_data_across_restarts(tmp_path: P
     assert not server_processes(data_dir)
 
     again = EmbeddedPostgres(data_dir)  # a new port
-    began = time.monotonic()
     url = again.start()
-    warm_start = time.monotonic() - began
     try:
         assert await query(url, "SELECT body FROM notes WHERE id = 1") == "élan"
         assert await query(url, "SELECT count(*) FROM notes") == 1
     finally:
         again.stop()
     assert not server_processes(data_dir)
-    print(f"\npostgres first start {first_start:.2f}s, warm start {warm_start:.2f}s")
 
 
 async def test_postgres_recovers_from_a_crashed_previous_run(tmp_path: Path) -> None:
@@ -153,9 +148,7 @@ def test_postgres_start_failure_reports_log_tail(tmp_path: Path) -> None:
 
 async def test_nats_jetstream_publish_and_consume(tmp_path: Path) -> None:
     server = EmbeddedNats(tmp_path / "nats")
-    began = time.monotonic()
     url = server.start()
-    took = time.monotonic() - began
     assert server.process is not None
     pid = server.process.pid
     try:
@@ -177,7 +170,6 @@ async def test_nats_jetstream_publish_and_consume(tmp_path: Path) -> None:
     assert not psutil.pid_exists(pid) or not is_alive(psutil.Process(pid))
     assert not processes_mentioning(str(tmp_path / "nats"))
     assert (tmp_path / "nats" / "jetstream").is_dir()
-    print(f"\nnats start {took:.3f}s")
 
 
 # -- engram up, with fake services ---------------------------------------------------------------------
@@ -227,14 +219,13 @@ async def test_run_stack_starts_supervises_and_stops_everything(
     settings = Settings(home=home, gateway_port=free_port(), database_url=None, nats_url=None, auth_enabled=False)
     stop = asyncio.Event()
     ready: list[str] = []
-    began = time.monotonic()
     stack = asyncio.create_task(run_stack(settings, ready.append, stop, command=fake_command, migrate=fake_migrate))
-    deadline = time.monotonic() + 60
-    while not ready:
+
+    def came_up() -> list[str]:
         assert not stack.done(), stack.exception()
-        assert time.monotonic() < deadline
-        await asyncio.sleep(0.05)
-    up = time.monotonic() - began
+        return ready
+
+    await eventually(came_up, timeout=60, message="run_stack did not report ready")
     url = f"http://127.0.0.1:{settings.gateway_port}"
     assert ready == [url]
 
@@ -258,15 +249,12 @@ async def test_run_stack_starts_supervises_and_stops_everything(
     old = postmaster_pid(home)
     assert old is not None
     os.kill(old, signal.SIGKILL)
-    deadline = time.monotonic() + 30
-    while True:
-        try:
-            if postmaster_pid(home) not in (None, old) and await query(database_url, "SELECT 1") == 1:
-                break
-        except (OSError, asyncpg.PostgresError):
-            pass
-        assert time.monotonic() < deadline, "postgres was not restarted"
-        await asyncio.sleep(0.1)
+
+    async def restarted() -> bool:
+        return postmaster_pid(home) not in (None, old) and await query(database_url, "SELECT 1") == 1
+
+    await eventually(restarted, timeout=30, interval=0.1, ignoring=(OSError, asyncpg.PostgresError),
+                     message="postgres was not restarted")
 
     stop.set()
     await asyncio.wait_for(stack, 60)
@@ -278,7 +266,6 @@ async def test_run_stack_starts_supervises_and_stops_everything(
     out, err = capfd.readouterr()
     assert out.count("gateway: ") == 1 and f"gateway: {url}\n" in out
     assert "supervisor: postgres exited with code -9; restarting in 0.5s" in err
-    print(f"\nstack up with fake services in {up:.2f}s")
 
 
 async def test_run_stack_cleans_up_when_start_up_fails(tmp_path: Path) -> None:

@@ -6,7 +6,7 @@ import asyncpg
 import httpx
 
 from engram.db import identity
-from tests.conftest import create_tenant
+from tests.support.tenants import create_tenant
 
 # assembled at run time so the source holds no literal a secret scanner would flag
 AWS_KEY = "AKIA" + "Z7Q3" * 4

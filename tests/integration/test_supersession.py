@@ -3,7 +3,6 @@ through REST against the real servers and database."""
 
 from __future__ import annotations
 
-import json
 import uuid
 
 import asyncpg
@@ -11,7 +10,8 @@ import httpx
 import pytest_asyncio
 
 from engram.db import identity
-from tests.conftest import create_tenant
+from tests.support.outbox import outbox_envelopes
+from tests.support.tenants import create_tenant
 
 Headers = dict[str, str]
 
@@ -88,10 +88,8 @@ async def test_recall_redirects_to_the_terminal_successor_once(gateway: httpx.As
     assert {h["item"]["id"] for h in history} == {first["id"], second["id"], third["id"]}
     trail = (await gateway.get(f"/v1/items/{first['id']}/events", headers=people["user"])).json()["events"]
     assert trail[-1]["action"] == "superseded" and trail[-1]["new"]["superseded_by"] == second["id"]
+    [envelope] = await outbox_envelopes(owner_pool, types=["memory.superseded"], subjects=[first["id"]])
     async with owner_pool.acquire() as conn:
-        envelope = json.loads(await conn.fetchval(
-            "SELECT envelope FROM outbox WHERE envelope->>'subject' = $1 "
-            "AND envelope->>'type' = 'engram.memory.superseded'", first["id"]))
         edge = await conn.fetchval("SELECT type FROM memory_edges WHERE src_id = $1::uuid AND dst_id = $2::uuid",
                                    second["id"], first["id"])
     assert envelope["data"]["superseded_by"] == second["id"] and edge == "supersedes"

@@ -18,6 +18,7 @@ from fastapi import FastAPI, Request
 from fastapi.responses import JSONResponse
 
 from engram.runtime.ports import free_port
+from tests.support.waiting import eventually
 
 TIMEOUT = "timeout"
 ERROR = "error"
@@ -56,9 +57,9 @@ async def running_stub() -> AsyncIterator[StubLLM]:
     server = uvicorn.Server(uvicorn.Config(stub.app, host="127.0.0.1", port=stub.port, log_level="warning",
                                           timeout_graceful_shutdown=1))
     task = asyncio.create_task(server.serve())
-    while not server.started:  # noqa: ASYNC110 (uvicorn offers a flag, not an event)
-        await asyncio.sleep(0.01)
     try:
+        await eventually(lambda: server.started, timeout=10, interval=0.01,  # uvicorn offers a flag, not an event
+                         message="the stub LLM server did not start")
         yield stub
     finally:
         server.should_exit = True

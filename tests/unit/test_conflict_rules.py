@@ -6,7 +6,6 @@ from __future__ import annotations
 import dataclasses
 import itertools
 import json
-import time
 
 import pytest
 
@@ -184,13 +183,13 @@ def test_identifiers_are_not_numbers() -> None:
     assert judge("We store backups in S3", "We store backups in S4", 0.95) is None
 
 
-def test_a_long_memory_is_judged_quickly() -> None:
+@pytest.mark.timeout(30)  # a hang guard (catastrophic backtracking), not a speed check: bench/judge.py times it
+def test_a_long_memory_is_judged() -> None:
     existing = " ".join(f"Service {i} has {i % 7} replicas and a {i % 50} second timeout." for i in range(400))
     new = " ".join(f"Service {i} has {i % 5} replicas and does not use a {i % 40} second timeout." for i in range(400))
     assert len(existing.encode()) > 16_384
-    started = time.perf_counter()
-    judge(existing, new, 0.9)
-    assert time.perf_counter() - started < 3.0
+    verdict = judge(existing, new, 0.9)
+    assert verdict is not None and (verdict.label, verdict.rule) == ("contradiction", "negation")
 
 
 def test_verdicts_are_immutable() -> None:
