@@ -75,7 +75,7 @@ class _Slot:
     """What the singleton slot of the new memory says: the items it replaces, or the holder it contests."""
 
     targets: list[MemoryItem]
-    rival: MemoryItem | None = None  # a higher-authority holder: the new memory is a proposal in conflict with it
+    rival: MemoryItem | None = None  # a holder it may not replace: the new memory is a proposal in conflict with it
 
 
 class IngestService:
