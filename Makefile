@@ -5,7 +5,7 @@ BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
 
 .DEFAULT_GOAL := help
-.PHONY: help install run test test-unit test-integration test-e2e proto lint clean
+.PHONY: help install run test test-unit test-integration test-e2e proto lint imports clean
 
 help: ## Show this help
 	@awk 'BEGIN {FS = ":.*## "} /^[a-zA-Z0-9_-]+:.*## / {printf "  \033[36m%-18s\033[0m %s\n", $$1, $$2}' $(MAKEFILE_LIST)
@@ -39,6 +39,9 @@ proto: $(STAMP) ## Regenerate engram/v1 from proto/engram/v1
 lint: $(STAMP) ## ruff and mypy
 	$(BIN)/ruff check engram services tests bench
 	$(BIN)/mypy engram services
+
+imports: $(STAMP) ## The layer contracts of pyproject.toml (import-linter)
+	$(BIN)/lint-imports
 
 clean: ## Remove the virtualenv and caches (not your data in .engram)
 	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache *.egg-info

@@ -10,7 +10,7 @@ import asyncpg
 import numpy as np
 
 from engram.db.items import ITEM_COLUMNS, NOT_EXPIRED, row_to_item, visible_to
-from engram.domain.models import MemoryItem
+from engram.domain.models import ConflictRecord, MemoryItem
 
 CONFLICT_COLUMNS = ("c.id, c.item_a, c.item_b, c.type, c.detector, c.score, c.rule, c.explanation, c.status, "
                     "c.resolution, c.resolver_id, c.reason, c.created_at, c.resolved_at")
@@ -24,28 +24,13 @@ class Resolved:
     type: str
 
 
-@dataclass(frozen=True)
-class ConflictRow:
-    id: str
-    item_a: str
-    item_b: str
-    type: str
-    detector: str
-    score: float | None
-    rule: str | None
-    explanation: str | None
-    status: str
-    resolution: str | None
-    resolver_id: str | None
-    reason: str | None
-    created_at: datetime
-    resolved_at: datetime | None
+ConflictRow = ConflictRecord  # the name callers outside engram.db knew it by
 
 
-def _row(record: asyncpg.Record) -> ConflictRow:
+def _row(record: asyncpg.Record) -> ConflictRecord:
     values: dict[str, Any] = {k: (str(v) if k in ("id", "item_a", "item_b", "resolver_id") and v else v)
                               for k, v in dict(record).items()}
-    return ConflictRow(**values)
+    return ConflictRecord(**values)
 
 
 async def open(conn: asyncpg.Connection, tenant_id: str, existing: str, new: str, conflict_type: str, detector: str,
@@ -76,7 +61,7 @@ async def resolve_open(conn: asyncpg.Connection, item_id: str, resolution: str, 
 
 
 async def get(conn: asyncpg.Connection, conflict_id: str, viewer: str, *,
-              for_update: bool = False) -> ConflictRow | None:
+              for_update: bool = False) -> ConflictRecord | None:
     """The conflict, if ``viewer`` may read both of its memories."""
     lock = " FOR UPDATE OF c" if for_update else ""
     row = await conn.fetchrow(
@@ -87,7 +72,7 @@ async def get(conn: asyncpg.Connection, conflict_id: str, viewer: str, *,
 
 
 async def listing(conn: asyncpg.Connection, viewer: str, *, status: str | None, conflict_type: str | None,
-                  item_id: str | None, limit: int, after: tuple[datetime, str] | None) -> list[ConflictRow]:
+                  item_id: str | None, limit: int, after: tuple[datetime, str] | None) -> list[ConflictRecord]:
     """Conflicts whose two memories ``viewer`` may read, newest first."""
     rows = await conn.fetch(
         f"""SELECT {CONFLICT_COLUMNS} FROM conflicts c

@@ -2,38 +2,15 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-from datetime import datetime
 from typing import Any
 
 import asyncpg
 
 from engram.db.items import ITEM_COLUMNS, NOT_EXPIRED, row_to_item, visible_to
-from engram.domain.models import MemoryItem
+from engram.domain.models import Edge, MemoryItem, Tunnel
 
 # Linked by a caller; "supersedes" edges are written by supersession only.
 LINK_TYPES = ("derived_from", "references", "explains", "contradicts", "supports", "depends_on", "mentions")
-
-
-@dataclass(frozen=True)
-class Edge:
-    id: str
-    src_id: str
-    dst_id: str
-    type: str
-    created_by: str | None
-    created_at: datetime
-
-
-@dataclass(frozen=True)
-class Tunnel:
-    id: str
-    from_wing: str
-    from_room: str
-    to_wing: str
-    to_room: str
-    created_by: str | None
-    created_at: datetime
 
 
 def _plain(row: asyncpg.Record) -> dict[str, Any]:

@@ -23,6 +23,13 @@ async def vectors(conn: asyncpg.Connection, item_ids: list[str], profile: str) -
     return {str(r["item_id"]): np.asarray(r["embedding"].to_numpy(), dtype=np.float32) for r in rows}
 
 
+async def vector(conn: asyncpg.Connection, item_id: str, profile: str) -> np.ndarray | None:
+    """The item's vector under ``profile`` (None when it has none yet)."""
+    value = await conn.fetchval("SELECT embedding FROM memory_embeddings WHERE item_id = $1 AND profile = $2",
+                                item_id, profile)
+    return None if value is None else np.asarray(value.to_numpy(), dtype=np.float32)
+
+
 async def exists(conn: asyncpg.Connection, item_id: str, profile: str) -> bool:
     return bool(await conn.fetchval(
         "SELECT true FROM memory_embeddings WHERE item_id = $1 AND profile = $2", item_id, profile

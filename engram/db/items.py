@@ -10,7 +10,8 @@ from uuid import UUID
 
 import asyncpg
 
-from engram.domain.models import MemoryItem, Stage
+from engram.domain.models import ItemEvent, MemoryItem, Stage
+from engram.errors import Conflict
 
 ITEM_COLUMNS = (
     "tenant_id, id, workspace_id, principal_id, content, content_hash, kind, subject, wing, room, tags, "
@@ -123,9 +124,23 @@ async def get(conn: asyncpg.Connection, item_id: str, viewer: str | None = None,
     return row_to_item(row) if row else None
 
 
+async def hold(conn: asyncpg.Connection, item_id: str) -> bool:
+    """Whether the item exists; if so it cannot be deleted before the transaction ends (a key-share lock:
+    updates still go through). A writer about to attach a row to an item that may be deleted meanwhile asks
+    this first."""
+    return bool(await conn.fetchval("SELECT true FROM memory_items WHERE id = $1 FOR KEY SHARE", item_id))
+
+
 async def set_review_status(conn: asyncpg.Connection, item_id: str, status: str) -> MemoryItem:
-    row = await conn.fetchrow(
-        f"UPDATE memory_items SET review_status = $2 WHERE id = $1 RETURNING {ITEM_COLUMNS}", item_id, status)
+    """``Conflict`` (``duplicate_live_item``) when the item would come back to life beside a live duplicate;
+    the caller's transaction stays usable (the change runs in a savepoint)."""
+    try:
+        async with conn.transaction():
+            row = await conn.fetchrow(
+                f"UPDATE memory_items SET review_status = $2 WHERE id = $1 RETURNING {ITEM_COLUMNS}", item_id, status)
+    except asyncpg.UniqueViolationError as exc:
+        raise Conflict("a live item with the same content exists; archive or supersede it first",
+                       code="duplicate_live_item") from exc
     return row_to_item(row)
 
 
@@ -191,11 +206,18 @@ async def set_verified(conn: asyncpg.Connection, item_id: str, verifier: str) ->
     return row_to_item(row)
 
 
-async def events(conn: asyncpg.Connection, item_id: str) -> list[asyncpg.Record]:
+async def events(conn: asyncpg.Connection, item_id: str) -> list[ItemEvent]:
     """The audit trail of one item, oldest first."""
-    return await conn.fetch(
+    rows = await conn.fetch(
         "SELECT id, action, actor_id, old_value::text AS old_value, new_value::text AS new_value, reason, "
         "request_id, created_at FROM item_events WHERE item_id = $1 ORDER BY id", item_id)
+    return [ItemEvent(id=r["id"], action=r["action"], actor_id=str(r["actor_id"]) if r["actor_id"] else None,
+                      old_value=_json_or_none(r["old_value"]), new_value=_json_or_none(r["new_value"]),
+                      reason=r["reason"], request_id=r["request_id"], created_at=r["created_at"]) for r in rows]
+
+
+def _json_or_none(text: str | None) -> dict[str, Any] | None:
+    return json.loads(text) if text is not None else None
 
 
 async def matching(conn: asyncpg.Connection, viewer: str, limit: int, *, kinds: list[str], tags: list[str],

@@ -1,34 +1,46 @@
-"""Outbox rows: written in the same transaction as the change they announce, published by the relay."""
+"""Outbox rows: written in the same transaction as the change they announce, published by the relay.
+
+Rows hold a finished subject and envelope; building them from an event is ``engram.events.outbox``'s job."""
 
 from __future__ import annotations
 
 import json
+from dataclasses import dataclass
 from typing import Any
 
 import asyncpg
 
-from engram.events.envelope import Event, subject_for
-
 NOTIFY_CHANNEL = "engram_outbox"
 
 
-async def add(conn: asyncpg.Connection, event: Event, subject_prefix: str) -> None:
-    """Queue an event; the relay is woken when the transaction commits."""
+@dataclass(frozen=True)
+class Pending:
+    """An unsent row, claimed by a relay."""
+
+    id: int
+    event_id: str
+    subject: str
+    envelope: str  # the CloudEvent as JSON text
+
+
+async def add(conn: asyncpg.Connection, *, tenant_id: str, event_id: str, subject: str,
+              envelope: dict[str, Any]) -> None:
+    """Queue one envelope under ``subject``; the relay is woken when the transaction commits."""
     await conn.execute(
         "INSERT INTO outbox (tenant_id, event_id, subject, envelope) VALUES ($1, $2, $3, $4::jsonb)",
-        event.tenant_id, event.id, subject_for(subject_prefix, event.tenant_id, event.entity_action),
-        json.dumps(event.to_json()),
+        tenant_id, event_id, subject, json.dumps(envelope),
     )
     await conn.execute(f"NOTIFY {NOTIFY_CHANNEL}")
 
 
-async def claim(conn: asyncpg.Connection, subject_prefix: str, limit: int) -> list[asyncpg.Record]:
+async def claim(conn: asyncpg.Connection, subject_prefix: str, limit: int) -> list[Pending]:
     """Lock the oldest unsent rows under ``subject_prefix``; other relays skip them (any number may run)."""
-    return await conn.fetch(
+    rows = await conn.fetch(
         "SELECT id, event_id, subject, envelope::text AS envelope FROM outbox "
         "WHERE sent_at IS NULL AND starts_with(subject, $1) ORDER BY id LIMIT $2 FOR UPDATE SKIP LOCKED",
         subject_prefix + ".", limit,
     )
+    return [Pending(r["id"], str(r["event_id"]), r["subject"], r["envelope"]) for r in rows]
 
 
 async def mark_sent(conn: asyncpg.Connection, ids: list[int]) -> None:

@@ -16,6 +16,7 @@ import asyncpg
 
 from engram.db.items import ITEM_COLUMNS, row_to_item, visible_to
 from engram.domain.models import MemoryItem
+from engram.errors import Conflict
 
 ENTRY_COLUMNS = ("t.id, t.item_id, t.workspace_id, t.principal_id, t.visibility, t.kind, t.review_status, "
                  "t.invalidated, t.reason, t.deleted_by, t.deleted_at, t.snapshot->'item'->>'content' AS content")
@@ -106,14 +107,11 @@ async def listing(conn: asyncpg.Connection, viewer: str, limit: int,
     return [_entry(r) for r in rows]
 
 
-class RestoreConflict(Exception):
-    """The restored item would duplicate a live one."""
-
-
 async def restore(conn: asyncpg.Connection, entry_id: str, *, clear_expiry: bool) -> tuple[MemoryItem, dict[str, int]]:
     """Bring the item back as it was (state included), with its embeddings, stages, and the edges and
     conflicts whose other end still exists; re-point the items it had replaced. Removes the entry.
-    Returns the item and what came back with it."""
+    Returns the item and what came back with it; ``Conflict`` (``duplicate_live_item``) when it would duplicate
+    a live item."""
     snapshot = json.loads(await conn.fetchval("SELECT snapshot FROM trash WHERE id = $1", entry_id))
     row = dict(snapshot["item"])
     if row.get("superseded_by") and not await _exists(conn, row["superseded_by"]):
@@ -128,7 +126,8 @@ async def restore(conn: asyncpg.Connection, entry_id: str, *, clear_expiry: bool
                 f"INSERT INTO memory_items ({names}) SELECT {names} FROM jsonb_populate_record(NULL::memory_items, "
                 f"$1::jsonb) RETURNING {ITEM_COLUMNS}", json.dumps(row))
     except asyncpg.UniqueViolationError as exc:
-        raise RestoreConflict(str(exc)) from exc
+        raise Conflict("a live item with the same content exists; archive or delete it first",
+                       code="duplicate_live_item") from exc
     item_id = row["id"]
     restored = {"embeddings": 0, "edges": 0, "conflicts": 0, "predecessors": 0}
     for vector in snapshot["embeddings"]:

@@ -98,3 +98,62 @@ class Stage:
     status: str
     detail: str
     updated_at: datetime | None
+
+
+@dataclass(frozen=True)
+class ItemEvent:
+    """One row of an item's audit trail (old and new values as they were recorded)."""
+
+    id: int
+    action: str
+    actor_id: str | None
+    old_value: dict[str, Any] | None
+    new_value: dict[str, Any] | None
+    reason: str | None
+    request_id: str | None
+    created_at: datetime
+
+
+@dataclass(frozen=True)
+class Edge:
+    """A typed link between two memories (src → dst)."""
+
+    id: str
+    src_id: str
+    dst_id: str
+    type: str
+    created_by: str | None
+    created_at: datetime
+
+
+@dataclass(frozen=True)
+class Tunnel:
+    """A connection between two (wing, room) areas; an empty room covers the whole wing."""
+
+    id: str
+    from_wing: str
+    from_room: str
+    to_wing: str
+    to_room: str
+    created_by: str | None
+    created_at: datetime
+
+
+@dataclass(frozen=True)
+class ConflictRecord:
+    """A conflict between two memories: ``item_a`` the existing one, ``item_b`` the new one."""
+
+    id: str
+    item_a: str
+    item_b: str
+    type: str
+    detector: str
+    score: float | None
+    rule: str | None
+    explanation: str | None
+    status: str
+    resolution: str | None
+    resolver_id: str | None
+    reason: str | None
+    created_at: datetime
+    resolved_at: datetime | None

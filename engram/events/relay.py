@@ -1,8 +1,9 @@
 """The outbox relay: publishes committed outbox rows to JetStream, then marks them sent.
 
-It wakes on LISTEN/NOTIFY and polls as a fallback; rows are claimed with FOR UPDATE SKIP LOCKED so any
-number of relays can run. ``Nats-Msg-Id`` is the event id, so a row published twice (a crash between
-publish and mark) is dropped by JetStream's duplicate window. When NATS is down the rows simply wait.
+It wakes on LISTEN/NOTIFY and polls as a fallback; a claimed row stays locked until it is marked sent and
+other relays skip it (SKIP LOCKED), so any number of relays can run. ``Nats-Msg-Id`` is the event id, so a
+row published twice (a crash between publish and mark) is dropped by JetStream's duplicate window. When NATS
+is down the rows simply wait.
 """
 
 from __future__ import annotations
@@ -40,11 +41,11 @@ class OutboxRelay:
             if not rows:
                 return 0
             await asyncio.gather(*(
-                self._js.publish(row["subject"], row["envelope"].encode(),
-                                 headers={"Nats-Msg-Id": str(row["event_id"])}, timeout=self._publish_timeout_s)
+                self._js.publish(row.subject, row.envelope.encode(), headers={"Nats-Msg-Id": row.event_id},
+                                 timeout=self._publish_timeout_s)
                 for row in rows
             ))
-            await outbox.mark_sent(conn, [row["id"] for row in rows])
+            await outbox.mark_sent(conn, [row.id for row in rows])
         OUTBOX_PUBLISHED.inc(len(rows))
         return len(rows)
 

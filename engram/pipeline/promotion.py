@@ -12,10 +12,11 @@ from datetime import datetime
 
 import asyncpg
 
-from engram.db import conflicts, identity, items, kinds, promotions
+from engram.db import clock, conflicts, identity, items, kinds, promotions, tenants
 from engram.db.pool import system_tx, tenant_tx
 from engram.domain import promotion
 from engram.domain.models import MemoryItem
+from engram.events.outbox import Outbox
 from engram.pipeline import changes
 from engram.telemetry.metrics import PROMOTION_OUTCOMES
 
@@ -41,13 +42,14 @@ async def evaluate(conn: asyncpg.Connection, item: MemoryItem, rules: promotion.
     return promotion.blockers(item, kind, rules, facts, now)
 
 
-async def promote_item(conn: asyncpg.Connection, prefix: str, tenant_id: str, item_id: str, *, dry_run: bool,
-                       traceparent: str = "") -> str:
-    """Promote one item if every gate passes; returns ``promoted`` or ``skipped_<first blocker>``."""
+async def promote_item(conn: asyncpg.Connection, writer: changes.Changes, tenant_id: str, item_id: str, *,
+                       dry_run: bool, traceparent: str = "") -> str:
+    """Promote one item if every gate passes; returns ``promoted`` or ``skipped_<first blocker>``
+    (``skipped_gone`` for an item deleted meanwhile)."""
     item = await items.get(conn, item_id, for_update=not dry_run)
     if item is None:
         return "skipped_gone"
-    now = await conn.fetchval("SELECT now()")
+    now = await clock.now(conn)
     blockers = await evaluate(conn, item, await gates(conn), now)
     outcome = f"skipped_{blockers[0][0]}" if blockers else "promoted"
     if dry_run or item.review_status != "proposed":
@@ -58,7 +60,7 @@ async def promote_item(conn: asyncpg.Connection, prefix: str, tenant_id: str, it
                               detail="; ".join(detail for _, detail in blockers)[:500])
         return outcome
     actor = changes.Actor(tenant_id, by=BY, traceparent=traceparent)
-    await changes.change_status(conn, prefix, actor, item, "active", "promote", "every promotion gate passed")
+    await writer.change_status(conn, actor, item, "active", "promote", "every promotion gate passed")
     await items.set_stage(conn, tenant_id=tenant_id, item_id=item.id, stage="promotion", status="done",
                           detail="promoted")
     return outcome
@@ -67,14 +69,15 @@ async def promote_item(conn: asyncpg.Connection, prefix: str, tenant_id: str, it
 async def promote_proposed(pool: asyncpg.Pool, prefix: str, *, tenant_id: str | None = None, limit: int = 100,
                            dry_run: bool = False) -> Counter[str]:
     """Decide up to ``limit`` proposed items (oldest first) of one tenant, or of every tenant; counts per
-    outcome."""
+    outcome. Changes are announced under the subject ``prefix``."""
+    writer = changes.Changes(Outbox(prefix))
     counts: Counter[str] = Counter()
     for tenant in [tenant_id] if tenant_id else await _tenants(pool):
         async with tenant_tx(pool, tenant) as conn:
             ids = await promotions.proposed_after(conn, None, limit - sum(counts.values()))
         for item_id in ids:
             async with tenant_tx(pool, tenant) as conn:
-                counts[await promote_item(conn, prefix, tenant, item_id, dry_run=dry_run)] += 1
+                counts[await promote_item(conn, writer, tenant, item_id, dry_run=dry_run)] += 1
         if sum(counts.values()) >= limit:
             break
     return counts
@@ -83,6 +86,7 @@ async def promote_proposed(pool: asyncpg.Pool, prefix: str, *, tenant_id: str | 
 async def sweep(pool: asyncpg.Pool, prefix: str, batch: int) -> Counter[str]:
     """One bounded pass per tenant, continuing where the last pass stopped (the cursor is kept in the
     database, so a restart or another replica carries on); at the end of the list it starts over."""
+    writer = changes.Changes(Outbox(prefix))
     counts: Counter[str] = Counter()
     for tenant in await _tenants(pool):
         async with tenant_tx(pool, tenant) as conn:
@@ -90,7 +94,7 @@ async def sweep(pool: asyncpg.Pool, prefix: str, batch: int) -> Counter[str]:
             ids = await promotions.proposed_after(conn, cursor, batch)
         for item_id in ids:
             async with tenant_tx(pool, tenant) as conn:
-                counts[await promote_item(conn, prefix, tenant, item_id, dry_run=False)] += 1
+                counts[await promote_item(conn, writer, tenant, item_id, dry_run=False)] += 1
         async with tenant_tx(pool, tenant) as conn:
             await promotions.save_cursor(conn, tenant, ids[-1] if len(ids) == batch else None)
     return counts
@@ -98,4 +102,4 @@ async def sweep(pool: asyncpg.Pool, prefix: str, batch: int) -> Counter[str]:
 
 async def _tenants(pool: asyncpg.Pool) -> list[str]:
     async with system_tx(pool) as conn:
-        return [str(r["id"]) for r in await conn.fetch("SELECT id FROM tenants ORDER BY id")]
+        return await tenants.ids(conn)

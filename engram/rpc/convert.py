@@ -2,14 +2,13 @@
 
 from __future__ import annotations
 
-import json
 from datetime import UTC, datetime
 from typing import Any
 
 from google.protobuf import struct_pb2, timestamp_pb2
 from google.protobuf.json_format import MessageToDict
 
-from engram.domain.models import MemoryItem, RankedItem, Stage
+from engram.domain.models import ConflictRecord, Edge, ItemEvent, MemoryItem, RankedItem, Stage
 from engram.v1 import memory_pb2, recall_pb2
 
 
@@ -70,26 +69,27 @@ def stage_to_proto(stage: Stage) -> recall_pb2.Stage:
                             updated_at=timestamp(stage.updated_at))
 
 
-def event_to_proto(row: Any) -> recall_pb2.ItemEvent:
-    """One item_events row (old/new values as JSON text) as a protobuf message."""
-    event = recall_pb2.ItemEvent(id=row["id"], action=row["action"], actor_id=str(row["actor_id"] or ""),
-                                 reason=row["reason"] or "", request_id=row["request_id"] or "",
-                                 created_at=timestamp(row["created_at"]))
-    for name in ("old_value", "new_value"):
-        if row[name] is not None:
-            getattr(event, name).update(json.loads(row[name]))
-    return event
+def event_to_proto(event: ItemEvent) -> recall_pb2.ItemEvent:
+    """One row of an item's audit trail as a protobuf message."""
+    message = recall_pb2.ItemEvent(id=event.id, action=event.action, actor_id=event.actor_id or "",
+                                   reason=event.reason or "", request_id=event.request_id or "",
+                                   created_at=timestamp(event.created_at))
+    if event.old_value is not None:
+        message.old_value.update(event.old_value)
+    if event.new_value is not None:
+        message.new_value.update(event.new_value)
+    return message
 
 
-def edge_to_proto(edge: Any) -> memory_pb2.Edge:
+def edge_to_proto(edge: Edge) -> memory_pb2.Edge:
     return memory_pb2.Edge(id=edge.id, src_id=edge.src_id, dst_id=edge.dst_id, type=edge.type,
                            created_by=edge.created_by or "", created_at=timestamp(edge.created_at))
 
 
-def conflict_to_proto(row: Any) -> memory_pb2.Conflict:
-    """A conflicts row (``engram.db.conflicts.ConflictRow``) as a protobuf message."""
+def conflict_to_proto(conflict: ConflictRecord) -> memory_pb2.Conflict:
     return memory_pb2.Conflict(
-        id=row.id, existing_item_id=row.item_a, new_item_id=row.item_b, type=row.type, detector=row.detector,
-        score=row.score, rule=row.rule or "", explanation=row.explanation or "", status=row.status,
-        resolution=row.resolution or "", resolver_id=row.resolver_id or "", reason=row.reason or "",
-        created_at=timestamp(row.created_at), resolved_at=timestamp(row.resolved_at))
+        id=conflict.id, existing_item_id=conflict.item_a, new_item_id=conflict.item_b, type=conflict.type,
+        detector=conflict.detector, score=conflict.score, rule=conflict.rule or "",
+        explanation=conflict.explanation or "", status=conflict.status, resolution=conflict.resolution or "",
+        resolver_id=conflict.resolver_id or "", reason=conflict.reason or "", created_at=timestamp(conflict.created_at),
+        resolved_at=timestamp(conflict.resolved_at))

@@ -16,13 +16,14 @@ from typing import Any
 import asyncpg
 
 from engram.config import Settings
-from engram.db import classifications, identity, inbox, items, kinds, outbox
+from engram.db import classifications, identity, inbox, items, kinds
 from engram.db.pool import tenant_tx
 from engram.domain.classification import Classification, narrow_visibility, parse_placement_rules
 from engram.domain.models import MemoryItem
 from engram.errors import ValidationFailed
 from engram.events.consumer import one_at_a_time
 from engram.events.envelope import Event
+from engram.events.outbox import Outbox
 from engram.llm import JsonChat
 from engram.pipeline import changes, classify
 
@@ -37,6 +38,7 @@ class ClassifierService:
         self._pool = pool
         self._settings = settings
         self._llm = llm
+        self._outbox = Outbox(settings.events_subject_prefix)
 
     async def handle(self, events: list[Event]) -> dict[str, Exception]:
         return await one_at_a_time(self._classify_one)(events)
@@ -46,17 +48,19 @@ class ClassifierService:
             if await inbox.seen(conn, CONSUMER, event.id):
                 return
             item = await items.get(conn, event.subject)
+            if item is None:  # deleted before it was classified: the event is handled
+                if await inbox.claim(conn, CONSUMER, event.id, event.tenant_id):
+                    log.info("item %s of event %s no longer exists; nothing to classify", event.subject, event.id)
+                return
             rules = await _placement_rules(conn)
             enabled = await kinds.enabled_kind_names(conn)
-        if item is None:
-            log.info("item %s of event %s no longer exists; nothing to classify", event.subject, event.id)
-            return
         result, fallback = await classify.classify(item.content, rules, enabled, self._llm)
         async with tenant_tx(self._pool, event.tenant_id) as conn:
             if not await inbox.claim(conn, CONSUMER, event.id, event.tenant_id):
                 return  # a concurrent replica got there first
             current = await items.get(conn, event.subject, for_update=True)
-            if current is None:
+            if current is None:  # deleted while it was classified: the event is handled
+                log.info("item %s of event %s no longer exists; nothing to classify", event.subject, event.id)
                 return
             await self._apply(conn, event, current, result, fallback)
 
@@ -94,7 +98,7 @@ class ClassifierService:
                                   reason=f"{result.classifier}: {'; '.join(result.reasons)[:500]}")
         await items.set_stage(conn, tenant_id=event.tenant_id, item_id=item.id, stage=STAGE, status="done",
                               detail=result.classifier + (f" (fallback: {fallback})" if fallback else ""))
-        await outbox.add(conn, Event(
+        await self._outbox.add(conn, Event(
             type="engram.memory.classified", tenant_id=event.tenant_id, subject=str(item.id),
             traceparent=event.traceparent,
             data={"item_id": str(item.id), "kind": changed.kind, "suggested_kind": result.kind,
@@ -102,7 +106,7 @@ class ClassifierService:
                   "taxonomy_confidence": result.taxonomy_confidence, "sensitivity": result.sensitivity,
                   "wing": changed.wing, "room": changed.room, "visibility": changed.visibility,
                   "changed": sorted(applied), "classifier": result.classifier, "fallback": fallback is not None},
-        ), self._settings.events_subject_prefix)
+        ))
 
     async def mark_failed(self, event: Event, error: Exception) -> None:
         await changes.stage_failed(self._pool, event, STAGE, error)

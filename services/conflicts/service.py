@@ -13,16 +13,16 @@ import logging
 from dataclasses import dataclass
 
 import asyncpg
-import numpy as np
 
 from engram.config import Settings
-from engram.db import conflicts, inbox, items
+from engram.db import conflicts, embeddings, inbox, items
 from engram.db.pool import tenant_tx
 from engram.domain import conflict_rules, lifecycle
 from engram.domain.conflict_rules import Verdict
 from engram.domain.models import MemoryItem
 from engram.events.consumer import one_at_a_time
 from engram.events.envelope import Event
+from engram.events.outbox import Outbox
 from engram.llm import JsonChat, LLMUnavailable
 from engram.pipeline import changes
 from engram.telemetry.metrics import CONFLICT_OUTCOMES
@@ -57,6 +57,7 @@ class ConflictsService:
         self._pool = pool
         self._settings = settings
         self._llm = llm
+        self._changes = changes.Changes(Outbox(settings.events_subject_prefix))
 
     async def handle(self, events: list[Event]) -> dict[str, Exception]:
         return await one_at_a_time(self._check)(events)
@@ -68,44 +69,58 @@ class ConflictsService:
             if await inbox.seen(conn, CONSUMER, event.id):
                 return
             item = await items.get(conn, event.subject)
-            vector = await conn.fetchval("SELECT embedding::text FROM memory_embeddings WHERE item_id = $1 "
-                                         "AND profile = $2", event.subject, profile)
+            vector = await embeddings.vector(conn, event.subject, profile)
             near: list[tuple[MemoryItem, float]] = []
             if item is not None and vector is not None and _live(item) and item.kind not in EPISODIC_KINDS:
-                near = await conflicts.nearest_live(conn, item, np.array(json.loads(vector), dtype=np.float32),
-                                                    profile, dimensions, NEIGHBOURS,
+                near = await conflicts.nearest_live(conn, item, vector, profile, dimensions, NEIGHBOURS,
                                                     self._settings.conflict_similarity_floor - CANDIDATE_MARGIN)
-        judged = [j for j in [await self._judge(item, n, s) for n, s in near] if j is not None] if item else []
+        judged, judge_unavailable = await self._judge_all(item, near) if item is not None else ([], False)
         async with tenant_tx(self._pool, event.tenant_id) as conn:
             if not await inbox.claim(conn, CONSUMER, event.id, event.tenant_id):
                 return
             current = await items.get(conn, event.subject, for_update=True)
-            if current is None:
+            if current is None:  # deleted meanwhile: the event is handled, there is nothing to compare
+                log.info("item %s of event %s no longer exists; nothing to compare", event.subject, event.id)
                 return
             notes = [await self._apply(conn, event, current, j) for j in judged] if _live(current) else []
             detail = (f"{current.kind} is episodic: not compared" if current.kind in EPISODIC_KINDS
-                      else _summary(len(near), [n for n in notes if n]))
+                      else _summary(len(near), [n for n in notes if n], judge_unavailable))
             await items.set_stage(conn, tenant_id=event.tenant_id, item_id=current.id, stage=STAGE, status="done",
                                   detail=detail)
 
-    async def _judge(self, item: MemoryItem, neighbour: MemoryItem, similarity: float) -> Judged | None:
+    async def _judge_all(self, item: MemoryItem,
+                         near: list[tuple[MemoryItem, float]]) -> tuple[list[Judged], bool]:
+        """The verdicts on ``item`` and each neighbour that has one, and whether the model judge was unavailable
+        for any pair (then those pairs were judged by the rules only)."""
+        judged: list[Judged] = []
+        judge_unavailable = False
+        for neighbour, similarity in near:
+            verdict, unavailable = await self._judge(item, neighbour, similarity)
+            judge_unavailable = judge_unavailable or unavailable
+            if verdict is not None:
+                judged.append(verdict)
+        return judged, judge_unavailable
+
+    async def _judge(self, item: MemoryItem, neighbour: MemoryItem,
+                     similarity: float) -> tuple[Judged | None, bool]:
         """The verdict on the pair, oriented by age: the older memory is the existing one (a neighbour can be
-        newer when both arrived in one batch)."""
+        newer when both arrived in one batch); and whether the model judge was wanted but unavailable (the
+        rules' answer stands)."""
         older, newer = (neighbour, item) if neighbour.created_at <= item.created_at else (item, neighbour)
         verdict = conflict_rules.judge(older.content, newer.content, similarity,
                                        floor=self._settings.conflict_similarity_floor)
         if verdict is not None:
-            return Judged(neighbour, similarity, verdict, f"rules:{verdict.rule}")
+            return Judged(neighbour, similarity, verdict, f"rules:{verdict.rule}"), False
         if self._llm is None:
-            return None
+            return None, False
         user = f"EXISTING: {older.content}\n\nNEW: {newer.content}"
         try:
             raw = await self._llm.ask(JUDGE_PROMPT, user, "conflict_verdict", conflict_rules.LLM_JUDGE_SCHEMA)
         except LLMUnavailable as exc:
             log.info("conflict judge unavailable, rules only: %s", exc)
-            return None
+            return None, True
         verdict = conflict_rules.parse_llm_verdict(json.dumps(raw))  # anything malformed is None: no change
-        return Judged(neighbour, similarity, verdict, f"llm:{self._llm.model}") if verdict else None
+        return (Judged(neighbour, similarity, verdict, f"llm:{self._llm.model}") if verdict else None), False
 
     async def _apply(self, conn: asyncpg.Connection, event: Event, item: MemoryItem, judged: Judged) -> str:
         """Act on one verdict (the older of the two is the existing memory); returns a note for the stage."""
@@ -120,29 +135,28 @@ class ConflictsService:
         if action == "supersede" and new.review_status != "active":
             action = "propose"  # a proposal replaces nothing before review
         CONFLICT_OUTCOMES.labels(verdict.label, action).inc()
-        prefix = self._settings.events_subject_prefix
         actor = changes.Actor(event.tenant_id, by=CONSUMER, traceparent=event.traceparent)
         other = existing if new.id == item.id else new
         note = f"{verdict.label} with {other.id} ({action})"
         if action == "none":
             return note
         if action == "supersede":
-            await changes.supersede(conn, prefix, actor, existing, new, f"{judged.detector}: {verdict.explanation}",
-                                    detector=judged.detector)
+            await self._changes.supersede(conn, actor, existing, new, f"{judged.detector}: {verdict.explanation}",
+                                          detector=judged.detector)
             return note
         conflict_type = "refinement" if verdict.label == "refinement" else "contradiction"
-        opened = await changes.open_conflict(conn, prefix, actor, existing, new, conflict_type, judged.detector,
-                                             score=round(verdict.score * judged.similarity, 4), rule=verdict.rule,
-                                             explanation=verdict.explanation)
+        opened = await self._changes.open_conflict(conn, actor, existing, new, conflict_type, judged.detector,
+                                                   score=round(verdict.score * judged.similarity, 4),
+                                                   rule=verdict.rule, explanation=verdict.explanation)
         if opened is None:
             return f"{note}: already in an open conflict"
         weaker = {"propose": new, "dispute_new": new, "dispute_existing": existing}.get(action)
         if weaker is not None:
             to_state = "proposed" if action == "propose" else "disputed"
             if weaker.review_status != to_state and (to_state == "disputed" or weaker.review_status == "active"):
-                await changes.change_status(conn, prefix, actor, weaker, to_state,
-                                            "propose" if to_state == "proposed" else "dispute",
-                                            f"{judged.detector}: {verdict.explanation}")
+                await self._changes.change_status(conn, actor, weaker, to_state,
+                                                  "propose" if to_state == "proposed" else "dispute",
+                                                  f"{judged.detector}: {verdict.explanation}")
         return note
 
     async def mark_failed(self, event: Event, error: Exception) -> None:
@@ -153,6 +167,9 @@ def _live(item: MemoryItem) -> bool:
     return item.invalidated_at is None and item.superseded_by is None and item.review_status in lifecycle.LIVE_STATES
 
 
-def _summary(candidates: int, notes: list[str]) -> str:
+def _summary(candidates: int, notes: list[str], judge_unavailable: bool = False) -> str:
     found = "; ".join(notes) if notes else "no conflict"
-    return f"{candidates} near {'memory' if candidates == 1 else 'memories'} compared: {found}"[:500]
+    compared = f"{candidates} near {'memory' if candidates == 1 else 'memories'} compared"
+    if judge_unavailable:
+        compared += ", rules only (judge unavailable)"
+    return f"{compared}: {found}"[:500]

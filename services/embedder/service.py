@@ -1,6 +1,10 @@
 """Embedding logic: read the items a batch of memory.created (or memory.restored) events names, embed those
 still without a vector in one call, and store each vector with its inbox row, stage and memory.embedded
-event in one transaction."""
+event in one transaction.
+
+An item deleted (moved to the trash) before its vector is stored is an expected outcome, not a failure: the
+event is recorded as handled in the inbox, nothing is stored, and it is acknowledged. A restore announces
+``memory.restored``, which embeds the item again if its vector did not come back with it."""
 
 from __future__ import annotations
 
@@ -9,14 +13,16 @@ import time
 from datetime import UTC, datetime
 
 import asyncpg
+import numpy as np
 
 from engram.config import Settings
-from engram.db import embeddings, inbox, items, outbox
+from engram.db import embeddings, inbox, items
 from engram.db.pool import tenant_tx
 from engram.domain.content import passage
 from engram.domain.models import MemoryItem
 from engram.embeddings.provider import EmbeddingProvider
 from engram.events.envelope import Event
+from engram.events.outbox import Outbox
 from engram.pipeline import changes
 from engram.telemetry.metrics import EMBED_BATCH, EMBED_LATENCY, SEARCHABLE_LAG
 
@@ -30,6 +36,7 @@ class EmbedderService:
         self._pool = pool
         self._settings = settings
         self._provider = provider
+        self._outbox = Outbox(settings.events_subject_prefix)
 
     async def handle(self, events: list[Event]) -> dict[str, Exception]:
         """Embed the items of a batch; return the events that failed (they will be redelivered)."""
@@ -60,33 +67,42 @@ class EmbedderService:
         return failures
 
     async def _load(self, event: Event) -> MemoryItem | None:
-        """The item to embed, or None when there is nothing to do (already processed, or item gone)."""
+        """The item to embed, or None when there is nothing to do (already processed, item gone, or a restored
+        item that came back with its vector)."""
         async with tenant_tx(self._pool, event.tenant_id) as conn:
-            if await conn.fetchval("SELECT true FROM consumer_inbox WHERE consumer = $1 AND event_id = $2",
-                                   CONSUMER, event.id):
+            if await inbox.seen(conn, CONSUMER, event.id):
                 return None
             item = await items.get(conn, event.subject)
             if item is None:
-                log.info("item %s of event %s no longer exists; nothing to embed", event.subject, event.id)
-            elif await embeddings.exists(conn, str(item.id), self._provider.profile):
+                await self._gone(conn, event)
+                return None
+            if await embeddings.exists(conn, str(item.id), self._provider.profile):
                 return None  # a restored item came back with its vector
             return item
 
-    async def _store(self, event: Event, item: MemoryItem, vector: object) -> None:
+    async def _store(self, event: Event, item: MemoryItem, vector: np.ndarray) -> None:
         async with tenant_tx(self._pool, event.tenant_id) as conn:
             if not await inbox.claim(conn, CONSUMER, event.id, event.tenant_id):
                 return  # a concurrent replica got there first
-            await embeddings.upsert(conn, event.tenant_id, item.id, self._provider.profile, vector)  # type: ignore[arg-type]
+            if not await items.hold(conn, str(item.id)):  # deleted while it was being embedded
+                log.info("item %s of event %s was deleted while it was embedded; nothing stored", item.id, event.id)
+                return
+            await embeddings.upsert(conn, event.tenant_id, item.id, self._provider.profile, vector)
             await items.set_stage(conn, tenant_id=event.tenant_id, item_id=item.id, stage="embedding", status="done",
                                   detail=self._provider.profile)
-            await outbox.add(conn, Event(
+            await self._outbox.add(conn, Event(
                 type="engram.memory.embedded", tenant_id=event.tenant_id, subject=str(item.id),
                 traceparent=event.traceparent,
                 data={"item_id": str(item.id), "profile": self._provider.profile,
                       "dimensions": self._provider.dimensions, "kind": item.kind},
-            ), self._settings.events_subject_prefix)
+            ))
         if event.type == "engram.memory.created":  # a restored item's age says nothing about the pipeline
             SEARCHABLE_LAG.observe(max((datetime.now(UTC) - item.created_at).total_seconds(), 0.0))
+
+    async def _gone(self, conn: asyncpg.Connection, event: Event) -> None:
+        """The event's item no longer exists: the event is handled (inbox row), nothing to embed."""
+        if await inbox.claim(conn, CONSUMER, event.id, event.tenant_id):
+            log.info("item %s of event %s no longer exists; nothing to embed", event.subject, event.id)
 
     async def mark_failed(self, event: Event, error: Exception) -> None:
         """After the last attempt: the status says failed, with the reason."""

@@ -18,8 +18,9 @@ from engram.config import Settings
 from engram.db import conflicts, items, kinds
 from engram.db.pool import tenant_tx
 from engram.domain import lifecycle, validation
-from engram.domain.models import CallerContext, MemoryItem
+from engram.domain.models import CallerContext, ConflictRecord, MemoryItem
 from engram.errors import Conflict, NotFound, PermissionDenied, ValidationFailed
+from engram.events.outbox import Outbox
 from engram.pipeline import changes
 from services.ingest.service import IngestService, RememberCommand
 
@@ -28,7 +29,7 @@ RESOLUTIONS = ("keep_existing", "accept_new", "keep_both", "merge")
 
 @dataclass
 class Decision:
-    conflict: conflicts.ConflictRow
+    conflict: ConflictRecord
     existing: MemoryItem
     new: MemoryItem
     merged: MemoryItem | None = None
@@ -39,6 +40,7 @@ class ConflictService:
         self._pool = pool
         self._settings = settings
         self._ingest = ingest
+        self._changes = changes.Changes(Outbox(settings.events_subject_prefix))
 
     async def resolve(self, ctx: CallerContext, conflict_id: str, resolution: str, reason: str,
                       content: str) -> Decision:
@@ -68,35 +70,35 @@ class ConflictService:
             existing_item = await items.get(conn, row.item_a, for_update=True)
             new_item = await items.get(conn, row.item_b, for_update=True)
             assert existing_item is not None and new_item is not None
-            prefix = self._settings.events_subject_prefix
             actor = changes.Actor(ctx.tenant_id, ctx.principal_id, request_id=ctx.request_id,
                                   traceparent=ctx.traceparent)
             why = f"conflict {conflict_id} resolved ({resolution})" + (f": {reason}" if reason else "")
             if resolution == "keep_existing":
                 if new_item.review_status in ("proposed", "disputed"):
-                    new_item = await changes.change_status(conn, prefix, actor, new_item, "rejected", "reject", why)
+                    new_item = await self._changes.change_status(conn, actor, new_item, "rejected", "reject", why)
                 elif new_item.review_status == "active":
-                    new_item = await changes.change_status(conn, prefix, actor, new_item, "archived", "archive", why)
-                existing_item = await _reinstate(conn, prefix, actor, existing_item, why)
+                    new_item = await self._changes.change_status(conn, actor, new_item, "archived", "archive", why)
+                existing_item = await self._reinstate(conn, actor, existing_item, why)
             elif resolution == "accept_new":
                 if new_item.invalidated_at is not None or new_item.superseded_by is not None:
                     raise Conflict("the new memory is no longer live; keep the existing one or merge",
                                    field="resolution", code="not_live")
                 if existing_item.review_status in lifecycle.LIVE_STATES and existing_item.superseded_by is None:
-                    await changes.supersede(conn, prefix, actor, existing_item, new_item, why, accepted_by_review=True)
-                new_item = await _reinstate(conn, prefix, actor, new_item, why)
+                    await self._changes.supersede(conn, actor, existing_item, new_item, why,
+                                                  accepted_by_review=True)
+                new_item = await self._reinstate(conn, actor, new_item, why)
             elif resolution == "keep_both":
                 kind = await kinds.get_kind(conn, new_item.kind)
                 if kind is not None and kind.singleton and new_item.subject:
                     raise Conflict(f"a {kind.name} holds one memory per subject; keep one, accept the new, or merge",
                                    field="resolution", code="singleton_keep_both")
-                existing_item = await _reinstate(conn, prefix, actor, existing_item, why)
-                new_item = await _reinstate(conn, prefix, actor, new_item, why)
-            await changes.resolve_conflicts(conn, prefix, actor, row.item_a, resolution, reason or None,
-                                            conflict_id=conflict_id)
+                existing_item = await self._reinstate(conn, actor, existing_item, why)
+                new_item = await self._reinstate(conn, actor, new_item, why)
+            await self._changes.resolve_conflicts(conn, actor, row.item_a, resolution, reason or None,
+                                                  conflict_id=conflict_id)
             loser = {"keep_existing": row.item_b, "accept_new": row.item_a}.get(resolution)
             if loser is not None:  # it left the running: its other conflicts are settled for their other sides
-                await changes.settle_conflicts_of(conn, prefix, actor, loser, why)
+                await self._changes.settle_conflicts_of(conn, actor, loser, why)
             resolved = await conflicts.get(conn, conflict_id, ctx.principal_id)
             existing_now = await items.get(conn, row.item_a)
             new_now = await items.get(conn, row.item_b)
@@ -104,7 +106,7 @@ class ConflictService:
         return Decision(resolved, existing_now, new_now, merged)
 
     async def _open_conflict(self, conn: asyncpg.Connection, ctx: CallerContext,
-                             conflict_id: str) -> conflicts.ConflictRow:
+                             conflict_id: str) -> ConflictRecord:
         row = await conflicts.get(conn, conflict_id, ctx.principal_id, for_update=True)
         if row is None:
             raise NotFound(f"no conflict {conflict_id}")
@@ -112,10 +114,9 @@ class ConflictService:
             raise Conflict(f"conflict {conflict_id} is already resolved ({row.resolution})", code="already_resolved")
         return row
 
-
-async def _reinstate(conn: asyncpg.Connection, prefix: str, actor: changes.Actor, item: MemoryItem,
-                     why: str) -> MemoryItem:
-    """A disputed or proposed memory the reviewer upheld becomes active."""
-    if item.review_status in ("disputed", "proposed") and item.invalidated_at is None:
-        return await changes.change_status(conn, prefix, actor, item, "active", "activate", why)
-    return item
+    async def _reinstate(self, conn: asyncpg.Connection, actor: changes.Actor, item: MemoryItem,
+                         why: str) -> MemoryItem:
+        """A disputed or proposed memory the reviewer upheld becomes active."""
+        if item.review_status in ("disputed", "proposed") and item.invalidated_at is None:
+            return await self._changes.change_status(conn, actor, item, "active", "activate", why)
+        return item

@@ -9,12 +9,14 @@ from dataclasses import dataclass
 import asyncpg
 
 from engram.config import Settings
-from engram.db import items, outbox
+from engram.db import feedback as verdicts
+from engram.db import items
 from engram.db.pool import tenant_tx
 from engram.domain import feedback, validation
 from engram.domain.models import CallerContext
 from engram.errors import Conflict, NotFound, RateLimited, ValidationFailed
 from engram.events.envelope import Event
+from engram.events.outbox import Outbox
 
 
 @dataclass(frozen=True)
@@ -29,6 +31,7 @@ class FeedbackService:
     def __init__(self, pool: asyncpg.Pool, settings: Settings) -> None:
         self._pool = pool
         self._settings = settings
+        self._outbox = Outbox(settings.events_subject_prefix)
 
     async def record(self, ctx: CallerContext, item_id: str, verdict: str, recall_id: str) -> FeedbackResult:
         if verdict not in feedback.VERDICTS:
@@ -44,42 +47,34 @@ class FeedbackService:
             if item.invalidated_at is not None:
                 raise Conflict(f"item {item_id} is invalidated; it is kept for audit only", code="invalidated")
             current_importance = round(item.importance, 4)  # stored as real: drop float noise
-            previous = await conn.fetchval(
-                "SELECT verdict FROM feedback_events WHERE item_id = $1 AND principal_id = $2 ORDER BY id DESC LIMIT 1",
-                item_id, ctx.principal_id)
+            previous = await verdicts.latest_verdict(conn, item_id, ctx.principal_id)
             if previous == verdict:  # the current verdict again: nothing is recorded or counted, but a useful
                 if verdict == "useful":  # item that was served since still restarts the anti-feedback count
-                    await conn.execute("UPDATE memory_items SET recalls_since_useful = 0 WHERE id = $1", item_id)
+                    await verdicts.reset_recalls_since_useful(conn, item_id)
                 return FeedbackResult(item_id, verdict, previous, current_importance)
             await _within_daily_allowance(conn, ctx.principal_id)
             importance = feedback.adjusted_importance(current_importance, verdict, previous)
-            await conn.execute(
-                """INSERT INTO feedback_events (tenant_id, item_id, principal_id, verdict, recall_id, importance_before,
-                                                importance_after) VALUES ($1, $2, $3, $4, $5, $6, $7)""",
-                ctx.tenant_id, item_id, ctx.principal_id, verdict, recall_id or None, current_importance, importance)
-            await conn.execute(
-                "UPDATE memory_items SET importance = $2, recalls_since_useful = CASE WHEN $3 = 'useful' THEN 0 "
-                "ELSE recalls_since_useful END WHERE id = $1", item_id, importance, verdict)
+            await verdicts.record(conn, tenant_id=ctx.tenant_id, item_id=item_id, principal_id=ctx.principal_id,
+                                  verdict=verdict, recall_id=recall_id or None, importance_before=current_importance,
+                                  importance_after=importance)
             await items.add_event(
                 conn, tenant_id=ctx.tenant_id, item_id=item.id, actor_id=ctx.principal_id, action=f"feedback.{verdict}",
                 old_value={"importance": current_importance, "verdict": previous},
                 new_value={"importance": importance, "verdict": verdict}, request_id=ctx.request_id)
-            await outbox.add(conn, Event(
+            await self._outbox.add(conn, Event(
                 type="engram.feedback.recorded", tenant_id=ctx.tenant_id, subject=item_id,
                 traceparent=ctx.traceparent,
                 data={"item_id": item_id, "principal_id": ctx.principal_id, "verdict": verdict, "previous": previous,
                       "recall_id": recall_id or None, "importance": importance},
-            ), self._settings.events_subject_prefix)
+            ))
         return FeedbackResult(item_id, verdict, previous, importance)
 
 
 async def _within_daily_allowance(conn: asyncpg.Connection, principal_id: str) -> None:
-    limit = await conn.fetchval(
-        "SELECT (config->>'feedback_daily_limit')::int FROM tenant_config") or feedback.DEFAULT_DAILY_LIMIT
-    row = await conn.fetchrow(
-        "SELECT count(*) AS n, min(created_at) AS oldest FROM feedback_events "
-        "WHERE principal_id = $1 AND created_at > now() - interval '1 day'", principal_id)
-    if row["n"] >= limit:
-        wait = feedback.seconds_until_allowance(row["oldest"], feedback.now())
+    limit = await verdicts.daily_limit(conn) or feedback.DEFAULT_DAILY_LIMIT
+    given, oldest = await verdicts.given_today(conn, principal_id)
+    if given >= limit:
+        now = feedback.now()
+        wait = feedback.seconds_until_allowance(oldest or now, now)
         raise RateLimited(f"daily feedback limit of {limit} reached", retry_after_s=wait)
 

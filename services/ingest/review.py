@@ -6,12 +6,13 @@ from __future__ import annotations
 import asyncpg
 
 from engram.config import Settings
-from engram.db import items, kinds, outbox
+from engram.db import items, kinds
 from engram.db.pool import tenant_tx
 from engram.domain import lifecycle, validation
 from engram.domain.models import CallerContext, MemoryItem
 from engram.errors import Conflict, NotFound, ValidationFailed
 from engram.events.envelope import Event
+from engram.events.outbox import Outbox
 from engram.pipeline import changes
 
 MAX_REASON = 2_000
@@ -21,6 +22,8 @@ class ReviewService:
     def __init__(self, pool: asyncpg.Pool, settings: Settings) -> None:
         self._pool = pool
         self._settings = settings
+        self._outbox = Outbox(settings.events_subject_prefix)
+        self._changes = changes.Changes(self._outbox)
 
     async def review(self, ctx: CallerContext, item_id: str, action: str, reason: str) -> MemoryItem:
         reason = _reason(reason)
@@ -29,19 +32,14 @@ class ReviewService:
             _not_invalidated(item)
             transition = lifecycle.decide(ctx, item.review_status, action, str(item.principal_id))
             actor = _actor(ctx)
-            prefix = self._settings.events_subject_prefix
-            try:
-                async with conn.transaction():  # a savepoint: a duplicate coming back to life is refused cleanly
-                    changed = await changes.change_status(conn, prefix, actor, item, transition.to_state, action,
-                                                          reason or None)
-            except asyncpg.UniqueViolationError as exc:
-                raise Conflict("a live item with the same content exists; archive or supersede it first",
-                               code="duplicate_live_item") from exc
+            # a duplicate coming back to life is refused (Conflict, duplicate_live_item)
+            changed = await self._changes.change_status(conn, actor, item, transition.to_state, action,
+                                                        reason or None)
             if changed.review_status == "active":
                 await self._take_singleton_slot(conn, ctx, changed, reason)
             elif changed.review_status in ("rejected", "archived"):
-                await changes.settle_conflicts_of(conn, prefix, actor, item_id,
-                                                  reason or f"the other side was {changed.review_status}")
+                await self._changes.settle_conflicts_of(conn, actor, item_id,
+                                                        reason or f"the other side was {changed.review_status}")
         return changed
 
     async def _take_singleton_slot(self, conn: asyncpg.Connection, ctx: CallerContext, item: MemoryItem,
@@ -56,11 +54,11 @@ class ReviewService:
                                             exclude=str(item.id))
         if holder is None:
             return
-        prefix, actor = self._settings.events_subject_prefix, _actor(ctx)
-        await changes.supersede(conn, prefix, actor, holder, item, reason or "a reviewer accepted the replacement",
-                                accepted_by_review=True)
-        await changes.resolve_conflicts(conn, prefix, actor, str(item.id), "accept_new",
-                                        reason or "activated by a reviewer", other=str(holder.id))
+        actor = _actor(ctx)
+        await self._changes.supersede(conn, actor, holder, item, reason or "a reviewer accepted the replacement",
+                                      accepted_by_review=True)
+        await self._changes.resolve_conflicts(conn, actor, str(item.id), "accept_new",
+                                              reason or "activated by a reviewer", other=str(holder.id))
 
     async def verify(self, ctx: CallerContext, item_id: str, reason: str) -> MemoryItem:
         reason = _reason(reason)
@@ -75,10 +73,10 @@ class ReviewService:
                 conn, tenant_id=ctx.tenant_id, item_id=item.id, actor_id=ctx.principal_id, action="verified",
                 old_value={"human_verified": False}, new_value={"human_verified": True}, reason=reason or None,
                 request_id=ctx.request_id)
-            await outbox.add(conn, Event(
+            await self._outbox.add(conn, Event(
                 type="engram.memory.verified", tenant_id=ctx.tenant_id, subject=str(item.id),
                 traceparent=ctx.traceparent, data={"item_id": str(item.id), "actor_id": ctx.principal_id},
-            ), self._settings.events_subject_prefix)
+            ))
         return changed
 
 
@@ -97,11 +95,11 @@ class ReviewService:
                 conn, tenant_id=ctx.tenant_id, item_id=item.id, actor_id=ctx.principal_id, action="invalidated",
                 old_value={"invalidated": False}, new_value={"invalidated": True}, reason=reason,
                 request_id=ctx.request_id)
-            await outbox.add(conn, Event(
+            await self._outbox.add(conn, Event(
                 type="engram.memory.invalidated", tenant_id=ctx.tenant_id, subject=str(item.id),
                 traceparent=ctx.traceparent,
                 data={"item_id": str(item.id), "actor_id": ctx.principal_id, "kind": item.kind},
-            ), self._settings.events_subject_prefix)
+            ))
         return changed
 
 

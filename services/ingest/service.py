@@ -10,15 +10,16 @@ from typing import Any
 import asyncpg
 
 from engram.config import Settings
-from engram.db import identity, items, kinds, outbox
+from engram.db import clock, identity, items, kinds, principals
 from engram.db.pool import tenant_tx
 from engram.domain import lifecycle, secrets, ttl, validation
-from engram.domain.authority import default_source_type, derive_authority, source_trust
+from engram.domain.authority import Authority, default_source_type, derive_authority, source_trust
 from engram.domain.classification import Classification, parse_placement_rules
 from engram.domain.content import content_hash, index_context
-from engram.domain.models import CallerContext, MemoryItem
+from engram.domain.models import CallerContext, MemoryItem, MemoryKind
 from engram.errors import Conflict, NotFound, PermissionDenied, ValidationFailed
 from engram.events.envelope import Event
+from engram.events.outbox import Outbox
 from engram.llm import JsonChat
 from engram.pipeline import changes, classify
 from engram.telemetry.metrics import REMEMBER_STAGE, REMEMBERED, timed
@@ -60,11 +61,30 @@ class RememberResult:
     possible_supersedes: list[items.Similar] = field(default_factory=list)
 
 
+@dataclass(frozen=True)
+class _Checked:
+    """What validation settled about a command before any read."""
+
+    tags: list[str]
+    visibility: str
+    source_type: str
+
+
+@dataclass
+class _Slot:
+    """What the singleton slot of the new memory says: the items it replaces, or the holder it contests."""
+
+    targets: list[MemoryItem]
+    rival: MemoryItem | None = None  # a holder it may not replace: the new memory is a proposal in conflict with it
+
+
 class IngestService:
     def __init__(self, pool: asyncpg.Pool, settings: Settings, llm: JsonChat | None = None) -> None:
         self._pool = pool
         self._settings = settings
         self._llm = llm
+        self._outbox = Outbox(settings.events_subject_prefix)
+        self._changes = changes.Changes(self._outbox)
 
     async def classify(self, ctx: CallerContext, content: str) -> tuple[Classification, str | None]:
         """What the classifier would say about ``content`` under the tenant's rules; writes nothing."""
@@ -76,6 +96,38 @@ class IngestService:
 
     async def remember(self, ctx: CallerContext, cmd: RememberCommand) -> RememberResult:
         """Store one memory; the same canonical content again answers ``deduplicated`` with the first item."""
+        checked = self._validate(ctx, cmd)
+        async with tenant_tx(self._pool, ctx.tenant_id) as conn:
+            content, redacted = await _guard_secrets(conn, cmd.content)
+            digest = content_hash(content)
+            kind = await _resolve_kind(conn, cmd.kind or DEFAULT_KIND)
+            targets = [await _live_target(conn, ctx, target_id) for target_id in cmd.supersedes]
+            workspace_id = await _resolve_workspace(
+                conn, ctx, cmd.workspace_id or (str(targets[0].workspace_id) if targets else None))
+            authority = await _resolve_authority(conn, ctx, checked.source_type)
+            slot = _Slot(targets)
+            if kind.singleton and cmd.subject and not targets:
+                holder = await items.live_singleton(conn, workspace_id, cmd.subject, kind.name, ctx.principal_id)
+                if holder is not None and holder.content_hash == digest:
+                    return _deduplicated(holder)
+                slot = _singleton_slot(holder, authority, kind)
+            await _check_may_supersede(conn, ctx, cmd, kind, slot.targets, authority)
+            now = await clock.now(conn)
+            new = await self._new_item(conn, ctx, cmd, checked, content=content, digest=digest, kind=kind,
+                                       workspace_id=workspace_id, authority=authority, now=now,
+                                       proposed=kind.requires_review or slot.rival is not None)
+            stored = await self._insert(conn, ctx, new, now, superseding=bool(slot.targets))
+            if isinstance(stored, RememberResult):
+                return stored
+            await self._record_creation(conn, ctx, stored, redacted)
+            await self._apply_slot(conn, ctx, stored, slot)
+            similar = await self._possible_supersedes(conn, ctx, stored, slot.targets)
+        status = "superseded" if slot.targets else "created"
+        REMEMBERED.labels(status).inc()
+        return RememberResult(status, stored, [str(t.id) for t in slot.targets], similar)
+
+    def _validate(self, ctx: CallerContext, cmd: RememberCommand) -> _Checked:
+        """Every check that needs no read; returns what it settled."""
         validation.validate_content(cmd.content, self._settings.max_content_bytes)
         validation.validate_importance(cmd.importance)
         tags = validation.validate_tags(cmd.tags)
@@ -92,112 +144,83 @@ class IngestService:
             raise ValidationFailed(f"supersedes takes up to {MAX_SUPERSEDES} distinct ids", field="supersedes")
         for target_id in cmd.supersedes:
             validation.require_uuid(target_id, "supersedes")
-        async with tenant_tx(self._pool, ctx.tenant_id) as conn:
-            content, redacted = await _guard_secrets(conn, cmd.content)
-            digest = content_hash(content)
-            kind_name = cmd.kind or DEFAULT_KIND
-            kind = await kinds.get_kind(conn, kind_name)
-            if kind is None or not kind.enabled:
-                known = ", ".join(await kinds.enabled_kind_names(conn))
-                raise ValidationFailed(f"unknown or disabled kind {kind_name!r}; known kinds: {known}", field="kind")
-            targets = [await _live_target(conn, ctx, target_id) for target_id in cmd.supersedes]
-            workspace_id = (cmd.workspace_id or (str(targets[0].workspace_id) if targets else None)
-                            or await items.default_workspace(conn))
-            role = await items.workspace_role(conn, workspace_id, ctx.principal_id) if workspace_id else None
-            if workspace_id is None or role is None:  # missing and not-a-member look the same
-                raise NotFound("no such workspace", field="workspace_id")
-            if role not in WRITING_ROLES:
-                raise PermissionDenied(f"a {role} cannot write into this workspace", field="workspace_id",
-                                       code="workspace_read_only")
-            trusted = bool(await conn.fetchval("SELECT trusted FROM principals WHERE id = $1", ctx.principal_id))
-            authority = derive_authority(source_type, ctx.principal_type, trusted=trusted)
-            singleton_rival = None
-            if kind.singleton and cmd.subject and not targets:
-                current = await items.live_singleton(conn, workspace_id, cmd.subject, kind.name, ctx.principal_id)
-                if current is not None and current.content_hash == digest:
-                    REMEMBERED.labels("deduplicated").inc()
-                    return RememberResult("deduplicated", current)
-                if current is not None and int(authority) >= current.authority and not kind.requires_review:
-                    targets = [current]  # one live item per (workspace, subject, kind): the new one replaces it
-                elif current is not None:
-                    singleton_rival = current  # lower authority: a proposal with an open conflict, never a swap
-            if cmd.supersedes and kind.requires_review:
-                raise Conflict(f"a {kind.name} starts as a proposal and cannot replace anything before review",
-                               field="supersedes", code="proposal_cannot_supersede")
-            for target in targets:
-                target_role = await items.workspace_role(conn, str(target.workspace_id), ctx.principal_id)
-                if target_role not in WRITING_ROLES:
-                    raise PermissionDenied(f"superseding {target.id} needs a writing role in its workspace",
-                                           field="supersedes", code="workspace_read_only")
-                if int(authority) < target.authority:
-                    raise PermissionDenied(
-                        f"authority {int(authority)} cannot supersede {target.id} (authority {target.authority}); "
-                        "propose the change for review instead", field="supersedes", code="authority_too_low")
-            importance = cmd.importance if cmd.importance is not None else kind.default_importance
-            now = await conn.fetchval("SELECT now()")
-            expires_at = ttl.expiry(kind=kind.name, importance=importance, pinned=cmd.pinned, tags=tags,
-                                    requested=cmd.expires_at, now=now,
-                                    overrides=await identity.config_value(conn, "ttl_days"))
-            new = items.NewItem(
-                id=uuid.uuid4(), tenant_id=ctx.tenant_id, workspace_id=workspace_id, principal_id=ctx.principal_id,
-                content=content, content_hash=digest, kind=kind.name,
-                importance=importance,
-                review_status="proposed" if kind.requires_review or singleton_rival else "active",
-                authority=int(authority),
-                source_type=source_type, source_trust=source_trust(authority), subject=cmd.subject or None,
-                wing=cmd.wing or None, room=cmd.room or None, tags=tags, pinned=cmd.pinned,
-                visibility=visibility, source_uri=cmd.source_uri or None,
-                source_session=cmd.source_session or None, valid_from=cmd.valid_from, valid_to=cmd.valid_to,
-                kind_explicit=bool(cmd.kind), index_context=index_context(cmd.subject, cmd.valid_from),
-                expires_at=expires_at, external_id=cmd.external_id or None,
-                metadata=cmd.metadata,
-            )
-            with timed("insert", REMEMBER_STAGE):
-                stored = await items.insert(conn, new)
-            if stored is None:
-                existing = await items.find_live_duplicate(conn, workspace_id, ctx.principal_id, digest)
-                if existing is not None and existing.expires_at is not None and existing.expires_at <= now:
-                    # its time is up but the sweep has not been by: it goes to the trash now, and this is new
-                    await discard(conn, self._settings, existing, reason="expired", actor_id=None,
-                                  request_id=ctx.request_id, traceparent=ctx.traceparent, why="time to live ended")
-                    stored = await items.insert(conn, new)
-                    existing = None
-            if stored is None:
-                if existing is not None and targets:
-                    raise Conflict(f"this content is already live as {existing.id}; nothing to supersede with",
-                                   field="content", code="duplicate_live_item")
-                if existing is not None:
-                    REMEMBERED.labels("deduplicated").inc()
-                    return RememberResult("deduplicated", existing)
-                raise Conflict("a concurrent write of the same content changed its state; retry",
-                               code="concurrent_write")
-            await items.add_event(
-                conn, tenant_id=ctx.tenant_id, item_id=stored.id, actor_id=ctx.principal_id, action="created",
-                new_value={"review_status": stored.review_status, "kind": stored.kind,
-                           **({"redacted_secrets": redacted} if redacted else {}),
-                           "authority": stored.authority, "visibility": stored.visibility},
-                request_id=ctx.request_id,
-            )
-            for stage in ("embedding", "classification", "conflict_check") + (
-                    ("promotion",) if stored.review_status == "proposed" else ()):
-                await items.set_stage(conn, tenant_id=ctx.tenant_id, item_id=stored.id, stage=stage,
-                                      status="pending")
-            await outbox.add(conn, created_event(stored, ctx.traceparent), self._settings.events_subject_prefix)
-            actor = changes.Actor(ctx.tenant_id, ctx.principal_id, request_id=ctx.request_id,
-                                  traceparent=ctx.traceparent)
-            for target in targets:
-                await changes.supersede(conn, self._settings.events_subject_prefix, actor, target, stored)
-            if singleton_rival is not None:  # lower authority: a proposal with an open conflict, never a swap
-                await changes.open_conflict(conn, self._settings.events_subject_prefix, actor, singleton_rival, stored,
-                                            "contradiction", "singleton", rule="singleton",
-                                            explanation=f"both claim the {stored.kind} slot for {stored.subject!r}")
-            with timed("possible_supersedes", REMEMBER_STAGE):
-                similar = await items.similar_live(  # reported, never applied
-                    conn, stored.content, stored.kind, ctx.principal_id,
-                    [str(stored.id), *(str(t.id) for t in targets)], self._settings.possible_supersedes_threshold)
-        status = "superseded" if targets else "created"
-        REMEMBERED.labels(status).inc()
-        return RememberResult(status, stored, [str(t.id) for t in targets], similar)
+        return _Checked(tags, visibility, source_type)
+
+    async def _new_item(self, conn: asyncpg.Connection, ctx: CallerContext, cmd: RememberCommand, checked: _Checked,
+                        *, content: str, digest: bytes, kind: MemoryKind, workspace_id: str, authority: Authority,
+                        now: datetime, proposed: bool) -> items.NewItem:
+        """The row to insert: the command's fields with the kind's defaults and the time to live applied."""
+        importance = cmd.importance if cmd.importance is not None else kind.default_importance
+        expires_at = ttl.expiry(kind=kind.name, importance=importance, pinned=cmd.pinned, tags=checked.tags,
+                                requested=cmd.expires_at, now=now,
+                                overrides=await identity.config_value(conn, "ttl_days"))
+        return items.NewItem(
+            id=uuid.uuid4(), tenant_id=ctx.tenant_id, workspace_id=workspace_id, principal_id=ctx.principal_id,
+            content=content, content_hash=digest, kind=kind.name, importance=importance,
+            review_status="proposed" if proposed else "active", authority=int(authority),
+            source_type=checked.source_type, source_trust=source_trust(authority), subject=cmd.subject or None,
+            wing=cmd.wing or None, room=cmd.room or None, tags=checked.tags, pinned=cmd.pinned,
+            visibility=checked.visibility, source_uri=cmd.source_uri or None,
+            source_session=cmd.source_session or None, valid_from=cmd.valid_from, valid_to=cmd.valid_to,
+            kind_explicit=bool(cmd.kind), index_context=index_context(cmd.subject, cmd.valid_from),
+            expires_at=expires_at, external_id=cmd.external_id or None, metadata=cmd.metadata,
+        )
+
+    async def _insert(self, conn: asyncpg.Connection, ctx: CallerContext, new: items.NewItem, now: datetime, *,
+                      superseding: bool) -> MemoryItem | RememberResult:
+        """Insert the item, or answer ``deduplicated`` with the live item holding the same content. A duplicate
+        whose time is up but that the sweep has not reached goes to the trash first, and the new one is stored."""
+        with timed("insert", REMEMBER_STAGE):
+            stored = await items.insert(conn, new)
+        if stored is not None:
+            return stored
+        existing = await items.find_live_duplicate(conn, new.workspace_id, ctx.principal_id, new.content_hash)
+        if existing is not None and existing.expires_at is not None and existing.expires_at <= now:
+            await discard(conn, self._outbox, existing, reason="expired", actor_id=None, request_id=ctx.request_id,
+                          traceparent=ctx.traceparent, why="time to live ended")
+            stored = await items.insert(conn, new)
+            if stored is not None:
+                return stored
+            existing = None
+        if existing is not None and superseding:
+            raise Conflict(f"this content is already live as {existing.id}; nothing to supersede with",
+                           field="content", code="duplicate_live_item")
+        if existing is not None:
+            return _deduplicated(existing)
+        raise Conflict("a concurrent write of the same content changed its state; retry", code="concurrent_write")
+
+    async def _record_creation(self, conn: asyncpg.Connection, ctx: CallerContext, stored: MemoryItem,
+                               redacted: list[str]) -> None:
+        """The ``created`` audit row, the pending pipeline stages and ``memory.created`` on the outbox."""
+        await items.add_event(
+            conn, tenant_id=ctx.tenant_id, item_id=stored.id, actor_id=ctx.principal_id, action="created",
+            new_value={"review_status": stored.review_status, "kind": stored.kind,
+                       **({"redacted_secrets": redacted} if redacted else {}),
+                       "authority": stored.authority, "visibility": stored.visibility},
+            request_id=ctx.request_id,
+        )
+        for stage in ("embedding", "classification", "conflict_check") + (
+                ("promotion",) if stored.review_status == "proposed" else ()):
+            await items.set_stage(conn, tenant_id=ctx.tenant_id, item_id=stored.id, stage=stage, status="pending")
+        await self._outbox.add(conn, created_event(stored, ctx.traceparent))
+
+    async def _apply_slot(self, conn: asyncpg.Connection, ctx: CallerContext, stored: MemoryItem, slot: _Slot) -> None:
+        """The new memory replaces its targets, or, below a singleton holder's authority, opens a conflict with it."""
+        actor = changes.Actor(ctx.tenant_id, ctx.principal_id, request_id=ctx.request_id, traceparent=ctx.traceparent)
+        for target in slot.targets:
+            await self._changes.supersede(conn, actor, target, stored)
+        if slot.rival is not None:  # lower authority: a proposal with an open conflict, never a swap
+            await self._changes.open_conflict(conn, actor, slot.rival, stored, "contradiction", "singleton",
+                                              rule="singleton",
+                                              explanation=f"both claim the {stored.kind} slot for {stored.subject!r}")
+
+    async def _possible_supersedes(self, conn: asyncpg.Connection, ctx: CallerContext, stored: MemoryItem,
+                                   targets: list[MemoryItem]) -> list[items.Similar]:
+        """Live items of the same kind whose text is close to the new one's: reported, never applied."""
+        with timed("possible_supersedes", REMEMBER_STAGE):
+            return await items.similar_live(
+                conn, stored.content, stored.kind, ctx.principal_id,
+                [str(stored.id), *(str(t.id) for t in targets)], self._settings.possible_supersedes_threshold)
 
 
 def created_event(item: MemoryItem, traceparent: str) -> Event:
@@ -211,6 +234,63 @@ def created_event(item: MemoryItem, traceparent: str) -> Event:
             "created_at": item.created_at.isoformat(),
         },
     )
+
+
+def _deduplicated(existing: MemoryItem) -> RememberResult:
+    REMEMBERED.labels("deduplicated").inc()
+    return RememberResult("deduplicated", existing)
+
+
+async def _resolve_kind(conn: asyncpg.Connection, name: str) -> MemoryKind:
+    """The named kind, which must be enabled for the tenant."""
+    kind = await kinds.get_kind(conn, name)
+    if kind is None or not kind.enabled:
+        known = ", ".join(await kinds.enabled_kind_names(conn))
+        raise ValidationFailed(f"unknown or disabled kind {name!r}; known kinds: {known}", field="kind")
+    return kind
+
+
+async def _resolve_workspace(conn: asyncpg.Connection, ctx: CallerContext, requested: str | None) -> str:
+    """The workspace to write into (the requested one, else the tenant's default), where the caller may write."""
+    workspace_id = requested or await items.default_workspace(conn)
+    role = await items.workspace_role(conn, workspace_id, ctx.principal_id) if workspace_id else None
+    if workspace_id is None or role is None:  # missing and not-a-member look the same
+        raise NotFound("no such workspace", field="workspace_id")
+    if role not in WRITING_ROLES:
+        raise PermissionDenied(f"a {role} cannot write into this workspace", field="workspace_id",
+                               code="workspace_read_only")
+    return workspace_id
+
+
+async def _resolve_authority(conn: asyncpg.Connection, ctx: CallerContext, source_type: str) -> Authority:
+    """The authority the write carries: its source, the principal's type, and whether the principal is trusted."""
+    return derive_authority(source_type, ctx.principal_type, trusted=await principals.trusted(conn, ctx.principal_id))
+
+
+def _singleton_slot(holder: MemoryItem | None, authority: Authority, kind: MemoryKind) -> _Slot:
+    """One live item per (workspace, subject, kind): at or above the holder's authority (and with no review
+    needed) the new one replaces it; below, it becomes a proposal in conflict with it."""
+    if holder is not None and int(authority) >= holder.authority and not kind.requires_review:
+        return _Slot([holder])
+    return _Slot([], rival=holder)
+
+
+async def _check_may_supersede(conn: asyncpg.Connection, ctx: CallerContext, cmd: RememberCommand,
+                               kind: MemoryKind, targets: list[MemoryItem], authority: Authority) -> None:
+    """A proposal replaces nothing; each target needs a writing role in its workspace and no more authority
+    than the write carries."""
+    if cmd.supersedes and kind.requires_review:
+        raise Conflict(f"a {kind.name} starts as a proposal and cannot replace anything before review",
+                       field="supersedes", code="proposal_cannot_supersede")
+    for target in targets:
+        target_role = await items.workspace_role(conn, str(target.workspace_id), ctx.principal_id)
+        if target_role not in WRITING_ROLES:
+            raise PermissionDenied(f"superseding {target.id} needs a writing role in its workspace",
+                                   field="supersedes", code="workspace_read_only")
+        if int(authority) < target.authority:
+            raise PermissionDenied(
+                f"authority {int(authority)} cannot supersede {target.id} (authority {target.authority}); "
+                "propose the change for review instead", field="supersedes", code="authority_too_low")
 
 
 async def _guard_secrets(conn: asyncpg.Connection, content: str) -> tuple[str, list[str]]:

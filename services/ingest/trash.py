@@ -10,12 +10,13 @@ from datetime import datetime
 import asyncpg
 
 from engram.config import Settings
-from engram.db import identity, items, outbox, recall_logs, trash
+from engram.db import identity, items, recall_logs, tenants, trash
 from engram.db.pool import system_tx, tenant_tx
 from engram.domain import lifecycle, validation
 from engram.domain.models import CallerContext, MemoryItem
 from engram.errors import Conflict, EngramError, NotFound, ValidationFailed
 from engram.events.envelope import Event
+from engram.events.outbox import Outbox
 from engram.pipeline import changes
 from engram.telemetry.metrics import SWEPT
 
@@ -28,7 +29,7 @@ SWEEP_BATCH = 500
 RECALL_LOG_BATCH = 10_000  # recall log rows deleted per tenant per pass (a busy tenant logs thousands a minute)
 
 
-async def discard(conn: asyncpg.Connection, settings: Settings, item: MemoryItem, *, reason: str,
+async def discard(conn: asyncpg.Connection, outbox: Outbox, item: MemoryItem, *, reason: str,
                   actor_id: str | None, request_id: str = "", traceparent: str = "", why: str | None = None) -> str:
     """Move ``item`` (locked by the caller) to the trash with its audit row and event; return the entry id.
     ``reason`` is ``deleted`` or ``expired``."""
@@ -44,7 +45,7 @@ async def discard(conn: asyncpg.Connection, settings: Settings, item: MemoryItem
     else:
         data["expires_at"] = item.expires_at.isoformat() if item.expires_at else None
     await outbox.add(conn, Event(type=f"engram.memory.{action}", tenant_id=str(item.tenant_id), subject=str(item.id),
-                                 traceparent=traceparent, data=data), settings.events_subject_prefix)
+                                 traceparent=traceparent, data=data))
     return entry_id
 
 
@@ -79,6 +80,8 @@ class TrashService:
     def __init__(self, pool: asyncpg.Pool, settings: Settings) -> None:
         self._pool = pool
         self._settings = settings
+        self._outbox = Outbox(settings.events_subject_prefix)
+        self._changes = changes.Changes(self._outbox)
 
     async def delete(self, ctx: CallerContext, item_id: str, reason: str) -> str:
         """Move an item to the trash; its author or a reviewer. Returns the trash entry id."""
@@ -88,7 +91,7 @@ class TrashService:
             if item is None:
                 raise NotFound(f"no item {item_id}")
             lifecycle.may_delete(ctx, str(item.principal_id))
-            return await discard(conn, self._settings, item, reason="deleted", actor_id=ctx.principal_id,
+            return await discard(conn, self._outbox, item, reason="deleted", actor_id=ctx.principal_id,
                                  request_id=ctx.request_id, traceparent=ctx.traceparent, why=reason.strip() or None)
 
     async def restore(self, ctx: CallerContext, entry_id: str) -> MemoryItem:
@@ -100,21 +103,17 @@ class TrashService:
             if entry is None:
                 raise NotFound(f"no trash entry {entry_id}")
             lifecycle.may_restore(ctx, entry.principal_id, entry.deleted_by)
-            try:
-                item, counts = await trash.restore(conn, entry_id, clear_expiry=entry.reason == "expired")
-            except trash.RestoreConflict as exc:
-                raise Conflict("a live item with the same content exists; archive or delete it first",
-                               code="duplicate_live_item") from exc
+            item, counts = await trash.restore(conn, entry_id, clear_expiry=entry.reason == "expired")
             await items.add_event(conn, tenant_id=ctx.tenant_id, item_id=item.id, actor_id=ctx.principal_id,
                                   action="restored", old_value={"trash_id": entry_id},
                                   new_value={"review_status": item.review_status, **counts},
                                   request_id=ctx.request_id)
-            await outbox.add(conn, Event(
+            await self._outbox.add(conn, Event(
                 type="engram.memory.restored", tenant_id=ctx.tenant_id, subject=str(item.id),
                 traceparent=ctx.traceparent,
                 data={"item_id": str(item.id), "trash_id": entry_id, "actor_id": ctx.principal_id, "kind": item.kind,
                       "review_status": item.review_status, "embedded": counts["embeddings"] > 0},
-            ), self._settings.events_subject_prefix)
+            ))
         return item
 
     async def bulk(self, ctx: CallerContext, action: str, where: BulkFilter, *, dry_run: bool, limit: int,
@@ -157,15 +156,14 @@ class TrashService:
                 if dry_run:
                     continue
                 if action == "delete":
-                    await discard(conn, self._settings, item, reason="deleted", actor_id=ctx.principal_id,
+                    await discard(conn, self._outbox, item, reason="deleted", actor_id=ctx.principal_id,
                                   request_id=ctx.request_id, traceparent=ctx.traceparent, why=reason or None)
                 else:
                     actor = changes.Actor(ctx.tenant_id, ctx.principal_id, request_id=ctx.request_id,
                                           traceparent=ctx.traceparent)
-                    await changes.change_status(conn, self._settings.events_subject_prefix, actor, item, "archived",
-                                                "archive", reason or None)
-                    await changes.settle_conflicts_of(conn, self._settings.events_subject_prefix, actor,
-                                                      str(item.id), reason or "the other side was archived")
+                    await self._changes.change_status(conn, actor, item, "archived", "archive", reason or None)
+                    await self._changes.settle_conflicts_of(conn, actor, str(item.id),
+                                                            reason or "the other side was archived")
         return BulkResult(action, dry_run, len(matched), affected, skipped, truncated)
 
 @dataclass
@@ -180,12 +178,13 @@ async def sweep(pool: asyncpg.Pool, settings: Settings, *, batch: int = SWEEP_BA
     tenant's retention is emptied, and recall log rows older than ``recall_log_retention_days`` are deleted.
     Bounded per tenant; replicas running it at once skip each other's rows."""
     report = SweepReport()
+    outbox = Outbox(settings.events_subject_prefix)
     async with system_tx(pool) as conn:
-        tenants = [str(r["id"]) for r in await conn.fetch("SELECT id FROM tenants ORDER BY id")]
-    for tenant_id in tenants:
+        tenant_ids = await tenants.ids(conn)
+    for tenant_id in tenant_ids:
         async with tenant_tx(pool, tenant_id) as conn:
             for item in await trash.expired_items(conn, batch):
-                await discard(conn, settings, item, reason="expired", actor_id=None, why="time to live ended")
+                await discard(conn, outbox, item, reason="expired", actor_id=None, why="time to live ended")
                 report.expired += 1
             retention = await identity.config_value(conn, "trash_retention_days") or settings.trash_retention_days
             report.purged += await trash.purge(conn, int(retention), batch)

@@ -11,7 +11,8 @@ from engram.db import inbox
 from engram.db.pool import tenant_tx
 from engram.events.consumer import one_at_a_time
 from engram.events.envelope import Event
-from engram.pipeline import promotion
+from engram.events.outbox import Outbox
+from engram.pipeline import changes, promotion
 
 # (durable consumer, event) pairs
 TRIGGERS = (("promotion_classified", "memory.classified"), ("promotion_conflicts", "conflict.resolved"),
@@ -36,6 +37,7 @@ class PromotionService:
     def __init__(self, pool: asyncpg.Pool, settings: Settings) -> None:
         self._pool = pool
         self._settings = settings
+        self._changes = changes.Changes(Outbox(settings.events_subject_prefix))
 
     async def handle(self, events: list[Event]) -> dict[str, Exception]:
         return await one_at_a_time(self._decide)(events)
@@ -45,5 +47,5 @@ class PromotionService:
             if not await inbox.claim(conn, CONSUMER, event.id, event.tenant_id):
                 return
             for item_id in items_named(event):
-                await promotion.promote_item(conn, self._settings.events_subject_prefix, event.tenant_id,
-                                             item_id, dry_run=False, traceparent=event.traceparent)
+                await promotion.promote_item(conn, self._changes, event.tenant_id, item_id, dry_run=False,
+                                             traceparent=event.traceparent)
