@@ -21,8 +21,8 @@ from services.embedder.service import CONSUMER as EMBEDDER
 from services.embedder.service import EmbedderService
 from services.ingest.service import IngestService, RememberCommand
 from services.ingest.trash import TrashService
-from tests.conftest import create_tenant
 from tests.support.llm_stub import ERROR, running_stub
+from tests.support.tenants import create_tenant
 
 
 class DeletingWhileEmbedding:
