@@ -1,14 +1,42 @@
-"""The one error hierarchy. Each error has a stable ``code`` and a ``retryable`` flag; the edges translate
-it to a gRPC status (services) and to an HTTP problem+json (gateway), nowhere else."""
+"""The one error hierarchy. Each error has a stable ``code`` (a subclass's own, or a more specific one given
+when raised: ``PermissionDenied(..., code="authority_too_low")``), a ``retryable`` flag, a ``detail`` for
+humans and, when one field of the request is at fault, its ``field``.
+
+    EngramError            anything unexpected (``internal``); a bug or a broken invariant. Retrying does not help.
+    ├── ValidationFailed   the request breaks a rule: a bad value, an unknown kind, a secret in the content, a
+    │                      malformed cursor. ``field`` names the culprit. Retrying the same request does not help.
+    ├── NotFound           no such item, or one the caller may not read: the two are told apart nowhere.
+    │                      Retrying does not help.
+    ├── Unauthenticated    no valid API key, internal token or caller context. Retrying does not help.
+    ├── PermissionDenied   the caller is known but may not do this: a missing scope, too little authority, a
+    │                      review action its role does not allow, a read-only workspace. Retrying does not help.
+    ├── Conflict           the request clashes with the current state: a name taken, a duplicate live item,
+    │                      an item already invalidated or a conflict already resolved, a concurrent write.
+    │                      Retrying helps only once that state has changed.
+    ├── RateLimited        the tenant's or key's rate limit is spent. Retryable after ``retry_after_s`` seconds.
+    └── Unavailable        a dependency (database, NATS, a downstream service, the embedding endpoint) cannot
+                           be reached right now. Retryable.
+
+Two more live next to what raises them and never cross an edge: ``MigrationError``
+(``engram/db/migrate.py``) and ``HomeInUseError`` (``engram/runtime/home_lock.py``), both reported by the CLI.
+
+The edges translate, nowhere else, each with a mapping keyed by class (the most specific class in the error's
+MRO wins, see ``most_specific``): a gRPC status code in ``engram/rpc/errors.py`` (services), and an HTTP status
+and title in ``services/gateway/problems.py`` (the gateway's problem+json). The class name, code and field cross
+gRPC in trailing metadata, so the gateway raises the same class with the same code.
+"""
 
 from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import TypeVar
+
+T = TypeVar("T")
 
 
 class EngramError(Exception):
     code = "internal"
     retryable = False
-    http_status = 500
-    title = "Internal error"
 
     def __init__(self, detail: str, *, field: str | None = None, code: str | None = None) -> None:
         super().__init__(detail)
@@ -22,39 +50,27 @@ class ValidationFailed(EngramError):
     """The request breaks a rule; ``field`` names the offending field."""
 
     code = "validation_failed"
-    http_status = 422
-    title = "Invalid request"
 
 
 class NotFound(EngramError):
     code = "not_found"
-    http_status = 404
-    title = "Not found"
 
 
 class Unauthenticated(EngramError):
     code = "unauthenticated"
-    http_status = 401
-    title = "Unauthenticated"
 
 
 class PermissionDenied(EngramError):
     code = "permission_denied"
-    http_status = 403
-    title = "Forbidden"
 
 
 class Conflict(EngramError):
     code = "conflict"
-    http_status = 409
-    title = "Conflict"
 
 
 class RateLimited(EngramError):
     code = "rate_limited"
     retryable = True
-    http_status = 429
-    title = "Too many requests"
 
     def __init__(self, detail: str, *, retry_after_s: float = 1.0, field: str | None = None,
                  code: str | None = None) -> None:
@@ -67,17 +83,11 @@ class Unavailable(EngramError):
 
     code = "unavailable"
     retryable = True
-    http_status = 503
-    title = "Service unavailable"
 
 
-ERRORS_BY_CODE: dict[str, type[EngramError]] = {
-    cls.code: cls for cls in (EngramError, ValidationFailed, NotFound, Unauthenticated, PermissionDenied,
-                              Conflict, RateLimited, Unavailable)
-}
-
-# For codes that specialise a class (e.g. ``authority_too_low`` is a PermissionDenied): the HTTP status finds it.
-ERRORS_BY_STATUS: dict[str, type[EngramError]] = {
-    str(cls.http_status): cls for cls in (ValidationFailed, NotFound, Unauthenticated, PermissionDenied, Conflict,
-                                          RateLimited, Unavailable)
-}
+def most_specific(table: Mapping[type[EngramError], T], error: type[EngramError]) -> T:
+    """The value an edge's table gives the nearest class in ``error``'s MRO (every table maps EngramError)."""
+    for cls in error.__mro__:
+        if cls in table:
+            return table[cls]
+    return table[EngramError]

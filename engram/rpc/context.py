@@ -1,8 +1,12 @@
-"""The caller's identity in gRPC metadata: the gateway writes it, ingest and recall read it."""
+"""The caller's identity in gRPC metadata: the gateway writes it (``to_metadata``); on ingest and recall,
+``EdgeInterceptor`` (``engram/rpc/server.py``) reads it once per call (``bind_caller``) and servicer methods
+ask for it with ``caller()``."""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
+from contextvars import ContextVar
 
 from engram.domain.models import CallerContext
 from engram.errors import Unauthenticated
@@ -45,3 +49,25 @@ def from_metadata(metadata: Sequence[tuple[str, str | bytes]] | None) -> CallerC
         request_id=values.get(REQUEST_ID, ""),
         traceparent=values.get(TRACEPARENT, ""),
     )
+
+
+_CALLER: ContextVar[CallerContext] = ContextVar("engram_caller")
+
+
+@contextmanager
+def bind_caller(metadata: Sequence[tuple[str, str | bytes]] | None) -> Iterator[CallerContext]:
+    """For the duration of one call, the caller named in its metadata is ``caller()``; a call without one is
+    refused (``Unauthenticated``)."""
+    token = _CALLER.set(from_metadata(metadata))
+    try:
+        yield _CALLER.get()
+    finally:
+        _CALLER.reset(token)
+
+
+def caller() -> CallerContext:
+    """The caller of the gRPC call being served."""
+    try:
+        return _CALLER.get()
+    except LookupError:
+        raise RuntimeError("no caller context: the servicer is not behind start_server's EdgeInterceptor") from None

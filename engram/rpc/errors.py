@@ -1,76 +1,90 @@
-"""EngramError ⇄ gRPC status. The code and field travel in trailing metadata so the gateway can rebuild
-the same error and answer with the same problem+json."""
+"""EngramError ⇄ gRPC status. The class name, code and field travel in trailing metadata so the gateway can
+rebuild the same error and answer with the same problem+json. ``EdgeInterceptor`` (``engram/rpc/server.py``)
+calls ``abort_with`` for whatever a servicer method raises."""
 
 from __future__ import annotations
 
 import logging
-from collections.abc import Awaitable, Callable
-from functools import wraps
-from typing import Any, TypeVar
 
 import asyncpg
 import grpc
 
-from engram.errors import ERRORS_BY_CODE, ERRORS_BY_STATUS, EngramError, RateLimited, Unavailable
+from engram.errors import (
+    Conflict,
+    EngramError,
+    NotFound,
+    PermissionDenied,
+    RateLimited,
+    Unauthenticated,
+    Unavailable,
+    ValidationFailed,
+    most_specific,
+)
 
 log = logging.getLogger(__name__)
 
+CLASS_KEY = "engram-error-class"
 CODE_KEY = "engram-error-code"
 FIELD_KEY = "engram-error-field"
-STATUS_KEY = "engram-error-status"
 RETRY_AFTER_KEY = "engram-retry-after"
 
-_STATUS: dict[int, grpc.StatusCode] = {
-    400: grpc.StatusCode.INVALID_ARGUMENT,
-    401: grpc.StatusCode.UNAUTHENTICATED,
-    403: grpc.StatusCode.PERMISSION_DENIED,
-    404: grpc.StatusCode.NOT_FOUND,
-    409: grpc.StatusCode.FAILED_PRECONDITION,
-    422: grpc.StatusCode.INVALID_ARGUMENT,
-    429: grpc.StatusCode.RESOURCE_EXHAUSTED,
-    503: grpc.StatusCode.UNAVAILABLE,
+GRPC_STATUS: dict[type[EngramError], grpc.StatusCode] = {
+    EngramError: grpc.StatusCode.INTERNAL,
+    ValidationFailed: grpc.StatusCode.INVALID_ARGUMENT,
+    NotFound: grpc.StatusCode.NOT_FOUND,
+    Unauthenticated: grpc.StatusCode.UNAUTHENTICATED,
+    PermissionDenied: grpc.StatusCode.PERMISSION_DENIED,
+    Conflict: grpc.StatusCode.FAILED_PRECONDITION,
+    RateLimited: grpc.StatusCode.RESOURCE_EXHAUSTED,
+    Unavailable: grpc.StatusCode.UNAVAILABLE,
 }
+"""The status of each error class; a subclass not listed takes its nearest listed ancestor's."""
 
-Handler = TypeVar("Handler", bound=Callable[..., Awaitable[Any]])
+_BY_NAME: dict[str, type[EngramError]] = {cls.__name__: cls for cls in GRPC_STATUS}
+_BY_STATUS: dict[grpc.StatusCode, type[EngramError]] = {}
+for _cls, _status in GRPC_STATUS.items():
+    _BY_STATUS.setdefault(_status, _cls)  # the first (most general) class listed for a status
 
-
-def translate_errors(method: Handler) -> Handler:
-    """Servicer decorator: EngramError (and lost dependencies) become a gRPC status with code metadata."""
-
-    @wraps(method)
-    async def wrapper(self: Any, request: Any, context: grpc.aio.ServicerContext) -> Any:
-        try:
-            return await method(self, request, context)
-        except EngramError as exc:
-            await _abort(context, exc)
-        except (OSError, asyncpg.PostgresConnectionError, asyncpg.InterfaceError) as exc:
-            await _abort(context, Unavailable(f"dependency unavailable: {exc}"))
-        except Exception:
-            log.exception("unhandled error in %s", method.__name__)
-            await _abort(context, EngramError("internal error"))
-
-    return wrapper  # type: ignore[return-value]
+LOST_DEPENDENCY = (OSError, asyncpg.PostgresConnectionError, asyncpg.InterfaceError)
 
 
-async def _abort(context: grpc.aio.ServicerContext, exc: EngramError) -> None:
-    trailing = [(CODE_KEY, exc.code), (STATUS_KEY, str(exc.http_status))]
+def as_engram_error(exc: Exception, method: str) -> EngramError:
+    """What a servicer method's exception becomes at the edge: itself if it is an EngramError, Unavailable
+    for a lost dependency, else a logged internal error (its detail stays in the log)."""
+    if isinstance(exc, EngramError):
+        return exc
+    if isinstance(exc, LOST_DEPENDENCY):
+        return Unavailable(f"dependency unavailable: {exc}")
+    log.error("unhandled error in %s", method, exc_info=exc)
+    return EngramError("internal error")
+
+
+async def abort_with(context: grpc.aio.ServicerContext, exc: EngramError) -> None:
+    """End the call with ``exc``'s status, its class, code and field (and retry delay) in trailing metadata."""
+    trailing = [(CLASS_KEY, _wire_class(type(exc)).__name__), (CODE_KEY, exc.code)]
     if exc.field:
         trailing.append((FIELD_KEY, exc.field))
     if isinstance(exc, RateLimited):
         trailing.append((RETRY_AFTER_KEY, f"{exc.retry_after_s:.3f}"))
     context.set_trailing_metadata(tuple(trailing))
-    await context.abort(_STATUS.get(exc.http_status, grpc.StatusCode.INTERNAL), exc.detail)
+    await context.abort(most_specific(GRPC_STATUS, type(exc)), exc.detail)
+
+
+def _wire_class(cls: type[EngramError]) -> type[EngramError]:
+    """The nearest class in ``cls``'s MRO that the other side knows by name."""
+    return next((c for c in cls.__mro__ if c in GRPC_STATUS), EngramError)
 
 
 def from_rpc_error(exc: grpc.aio.AioRpcError) -> EngramError:
-    """Rebuild the EngramError a service raised (gateway side)."""
+    """Rebuild the EngramError a service raised (gateway side): the class named in the trailing metadata (else
+    the one its status stands for), with the same code, field and retry delay."""
     trailing = {k: v for k, v in (exc.trailing_metadata() or ()) if isinstance(v, str)}
     code = trailing.get(CODE_KEY)
     if code is None:
         if exc.code() in (grpc.StatusCode.UNAVAILABLE, grpc.StatusCode.DEADLINE_EXCEEDED):
             return Unavailable(f"downstream service unavailable: {exc.details()}")
         return EngramError(exc.details() or "internal error")
-    cls = ERRORS_BY_CODE.get(code) or ERRORS_BY_STATUS.get(trailing.get(STATUS_KEY, ""), EngramError)
+    cls = _BY_NAME.get(trailing.get(CLASS_KEY, "")) or _BY_STATUS.get(exc.code(), EngramError)
     if issubclass(cls, RateLimited):
         return RateLimited(exc.details() or "", retry_after_s=float(trailing.get(RETRY_AFTER_KEY, "1")),
                            field=trailing.get(FIELD_KEY), code=code)

@@ -1,4 +1,5 @@
-"""What every Engram gRPC server shares: the health service, a latency interceptor, graceful stop."""
+"""What every Engram gRPC server shares: the health service, the interceptors (internal token, latency, the
+edge that reads the caller and translates errors), graceful stop."""
 
 from __future__ import annotations
 
@@ -11,8 +12,9 @@ import grpc
 from grpc_health.v1 import health_pb2, health_pb2_grpc
 from grpc_health.v1._async import HealthServicer
 
-from engram.rpc.context import INTERNAL_TOKEN
-from engram.rpc.errors import CODE_KEY, STATUS_KEY
+from engram.errors import Unauthenticated
+from engram.rpc.context import INTERNAL_TOKEN, bind_caller
+from engram.rpc.errors import abort_with, as_engram_error
 from engram.telemetry.metrics import RPC_LATENCY
 
 
@@ -67,18 +69,50 @@ class InternalTokenInterceptor(grpc.aio.ServerInterceptor):
             return await continuation(handler_call_details)
 
         async def refuse(request: Any, context: grpc.aio.ServicerContext) -> Any:
-            context.set_trailing_metadata(((CODE_KEY, "unauthenticated"), (STATUS_KEY, "401")))
-            await context.abort(grpc.StatusCode.UNAUTHENTICATED, "internal token missing or wrong")
+            await abort_with(context, Unauthenticated("internal token missing or wrong"))
 
         return grpc.unary_unary_rpc_method_handler(refuse)
+
+
+class EdgeInterceptor(grpc.aio.ServerInterceptor):
+    """The edge of every servicer method but health checks: the caller context is read from the metadata once
+    (``caller()`` in ``engram/rpc/context.py``; a call without one is refused ``UNAUTHENTICATED``), and whatever
+    the method raises becomes a status: an EngramError its own (``abort_with``), a lost database or network
+    connection ``UNAVAILABLE``, anything else a logged ``INTERNAL``. Servicer methods stay plain. Unary methods
+    only: Engram serves no streaming one."""
+
+    async def intercept_service(
+        self, continuation: Callable[[grpc.HandlerCallDetails], Awaitable[grpc.RpcMethodHandler]],
+        handler_call_details: grpc.HandlerCallDetails,
+    ) -> grpc.RpcMethodHandler:
+        handler = await continuation(handler_call_details)
+        method = handler_call_details.method
+        if handler is None or handler.unary_unary is None or method.startswith("/grpc.health.v1.Health/"):
+            return handler
+        inner = handler.unary_unary
+
+        async def edge(request: Any, context: grpc.aio.ServicerContext) -> Any:
+            try:
+                with bind_caller(context.invocation_metadata()):
+                    return await inner(request, context)
+            except grpc.aio.AbortError:
+                raise  # the call already ended with a status
+            except Exception as exc:
+                await abort_with(context, as_engram_error(exc, method))
+
+        return grpc.unary_unary_rpc_method_handler(
+            edge, request_deserializer=handler.request_deserializer,
+            response_serializer=handler.response_serializer,
+        )
 
 
 async def start_server(address: str, service_label: str, service_names: list[str],
                        register: Callable[[grpc.aio.Server], None],
                        internal_token: str | None = None) -> tuple[grpc.aio.Server, HealthServicer]:
     """Bind, register the servicers and the standard health service (SERVING), and start. With
-    ``internal_token`` every other call must present it."""
-    interceptors: list[grpc.aio.ServerInterceptor] = [MetricsInterceptor(service_label)]
+    ``internal_token`` every other call must present it. Outermost first: the token check, the latency
+    metric (so it sees the final status), the edge."""
+    interceptors: list[grpc.aio.ServerInterceptor] = [MetricsInterceptor(service_label), EdgeInterceptor()]
     if internal_token:
         interceptors.insert(0, InternalTokenInterceptor(internal_token))
     server = grpc.aio.server(interceptors=interceptors)

@@ -11,10 +11,38 @@ from fastapi.responses import JSONResponse
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
 from engram.domain.ratelimit import retry_after_header
-from engram.errors import EngramError, RateLimited, Unauthenticated
+from engram.errors import (
+    Conflict,
+    EngramError,
+    NotFound,
+    PermissionDenied,
+    RateLimited,
+    Unauthenticated,
+    Unavailable,
+    ValidationFailed,
+    most_specific,
+)
 
 PROBLEM = "application/problem+json"
 log = logging.getLogger(__name__)
+
+HTTP_STATUS: dict[type[EngramError], tuple[int, str]] = {
+    EngramError: (500, "Internal error"),
+    ValidationFailed: (422, "Invalid request"),
+    NotFound: (404, "Not found"),
+    Unauthenticated: (401, "Unauthenticated"),
+    PermissionDenied: (403, "Forbidden"),
+    Conflict: (409, "Conflict"),
+    RateLimited: (429, "Too many requests"),
+    Unavailable: (503, "Service unavailable"),
+}
+"""The HTTP status and problem title of each error class; a subclass not listed takes its nearest listed
+ancestor's."""
+
+
+def http_status(error: type[EngramError]) -> tuple[int, str]:
+    """The HTTP status and title an error of this class is answered with."""
+    return most_specific(HTTP_STATUS, error)
 
 
 def problem(status: int, code: str, title: str, detail: str, *, field: str | None = None,
@@ -41,7 +69,8 @@ def install(app: FastAPI) -> None:
             headers = {"WWW-Authenticate": 'Bearer realm="engram"'}
         if isinstance(exc, RateLimited):
             headers = {"Retry-After": retry_after_header(exc.retry_after_s)}
-        return problem(exc.http_status, exc.code, exc.title, exc.detail, field=exc.field, headers=headers)
+        status, title = http_status(type(exc))
+        return problem(status, exc.code, title, exc.detail, field=exc.field, headers=headers)
 
     @app.exception_handler(RequestValidationError)
     async def invalid_request(_: Request, exc: RequestValidationError) -> JSONResponse:

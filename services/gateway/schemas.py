@@ -1,4 +1,4 @@
-"""REST request bodies (field names as in DESIGN §8). Unknown fields are refused, naming the field."""
+"""REST request bodies (field names as in docs/api.md). Unknown fields are refused, naming the field."""
 
 from __future__ import annotations
 

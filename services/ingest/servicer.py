@@ -1,13 +1,13 @@
-"""gRPC edge of the ingest service: protobuf in, protobuf out, errors translated."""
+"""gRPC edge of the ingest service: protobuf in, protobuf out (the caller and errors are handled by
+`EdgeInterceptor` in engram/rpc/server.py)."""
 
 from __future__ import annotations
 
 import grpc
 
 from engram.domain.content import preview
-from engram.rpc.context import from_metadata
+from engram.rpc.context import caller
 from engram.rpc.convert import conflict_to_proto, edge_to_proto, from_struct, from_timestamp, item_to_proto
-from engram.rpc.errors import translate_errors
 from engram.v1 import ingest_pb2, ingest_pb2_grpc
 from services.ingest.conflicts import ConflictService
 from services.ingest.edges import EdgeService
@@ -27,33 +27,29 @@ class IngestServicer(ingest_pb2_grpc.IngestServiceServicer):
         self._conflicts = conflicts
         self._edges = edges
 
-    @translate_errors
     async def Link(self, request: ingest_pb2.LinkRequest,  # noqa: N802
                    context: grpc.aio.ServicerContext) -> ingest_pb2.LinkResponse:
-        ctx = from_metadata(context.invocation_metadata())
+        ctx = caller()
         edge, created = await self._edges.link(ctx, request.src_id, request.dst_id, request.type)
         return ingest_pb2.LinkResponse(edge=edge_to_proto(edge), created=created)
 
-    @translate_errors
     async def Unlink(self, request: ingest_pb2.UnlinkRequest,  # noqa: N802
                      context: grpc.aio.ServicerContext) -> ingest_pb2.UnlinkResponse:
-        ctx = from_metadata(context.invocation_metadata())
+        ctx = caller()
         await self._edges.unlink(ctx, request.id)
         return ingest_pb2.UnlinkResponse(id=request.id)
 
-    @translate_errors
     async def ResolveConflict(self, request: ingest_pb2.ResolveConflictRequest,  # noqa: N802
                               context: grpc.aio.ServicerContext) -> ingest_pb2.ResolveConflictResponse:
-        ctx = from_metadata(context.invocation_metadata())
+        ctx = caller()
         decision = await self._conflicts.resolve(ctx, request.id, request.resolution, request.reason, request.content)
         return ingest_pb2.ResolveConflictResponse(
             conflict=conflict_to_proto(decision.conflict), existing=item_to_proto(decision.existing),
             new=item_to_proto(decision.new), merged=item_to_proto(decision.merged) if decision.merged else None)
 
-    @translate_errors
     async def Classify(self, request: ingest_pb2.ClassifyRequest,  # noqa: N802
                        context: grpc.aio.ServicerContext) -> ingest_pb2.ClassifyResponse:
-        ctx = from_metadata(context.invocation_metadata())
+        ctx = caller()
         result, fallback = await self._service.classify(ctx, request.content)
         return ingest_pb2.ClassifyResponse(
             kind=result.kind, taxonomy_confidence=result.taxonomy_confidence, retention=result.retention,
@@ -61,23 +57,20 @@ class IngestServicer(ingest_pb2_grpc.IngestServiceServicer):
             wing=result.wing or "", room=result.room or "", suggested_visibility=result.suggested_visibility or "",
             reasons=list(result.reasons), classifier=result.classifier, fallback_reason=fallback or "")
 
-    @translate_errors
     async def Delete(self, request: ingest_pb2.DeleteRequest,  # noqa: N802
                      context: grpc.aio.ServicerContext) -> ingest_pb2.DeleteResponse:
-        ctx = from_metadata(context.invocation_metadata())
+        ctx = caller()
         trash_id = await self._trash.delete(ctx, request.id, request.reason)
         return ingest_pb2.DeleteResponse(item_id=request.id, trash_id=trash_id)
 
-    @translate_errors
     async def Restore(self, request: ingest_pb2.RestoreRequest,  # noqa: N802
                       context: grpc.aio.ServicerContext) -> ingest_pb2.ItemResponse:
-        ctx = from_metadata(context.invocation_metadata())
+        ctx = caller()
         return ingest_pb2.ItemResponse(item=item_to_proto(await self._trash.restore(ctx, request.trash_id)))
 
-    @translate_errors
     async def Bulk(self, request: ingest_pb2.BulkRequest,  # noqa: N802
                    context: grpc.aio.ServicerContext) -> ingest_pb2.BulkResponse:
-        ctx = from_metadata(context.invocation_metadata())
+        ctx = caller()
         f = request.filter
         where = BulkFilter(kinds=list(f.kinds), tags=list(f.tags), workspace_id=f.workspace_id, wing=f.wing,
                            room=f.room, review_statuses=list(f.review_statuses), author_id=f.author_id,
@@ -90,39 +83,34 @@ class IngestServicer(ingest_pb2_grpc.IngestServiceServicer):
             skipped=[ingest_pb2.BulkSkip(id=i, code=c, detail=d) for i, c, d in result.skipped],
             truncated=result.truncated)
 
-    @translate_errors
     async def Feedback(self, request: ingest_pb2.FeedbackRequest,  # noqa: N802
                        context: grpc.aio.ServicerContext) -> ingest_pb2.FeedbackResponse:
-        ctx = from_metadata(context.invocation_metadata())
+        ctx = caller()
         result = await self._feedback.record(ctx, request.item_id, request.verdict, request.recall_id)
         return ingest_pb2.FeedbackResponse(item_id=result.item_id, verdict=result.verdict,
                                            previous=result.previous or "", importance=result.importance)
 
-    @translate_errors
     async def Review(self, request: ingest_pb2.ReviewRequest,  # noqa: N802
                      context: grpc.aio.ServicerContext) -> ingest_pb2.ItemResponse:
-        ctx = from_metadata(context.invocation_metadata())
+        ctx = caller()
         item = await self._review.review(ctx, request.id, request.action, request.reason)
         return ingest_pb2.ItemResponse(item=item_to_proto(item))
 
-    @translate_errors
     async def Invalidate(self, request: ingest_pb2.InvalidateRequest,  # noqa: N802
                          context: grpc.aio.ServicerContext) -> ingest_pb2.ItemResponse:
-        ctx = from_metadata(context.invocation_metadata())
+        ctx = caller()
         item = await self._review.invalidate(ctx, request.id, request.reason)
         return ingest_pb2.ItemResponse(item=item_to_proto(item))
 
-    @translate_errors
     async def Verify(self, request: ingest_pb2.VerifyRequest,  # noqa: N802
                      context: grpc.aio.ServicerContext) -> ingest_pb2.ItemResponse:
-        ctx = from_metadata(context.invocation_metadata())
+        ctx = caller()
         item = await self._review.verify(ctx, request.id, request.reason)
         return ingest_pb2.ItemResponse(item=item_to_proto(item))
 
-    @translate_errors
     async def Remember(self, request: ingest_pb2.RememberRequest,  # noqa: N802 (gRPC method name)
                        context: grpc.aio.ServicerContext) -> ingest_pb2.RememberResponse:
-        ctx = from_metadata(context.invocation_metadata())
+        ctx = caller()
         command = RememberCommand(
             content=request.content, kind=request.kind,
             importance=request.importance if request.HasField("importance") else None,

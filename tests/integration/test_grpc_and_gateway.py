@@ -14,9 +14,11 @@ from grpc_health.v1 import health_pb2, health_pb2_grpc
 
 from engram.config import Settings
 from engram.domain.models import CallerContext
+from engram.errors import ValidationFailed
 from engram.rpc.context import to_metadata
 from engram.rpc.errors import from_rpc_error
 from engram.v1 import ingest_pb2, ingest_pb2_grpc, recall_pb2, recall_pb2_grpc
+from services.gateway.problems import http_status
 from tests.support.keys import KeyMaker
 
 
@@ -52,7 +54,8 @@ async def test_errors_cross_grpc_with_code_and_field(servers: Settings, tenant: 
                               metadata=to_metadata(tenant, internal_token=servers.internal_token))
         assert caught.value.code() == grpc.StatusCode.INVALID_ARGUMENT
         error = from_rpc_error(caught.value)
-        assert (error.code, error.field, error.http_status) == ("validation_failed", "query", 422)
+        assert (type(error), error.code, error.field) == (ValidationFailed, "validation_failed", "query")
+        assert http_status(type(error))[0] == 422
         with pytest.raises(grpc.aio.AioRpcError) as missing:
             await stub.GetItem(recall_pb2.GetItemRequest(id="00000000-0000-4000-8000-00000000dead"),
                                metadata=to_metadata(tenant, internal_token=servers.internal_token))

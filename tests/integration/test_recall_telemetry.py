@@ -10,7 +10,8 @@ from engram.embeddings.provider import EmbeddingProvider
 from services.ingest.feedback import FeedbackService
 from services.ingest.service import IngestService, RememberCommand
 from services.ingest.trash import sweep
-from services.recall.service import RecallQuery, RecallService
+from services.recall.ranking import RecallQuery
+from services.recall.service import RecallService
 from services.recall.telemetry import RecallTelemetry
 
 
@@ -22,7 +23,7 @@ async def test_recalls_are_logged_and_counted_and_a_much_served_item_gives_way(
     second = (await ingest.remember(tenant, RememberCommand(content="Retros are on Fridays.", importance=0.6))).item
     telemetry = RecallTelemetry(app_pool)
     recall = RecallService(app_pool, settings, embedder, telemetry)
-    answer = await recall.recall(tenant, RecallQuery(mode="startup"))
+    answer = await recall.ranking.recall(tenant, RecallQuery(mode="startup"))
     assert [str(r.item.id) for r in answer.items] == [str(second.id), str(first.id)]  # equal but for recency
     async with owner_pool.acquire() as conn:
         assert await conn.fetchval("SELECT count(*) FROM recall_logs WHERE id = $1", answer.recall_id) == 0
@@ -36,16 +37,16 @@ async def test_recalls_are_logged_and_counted_and_a_much_served_item_gives_way(
     assert [(r["recall_count"], r["recalls_since_useful"]) for r in counts] == [(1, 1), (1, 1)]
 
     for _ in range(12):  # the newer item leads every time, so only it is served
-        await recall.recall(tenant, RecallQuery(mode="startup", budgets=answer_budget(1)))
+        await recall.ranking.recall(tenant, RecallQuery(mode="startup", budgets=answer_budget(1)))
     await telemetry.flush()
-    again = await recall.recall(tenant, RecallQuery(mode="startup"))
+    again = await recall.ranking.recall(tenant, RecallQuery(mode="startup"))
     assert [str(r.item.id) for r in again.items] == [str(first.id), str(second.id)]
     assert any(reason.startswith("served 13 times without useful feedback") for reason in again.items[1].reasons)
     await telemetry.flush()  # the count of recalls served before the verdict is in before it
     await FeedbackService(app_pool, settings).record(tenant, str(second.id), "useful", "")
     async with owner_pool.acquire() as conn:
         assert await conn.fetchval("SELECT recalls_since_useful FROM memory_items WHERE id = $1", second.id) == 0
-    await recall.recall(tenant, RecallQuery(mode="startup"))
+    await recall.ranking.recall(tenant, RecallQuery(mode="startup"))
     await telemetry.flush()
     async with owner_pool.acquire() as conn:
         assert await conn.fetchval("SELECT recalls_since_useful FROM memory_items WHERE id = $1", second.id) == 1
@@ -61,7 +62,7 @@ async def test_the_sweep_deletes_recall_logs_past_their_retention(
     await IngestService(app_pool, settings).remember(tenant, RememberCommand(content="Builds run at night."))
     telemetry = RecallTelemetry(app_pool)
     recall = RecallService(app_pool, settings, embedder, telemetry)
-    served = [(await recall.recall(tenant, RecallQuery(mode="startup"))).recall_id for _ in range(3)]
+    served = [(await recall.ranking.recall(tenant, RecallQuery(mode="startup"))).recall_id for _ in range(3)]
     assert await telemetry.flush() == 3
     async with owner_pool.acquire() as conn:  # one a day past the retention, one a day inside it, one new
         for recall_id, age in zip(served, (31, 29, 0), strict=True):

@@ -1,0 +1,41 @@
+"""Conflict rules: label a new memory against a near live one as duplicate, refinement or contradiction.
+
+The conflicts consumer hands over two texts of the same kind and scope with their cosine similarity. ``judge``
+tries these rules in order; the first that fires gives the verdict:
+
+1. ``same_text`` — equal once case, spacing and punctuation are normalised: duplicate, at any similarity.
+2. ``exclusive_predicate:<predicate>`` — the same subject holds two different values of a predicate that takes
+   one value at a time (lives in, works at / for, is based / located in, reports to, prefers, uses … as
+   default, 's favourite …): contradiction. Fires at any similarity, since "Alice lives in Paris" and "Alice
+   lives in Berlin" may embed far apart. Below ``floor`` no other rule is tried.
+3. ``negation`` — a negated clause of one text ("not", "never", "no longer", "isn't", …) states a claim that
+   a clause of the other affirms: contradiction.
+4. ``numbers_differ:<kind>`` — the same slot (same kind of quantity, next to the same word) carries another
+   number, date, version, amount of money or measure: contradiction.
+5. ``same_words`` (same content words and values) or ``near_identical`` (similarity ≥ 0.97, same values, same
+   polarity): duplicate.
+6. ``containment`` — the new text keeps the existing one's claim (most of its content words, all its values)
+   and adds detail: refinement.
+
+Anything else is None: unrelated, or compatible. ``outcome`` turns a verdict into an action by authority, and
+``parse_llm_verdict`` reads an LLM judge's answer, refusing anything malformed.
+"""
+
+from __future__ import annotations
+
+from engram.domain.conflict_rules.model_verdict import EXPLANATION_LIMIT, LLM_JUDGE_SCHEMA, LLM_RULE, parse_llm_verdict
+from engram.domain.conflict_rules.rules import (
+    CONTAINMENT,
+    DEFAULT_FLOOR,
+    NEAR_IDENTICAL,
+    NEGATION_COVER,
+    SAME_SUBJECT,
+    judge,
+)
+from engram.domain.conflict_rules.verdicts import ACTIONS, LABELS, Outcome, Verdict, outcome
+
+__all__ = [
+    "ACTIONS", "CONTAINMENT", "DEFAULT_FLOOR", "EXPLANATION_LIMIT", "LABELS", "LLM_JUDGE_SCHEMA", "LLM_RULE",
+    "NEAR_IDENTICAL", "NEGATION_COVER", "SAME_SUBJECT", "Outcome", "Verdict", "judge", "outcome",
+    "parse_llm_verdict",
+]

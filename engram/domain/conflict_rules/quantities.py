@@ -1,0 +1,227 @@
+"""Quantities in a text: numbers, dates, times of day, versions, amounts of money and measures, each read as
+a comparable value of a dimension (seconds, bytes, (year, month, day), …)."""
+
+from __future__ import annotations
+
+import math
+import re
+from collections.abc import Iterator
+from dataclasses import dataclass
+
+from engram.domain.conflict_rules.words import is_content, stem
+
+_Key = tuple[float | None, ...]
+
+
+@dataclass(frozen=True)
+class Quantity:
+    dimension: str  # "duration", "size", "date", "clock", "percent", "money:usd/month", "count:servic", "number", …
+    key: _Key  # comparable value: seconds, bytes, (year, month, day) with None as "any", version parts
+    text: str  # as written
+    anchor: str = ""  # stem of the nearest content word of its clause: with the dimension, the slot it fills
+    anchor_text: str = ""  # that word as written
+
+    @property
+    def kind(self) -> str:
+        return self.dimension.split("/")[0].split(":")[0]
+
+    @property
+    def token(self) -> str:
+        return f"{self.dimension}={self.key}"
+
+
+def same_value(a: Quantity, b: Quantity) -> bool:
+    if a.dimension != b.dimension or len(a.key) != len(b.key):
+        return False
+    return all(x is None or y is None or math.isclose(x, y, rel_tol=1e-9) for x, y in zip(a.key, b.key, strict=True))
+
+
+def _unit_table(*rows: tuple[str, str, float]) -> dict[str, tuple[str, float]]:
+    """Unit word → (dimension, factor to the dimension's base unit: seconds, bytes, grams, metres, …)."""
+    return {name: (dimension, factor) for names, dimension, factor in rows for name in names.split()}
+
+
+_UNITS = _unit_table(
+    ("ms msec msecs millisecond milliseconds", "duration", 0.001),
+    ("s sec secs second seconds", "duration", 1.0),
+    ("m min mins minute minutes", "duration", 60.0),
+    ("h hr hrs hour hours", "duration", 3600.0),
+    ("d day days", "duration", 86_400.0),
+    ("wk wks week weeks", "duration", 604_800.0),
+    ("month months", "duration", 2_592_000.0),
+    ("y yr yrs year years", "duration", 31_536_000.0),
+    ("b byte bytes", "size", 1.0), ("kb", "size", 1e3), ("mb", "size", 1e6), ("gb", "size", 1e9),
+    ("tb", "size", 1e12), ("kib", "size", 2.0**10), ("mib", "size", 2.0**20), ("gib", "size", 2.0**30),
+    ("tib", "size", 2.0**40),
+    ("% percent pct", "percent", 1.0),
+    ("usd dollar dollars bucks", "money:usd", 1.0), ("eur euro euros", "money:eur", 1.0),
+    ("gbp pound pounds", "money:gbp", 1.0),
+    ("mg", "mass", 0.001), ("g gram grams", "mass", 1.0), ("kg kilogram kilograms", "mass", 1000.0),
+    ("lb lbs", "mass", 453.592),
+    ("mm", "length", 0.001), ("cm", "length", 0.01), ("meter meters metre metres", "length", 1.0),
+    ("km kilometer kilometers kilometre kilometres", "length", 1000.0), ("mi mile miles", "length", 1609.344),
+    ("degree degrees", "degrees", 1.0),
+)
+_PERIODS = {1.0: "second", 60.0: "minute", 3600.0: "hour", 86_400.0: "day", 604_800.0: "week",
+            2_592_000.0: "month", 31_536_000.0: "year"}
+_CURRENCIES = {"$": "usd", "€": "eur", "£": "gbp"}
+_MULTIPLIERS = {"k": 1e3, "thousand": 1e3, "million": 1e6, "mn": 1e6, "bn": 1e9, "billion": 1e9}
+_MONEY_MULTIPLIERS = {"m": 1e6, "b": 1e9}
+_NUMBER_WORDS = {word: float(n) for n, word in enumerate(
+    "zero one two three four five six seven eight nine ten eleven twelve thirteen fourteen fifteen sixteen "
+    "seventeen eighteen nineteen twenty".split())}
+_NUMBER_WORDS.update({"thirty": 30.0, "forty": 40.0, "fifty": 50.0, "sixty": 60.0, "ninety": 90.0,
+                      "hundred": 100.0})
+_MONTHS = {name: n for n, names in enumerate((
+    "jan january", "feb february", "mar march", "apr april", "may", "jun june", "jul july", "aug august",
+    "sep sept september", "oct october", "nov november", "dec december"), start=1) for name in names.split()}
+_NOT_NOUNS = frozenset({"last", "next", "ago", "old", "new", "times"}) | frozenset(_MONTHS)
+
+_MONTH = r"(?P<month>" + "|".join(sorted(_MONTHS, key=len, reverse=True)) + r")\.?"
+_NUM = r"(?P<num>\d{1,3}(?:,\d{3})+(?:\.\d+)?|\d+(?:\.\d+)?)"
+_ISO_DATE = re.compile(r"(?<![\w.])(?P<year>\d{4})[-/](?P<mon>\d{1,2})[-/](?P<day>\d{1,2})(?![\w-])")
+_MONTH_DAY = re.compile(rf"\b{_MONTH}\s+(?P<day>\d{{1,2}})(?:st|nd|rd|th)?\b(?:,?\s+(?P<year>\d{{4}})\b)?", re.I)
+_DAY_MONTH = re.compile(rf"\b(?P<day>\d{{1,2}})(?:st|nd|rd|th)?\s+(?:of\s+)?{_MONTH}\b(?:,?\s+(?P<year>\d{{4}})\b)?",
+                        re.I)
+_MONTH_YEAR = re.compile(rf"\b{_MONTH}\s+(?P<year>\d{{4}})\b", re.I)
+_CLOCK = re.compile(r"(?<![\w.:])(?P<hour>\d{1,2})(?::(?P<minute>[0-5]\d))?\s*(?P<half>[ap]\.?m\.?)?(?![\w:])", re.I)
+_VERSION = re.compile(r"(?<![\w.])(?:v(?P<short>\d+(?:\.\d+)?)|v?(?P<long>\d+(?:\.\d+){2,}))(?![\w]|\.\d)", re.I)
+_MONEY = re.compile(rf"(?<![\w.])(?P<cur>[$€£])\s?{_NUM}(?P<suffix>[^\W\d_]*)")
+_WORD_NUMBER = re.compile(r"\b(?P<word>" + "|".join(_NUMBER_WORDS) + r")(?:\s*-\s*|\s+)(?P<unit>[^\W\d_]+)", re.I)
+_NUMBER = re.compile(rf"(?<![\w.$€£:/#])(?<!\w-){_NUM}(?P<suffix>[^\W\d_]+|%)?")
+_NEXT_WORD = re.compile(r"[ \t]*(?:-[ \t]*)?(%|[^\W\d_]+)")
+_RATE = re.compile(r"[ \t]*(?:/|per[ \t]+|an?[ \t]+)[ \t]*([^\W\d_]+)", re.I)
+
+_Span = tuple[int, int, Quantity]
+
+
+def find_quantities(text: str) -> list[_Span]:
+    """Every number, date, time, version, amount or measure in ``text``, as non-overlapping spans; the more
+    specific reading of a stretch of text wins ("2026-03-01" is a date, not three numbers)."""
+    claimed: list[_Span] = []
+    taken = bytearray(len(text))
+    for finder in (_iso_dates, _month_dates, _clock_times, _versions, _money, _word_numbers, _numbers):
+        for start, end, quantity in finder(text):
+            if not any(taken[start:end]):
+                claimed.append((start, end, quantity))
+                taken[start:end] = b"\x01" * (end - start)
+    return sorted(claimed, key=lambda span: span[0])
+
+
+def _date(text: str, start: int, end: int, year: str | None, month: int, day: str | None) -> Iterator[_Span]:
+    if 1 <= month <= 12 and (day is None or 1 <= int(day) <= 31):
+        key = (float(year) if year else None, float(month), float(day) if day else None)
+        yield start, end, Quantity("date", key, text[start:end])
+
+
+def _iso_dates(text: str) -> Iterator[_Span]:
+    for m in _ISO_DATE.finditer(text):
+        yield from _date(text, m.start(), m.end(), m["year"], int(m["mon"]), m["day"])
+
+
+def _month_dates(text: str) -> Iterator[_Span]:
+    for pattern in (_MONTH_DAY, _DAY_MONTH, _MONTH_YEAR):
+        for m in pattern.finditer(text):
+            if m["month"] == "may":
+                continue  # "these 2 may differ": the verb, not the month
+            day = m.groupdict().get("day")
+            yield from _date(text, m.start(), m.end(), m["year"], _MONTHS[m["month"].lower()], day)
+
+
+def _clock_times(text: str) -> Iterator[_Span]:
+    for m in _CLOCK.finditer(text):
+        if m["minute"] is None and m["half"] is None:
+            continue  # a bare number, not a time of day
+        hour, minute = int(m["hour"]), int(m["minute"] or 0)
+        if m["half"]:
+            if not 1 <= hour <= 12:
+                continue
+            hour = hour % 12 + (12 if m["half"].lower().startswith("p") else 0)
+        if hour <= 23:
+            yield m.start(), m.end(), Quantity("clock", (float(hour * 60 + minute),), m[0])
+
+
+def _versions(text: str) -> Iterator[_Span]:
+    for m in _VERSION.finditer(text):
+        parts = (m["short"] or m["long"]).split(".")
+        yield m.start(), m.end(), Quantity("number", tuple(float(p) for p in parts), m[0])
+
+
+def _money(text: str) -> Iterator[_Span]:
+    for m in _MONEY.finditer(text):
+        dimension = f"money:{_CURRENCIES[m['cur']]}"
+        found = _measure(text, m.start(), m.end("num"), m["num"], m["suffix"], money=dimension)
+        if found:
+            yield found
+
+
+def _word_numbers(text: str) -> Iterator[_Span]:
+    for m in _WORD_NUMBER.finditer(text):
+        if m["unit"].lower() in _UNITS:
+            found = _measure(text, m.start(), m.end("word"), str(_NUMBER_WORDS[m["word"].lower()]), "")
+            if found:
+                yield found
+
+
+def _numbers(text: str) -> Iterator[_Span]:
+    for m in _NUMBER.finditer(text):
+        if text[m.end():m.end() + 1].isalnum() or text[m.end():m.end() + 1] == "_":
+            continue  # part of an identifier such as 2x3
+        suffix, end = m["suffix"] or "", m.end("num")
+        if suffix.lower() in ("st", "nd", "rd", "th"):
+            suffix, end = "", m.end()  # an ordinal: "the 3rd floor"
+        found = _measure(text, m.start(), end, m["num"], suffix)
+        if found:
+            yield found
+
+
+def _measure(text: str, start: int, end: int, number: str, suffix: str, money: str = "") -> _Span | None:
+    """Read what follows ``number`` (which ends at ``end``): a multiplier (k, million), a unit (seconds, GB, %) or
+    a counted noun ("3 services"), then a rate ("per month"). ``suffix`` is glued to the number ("30s", "10k")."""
+    raw_number = number.replace(",", "")
+    value = float(raw_number)
+    attached = bool(suffix)
+    word, after = (suffix, end + len(suffix)) if suffix else _next_word(text, end)
+    factor = 1.0
+    multiplier = _multiplier(word, money=bool(money))
+    if multiplier:
+        factor, end = multiplier, after
+        word, after = _next_word(text, end)
+        attached = False
+    if money:
+        dimension = money
+    elif word.lower() in _UNITS:
+        dimension, unit = _UNITS[word.lower()]
+        factor, end = factor * unit, after
+    elif attached:
+        return None  # an identifier such as 2FA or 4xx
+    elif "." not in raw_number and _is_counted(word):
+        dimension, end = f"count:{stem(word.lower())}", after
+    elif factor == 1.0 and raw_number.isdigit() and number == raw_number and 1900 <= value <= 2199:
+        return start, end, Quantity("date", (value, None, None), text[start:end])
+    else:
+        parts = raw_number.split(".") if factor == 1.0 else [str(value * factor)]
+        return start, end, Quantity("number", tuple(float(p) for p in parts), text[start:end])
+    rate = _RATE.match(text, end)
+    if rate and _UNITS.get(rate[1].lower(), ("", 0.0))[0] == "duration":
+        dimension += "/" + _PERIODS.get(_UNITS[rate[1].lower()][1], rate[1].lower())
+        end = rate.end()
+    return start, end, Quantity(dimension, (value * factor,), text[start:end])
+
+
+def _next_word(text: str, pos: int) -> tuple[str, int]:
+    match = _NEXT_WORD.match(text, pos)
+    return (match[1], match.end()) if match else ("", pos)
+
+
+def _multiplier(word: str, *, money: bool) -> float:
+    if word == "M" or word.lower() in ("million", "mn"):
+        return 1e6
+    if money and word.lower() in _MONEY_MULTIPLIERS:
+        return _MONEY_MULTIPLIERS[word.lower()]
+    return _MULTIPLIERS.get(word.lower(), 0.0)
+
+
+def _is_counted(word: str) -> bool:
+    lower = word.lower()
+    return len(lower) > 1 and lower.isalpha() and is_content(lower) and lower not in _NOT_NOUNS

@@ -1,0 +1,139 @@
+"""``judge``: the rules tried in order on two texts (see the package docstring), the first that fires giving
+the verdict."""
+
+from __future__ import annotations
+
+import math
+from collections import Counter, defaultdict
+from collections.abc import Callable
+
+from engram.domain.conflict_rules.claims import exclusive_predicate
+from engram.domain.conflict_rules.quantities import Quantity, same_value
+from engram.domain.conflict_rules.texts import Text, analyse, different_names
+from engram.domain.conflict_rules.verdicts import Verdict
+from engram.domain.conflict_rules.words import overlap
+from engram.domain.content import preview
+
+DEFAULT_FLOOR = 0.80
+NEAR_IDENTICAL = 0.97
+CONTAINMENT = 0.8  # share of the existing memory's content words a refinement keeps
+NEGATION_COVER = 0.8  # share of a negated clause's words the other text must affirm
+SAME_SUBJECT = 0.6  # word overlap two texts need before their numbers are compared
+
+
+def judge(existing: str, new: str, similarity: float, *, floor: float = DEFAULT_FLOOR) -> Verdict | None:
+    """The label of ``new`` against the live ``existing`` memory, or None when they neither repeat, refine nor
+    contradict each other."""
+    old, fresh = analyse(existing), analyse(new)
+    if not old.normalised or not fresh.normalised:
+        return None
+    if old.normalised == fresh.normalised:
+        return Verdict("duplicate", "same_text", 1.0, "The texts are the same once case, spacing and punctuation "
+                                                      "are normalised.")
+    similar = math.isfinite(similarity) and similarity >= floor
+    verdict = exclusive_predicate(old, fresh, similar)
+    if verdict is not None or not similar:
+        return verdict
+    return (_negation(old, fresh) or _numbers_differ(old, fresh) or _same_words(old, fresh)
+            or _near_identical(old, fresh, similarity) or _containment(old, fresh))
+
+
+def _negation(old: Text, new: Text) -> Verdict | None:
+    """One text negates, in one clause, a claim that the other affirms in one of its clauses."""
+    if different_names(old, new):
+        return None
+    for negating, affirming, who in ((new, old, "new"), (old, new, "existing")):
+        affirmed = [clause for clause in affirming.clauses if clause.negation is None]
+        where: defaultdict[str, list[int]] = defaultdict(list)  # content word → affirmative clauses holding it
+        for index, clause in enumerate(affirmed):
+            for word in clause.content:
+                where[word].append(index)
+        for clause in negating.clauses:
+            claim = clause.content
+            if clause.negation is None or not claim:
+                continue
+            hits = Counter(index for word in claim for index in where.get(word, ()))
+            best = max(hits, key=hits.__getitem__, default=None)
+            if best is not None and hits[best] / len(claim) >= NEGATION_COVER:
+                covered = hits[best] / len(claim)
+                return Verdict("contradiction", "negation", round(0.75 + 0.2 * covered, 2),
+                               f'The {who} memory negates ("{clause.negation}") what the other states: '
+                               f'"{preview(affirmed[best].text, 80)}".')
+    return None
+
+
+def _numbers_differ(old: Text, new: Text) -> Verdict | None:
+    """A slot both texts fill holds different values on each side (and neither side also keeps the other's).
+    Two quantities share a slot when they have the same dimension and either the same anchor word or that
+    dimension occurs once on each side ("costs $20" / "is $25")."""
+    if different_names(old, new) or overlap(old.words, new.words) < SAME_SUBJECT:
+        return None
+    old_rivals, new_rivals = _rivals(old.quantities, new.quantities), _rivals(new.quantities, old.quantities)
+    changed = {id(b) for b in new.quantities if _changed(b, new_rivals(b))}
+    for a in old.quantities:
+        rivals = old_rivals(a)
+        if not _changed(a, rivals):
+            continue
+        b = next((b for b in rivals if id(b) in changed), None)
+        if b is not None:
+            slot = a.anchor_text or b.anchor_text or a.kind
+            return Verdict("contradiction", f"numbers_differ:{a.kind}", 0.9,
+                           f'{slot}: "{a.text}" in the existing memory, "{b.text}" in the new one.')
+    return None
+
+
+def _rivals(mine: list[Quantity], theirs: list[Quantity]) -> Callable[[Quantity], list[Quantity]]:
+    """For a quantity of ``mine``, the quantities of ``theirs`` in the same slot."""
+    by_slot: defaultdict[tuple[str, str], list[Quantity]] = defaultdict(list)
+    by_dimension: defaultdict[str, list[Quantity]] = defaultdict(list)
+    for q in theirs:
+        by_slot[(q.dimension, q.anchor)].append(q)
+        by_dimension[q.dimension].append(q)
+    mine_count = Counter(q.dimension for q in mine)
+
+    def rivals(q: Quantity) -> list[Quantity]:
+        same_dimension = by_dimension.get(q.dimension, [])
+        if mine_count[q.dimension] == 1 and len(same_dimension) == 1:
+            return same_dimension
+        return by_slot.get((q.dimension, q.anchor), [])
+    return rivals
+
+
+def _changed(q: Quantity, rivals: list[Quantity]) -> bool:
+    return bool(rivals) and not any(same_value(q, r) for r in rivals)
+
+
+def _same_quantities(old: Text, new: Text) -> bool:
+    def covered(xs: list[Quantity], ys: list[Quantity]) -> bool:
+        return all(any(same_value(x, y) for y in ys) for x in xs)
+    return covered(old.quantities, new.quantities) and covered(new.quantities, old.quantities)
+
+
+def _same_words(old: Text, new: Text) -> Verdict | None:
+    if old.content and old.content == new.content and old.negated == new.negated:
+        return Verdict("duplicate", "same_words", 0.9, "Same content words and values, worded or ordered "
+                                                       "differently.")
+    return None
+
+
+def _near_identical(old: Text, new: Text, similarity: float) -> Verdict | None:
+    if similarity >= NEAR_IDENTICAL and old.negated == new.negated and _same_quantities(old, new):
+        return Verdict("duplicate", "near_identical", round(min(similarity, 1.0), 3),
+                       f"Similarity {similarity:.2f} with the same values and polarity.")
+    return None
+
+
+def _containment(old: Text, new: Text) -> Verdict | None:
+    """The new text keeps most of the existing one's content words and all its values, and adds some."""
+    if not old.content or old.negated != new.negated or different_names(old, new):
+        return None
+    kept, added = old.content & new.content, new.content - old.content
+    share = len(kept) / len(old.content)
+    if share < CONTAINMENT or not added or len(new.normalised) <= len(old.normalised):
+        return None
+    if not all(any(same_value(q, r) for r in new.quantities) for q in old.quantities):
+        return None
+    detail = list(dict.fromkeys(t.text for t in new.tokens if t.content in added))
+    return Verdict("refinement", "containment", round(share, 2),
+                   f'The new memory keeps {len(kept)} of the existing one\'s {len(old.content)} content words and '
+                   f'adds "{preview(" ".join(detail), 80)}".')

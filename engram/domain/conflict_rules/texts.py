@@ -1,0 +1,126 @@
+"""A text as the rules see it: clauses of tokens (words and quantities), each quantity anchored to the
+nearest content word of its clause, each clause with its negation."""
+
+from __future__ import annotations
+
+import re
+import unicodedata
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass, replace
+from functools import cached_property
+
+from engram.domain.conflict_rules.quantities import Quantity, find_quantities
+from engram.domain.conflict_rules.words import is_content, is_negation, stem
+
+_CLAUSE_WORDS = frozenset({"but", "whereas", "however", "although", "though"})
+_WORD_OR_BREAK = re.compile(r"(?P<brk>[.;!?]+(?=\s|$)|,(?=\s|$)|[()\[\]\n]|\s[-–—]+\s)|(?P<word>[^\W_]+(?:'[^\W_]+)*)")
+
+
+@dataclass(frozen=True)
+class Token:
+    text: str  # as written
+    lower: str
+    quantity: Quantity | None = None
+
+    @property
+    def content(self) -> str | None:
+        """What the token contributes to the meaning: a stem, a value, or nothing (a stopword)."""
+        if self.quantity is not None:
+            return self.quantity.token
+        return stem(self.lower) if is_content(self.lower) else None
+
+
+@dataclass(frozen=True)
+class Clause:
+    tokens: tuple[Token, ...]
+    negation: str | None  # the first negating word, if any
+
+    @cached_property
+    def content(self) -> frozenset[str]:
+        return frozenset(c for t in self.tokens if (c := t.content) is not None)
+
+    @cached_property
+    def text(self) -> str:
+        return " ".join(t.text for t in self.tokens)
+
+
+@dataclass(frozen=True)
+class Text:
+    clauses: tuple[Clause, ...]
+    normalised: str
+
+    @cached_property
+    def tokens(self) -> tuple[Token, ...]:
+        return tuple(t for clause in self.clauses for t in clause.tokens)
+
+    @cached_property
+    def quantities(self) -> list[Quantity]:
+        return [t.quantity for t in self.tokens if t.quantity is not None]
+
+    @cached_property
+    def words(self) -> frozenset[str]:
+        """Content stems outside the values."""
+        return frozenset(c for t in self.tokens if t.quantity is None and (c := t.content) is not None)
+
+    @cached_property
+    def content(self) -> frozenset[str]:
+        return frozenset(c for clause in self.clauses for c in clause.content)
+
+    @cached_property
+    def names(self) -> frozenset[str]:
+        """Capitalised words (Alice, Postgres, Acme): different names on both sides mean different subjects."""
+        return frozenset(t.lower.split("'")[0] for t in self.tokens
+                         if t.quantity is None and t.text[:1].isupper() and is_content(t.lower))
+
+    @cached_property
+    def negated(self) -> bool:
+        return any(clause.negation for clause in self.clauses)
+
+
+def analyse(text: str) -> Text:
+    text = unicodedata.normalize("NFC", text).replace("’", "'").replace("‘", "'")
+    pieces: list[Token | None] = []  # None marks a clause break
+    pos = 0
+    for start, end, quantity in find_quantities(text):
+        pieces.extend(_words(text[pos:start]))
+        pieces.append(Token(quantity.text, quantity.text.lower(), quantity))
+        pos = end
+    pieces.extend(_words(text[pos:]))
+    clauses: list[Clause] = []
+    current: list[Token] = []
+    for piece in [*pieces, None]:
+        if piece is not None:
+            current.append(piece)
+        elif current:
+            clauses.append(_clause(current))
+            current = []
+    normalised = " ".join(t.lower for clause in clauses for t in clause.tokens)
+    return Text(tuple(clauses), normalised)
+
+
+def _words(segment: str) -> Iterator[Token | None]:
+    for match in _WORD_OR_BREAK.finditer(segment):
+        word = match["word"]
+        if word is None or word.lower() in _CLAUSE_WORDS:
+            yield None
+        else:
+            yield Token(word, word.lower())
+
+
+def _clause(tokens: Sequence[Token]) -> Clause:
+    """A clause with each quantity's anchor set: the nearest content word before it, else after it."""
+    anchored = []
+    for i, token in enumerate(tokens):
+        if token.quantity is not None:
+            neighbours = [*reversed(tokens[:i]), *tokens[i + 1:]]
+            near = next((t for t in neighbours if t.quantity is None and is_content(t.lower)), None)
+            if near is not None:
+                quantity = replace(token.quantity, anchor=stem(near.lower), anchor_text=near.text)
+                token = replace(token, quantity=quantity)
+        anchored.append(token)
+    negation = next((t.text for t in tokens if t.quantity is None and is_negation(t.lower)), None)
+    return Clause(tuple(anchored), negation)
+
+
+def different_names(old: Text, new: Text) -> bool:
+    return bool(old.names - new.names) and bool(new.names - old.names)

@@ -1,0 +1,41 @@
+"""Words: which ones carry meaning, which negate, and a crude stem to compare them by."""
+
+from __future__ import annotations
+
+_STOPWORDS = frozenset("""
+a an the this that these those i me my mine we us our ours you your yours he him his she her hers it its they them
+their theirs is are was were be been being am do does did doing have has had having will would shall should can
+could may might must of in on at to for from by with about as into onto over under than then so and or but if also
+just very really quite now currently still already always usually often sometimes there here what which who whom
+whose when where why how all any each every some such only own same other more most much many few per via up out off
+again once both either since until after before during while set raised lowered increased decreased reduced changed
+bumped updated moved configured around approximately roughly exactly nearly almost longer anymore i'm we're they're
+you're he's she's it's that's there's i've we've they've let's
+""".split())
+_NEGATIONS = frozenset({"not", "no", "never", "none", "nobody", "nothing", "nowhere", "neither", "nor", "cannot",
+                        "without"})
+
+
+def is_negation(word: str) -> bool:
+    return word in _NEGATIONS or word.endswith("n't")
+
+
+def stem(word: str) -> str:
+    """A crude stem, enough to see "uses", "use" and "used" (or "services" and "service") as one word."""
+    word = word.split("'")[0]
+    if word.endswith("ies") and len(word) > 4:
+        return word[:-3] + "y"
+    for suffix in ("ing", "ed", "es", "s"):
+        if word.endswith(suffix) and not word.endswith("ss") and len(word) - len(suffix) >= 2:
+            word = word[: -len(suffix)]
+            break
+    return word[:-1] if word.endswith("e") and len(word) > 2 else word
+
+
+def is_content(word: str) -> bool:
+    return word not in _STOPWORDS and not is_negation(word) and word.split("'")[0] not in _STOPWORDS
+
+
+def overlap(a: frozenset[str], b: frozenset[str]) -> float:
+    """Shared share of the smaller set; 1.0 when either is empty (nothing to disagree on)."""
+    return len(a & b) / min(len(a), len(b)) if a and b else 1.0

@@ -1,0 +1,285 @@
+"""Ranking: recall and search. Candidates from full-text and vector search, trust weighting, fusion, the
+supersession redirect, session context, graph expansion and MMR, budgets and the reasons for each hit."""
+
+from __future__ import annotations
+
+import uuid
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+
+import asyncpg
+import numpy as np
+
+from engram.config import Settings
+from engram.db import conflicts, embeddings, identity, kinds, recall_logs, search, supersession
+from engram.db.pool import tenant_tx
+from engram.db.search import Filters
+from engram.domain import diversity, scoring, validation
+from engram.domain.budget import Budgets, pack_explained
+from engram.domain.models import CallerContext, MemoryItem, RankedItem
+from engram.embeddings.provider import EmbeddingProvider
+from engram.errors import ValidationFailed
+from engram.telemetry.metrics import timed
+from services.recall import expansion
+from services.recall.telemetry import RecallTelemetry
+
+RECALL_MODES = ("startup", "semantic", "hybrid", "keyword")
+SEARCH_MODES = ("keyword", "semantic", "hybrid")
+MAX_QUERY_CHARS = 2_000
+MIN_CANDIDATES = 50
+PINNED_CEILING_SHARE = 0.5  # pinned items take at most half of a startup answer
+EXPLAIN_CUT = 5  # with explain: how many of the best cut candidates are shown
+MMR_WINDOW_FACTOR = 3  # MMR reorders the top (item budget × this) candidates
+
+
+@dataclass
+class RecallQuery:
+    mode: str = "hybrid"
+    query: str = ""
+    filters: Filters = field(default_factory=Filters)
+    budgets: Budgets = field(default_factory=Budgets)
+    include_superseded: bool = False
+    explain: bool = False
+
+
+@dataclass
+class RecallResult:
+    items: list[RankedItem]
+    mode: str
+    recall_id: str
+    omitted: int
+    scoring_version: str = scoring.SCORING_VERSION
+    cut: list[tuple[RankedItem, str]] = field(default_factory=list)  # with explain: the best candidates cut
+
+
+class Ranking:
+    """``Recall`` and ``Search``: the ranked memories for a query (or for the start of a session)."""
+
+    def __init__(self, pool: asyncpg.Pool, settings: Settings, embedder: EmbeddingProvider,
+                 telemetry: RecallTelemetry | None = None) -> None:
+        self._pool = pool
+        self._settings = settings
+        self._embedder = embedder
+        self._telemetry = telemetry
+
+    async def recall(self, ctx: CallerContext, q: RecallQuery) -> RecallResult:
+        mode = q.mode or "hybrid"
+        validation.validate_choice(mode, RECALL_MODES, "mode")
+        if mode == "startup":
+            ranked = await self._startup(ctx, q)
+        else:
+            ranked, weights = await self._ranked(ctx, mode, _require_query(q.query), q.filters,
+                                                 max(q.budgets.items * 4, MIN_CANDIDATES), q.include_superseded)
+            with timed("widen"):
+                ranked = await self._widen(ctx, ranked, q, weights)
+        kept, cut = pack_explained(ranked, q.budgets)
+        omitted = len(cut)
+        result = RecallResult(kept, mode, str(uuid.uuid4()), omitted, cut=cut[:EXPLAIN_CUT] if q.explain else [])
+        if self._telemetry is not None:  # queued: written by a background task, never on this path
+            self._telemetry.served(recall_logs.Served(
+                tenant_id=ctx.tenant_id, recall_id=result.recall_id, principal_id=ctx.principal_id, mode=mode,
+                scoring_version=result.scoring_version, item_ids=[str(r.item.id) for r in kept
+                                                                  if str(r.item.tenant_id) == ctx.tenant_id],
+                scores=[r.score for r in kept if str(r.item.tenant_id) == ctx.tenant_id], omitted=omitted,
+                at=datetime.now(UTC)))
+        return result
+
+    async def _widen(self, ctx: CallerContext, ranked: list[RankedItem], q: RecallQuery,
+                     weights: scoring.RecallWeights) -> list[RankedItem]:
+        """Graph expansion (links and tunnels) and MMR diversity, as the tenant's recall settings say; neither
+        applies to answers ``as_of`` a past time."""
+        expanding = weights.graph_expansion or weights.session_neighbours
+        if not ranked or q.filters.as_of is not None or not (expanding or weights.mmr_lambda < 1):
+            return ranked
+        async with tenant_tx(self._pool, ctx.tenant_id) as conn:
+            if expanding:
+                ranked = await expansion.expand(conn, ranked, ctx.principal_id, q.filters,
+                                                session_weight=weights.session_neighbours,
+                                                links=weights.graph_expansion)
+            if weights.mmr_lambda < 1:
+                window = ranked[:q.budgets.items * MMR_WINDOW_FACTOR]
+                vectors = await embeddings.vectors(conn, [str(r.item.id) for r in window], self._embedder.profile)
+                ranked = diversity.mmr(ranked, vectors, weights.mmr_lambda, len(window))
+        return ranked
+
+    async def search(self, ctx: CallerContext, mode: str, query: str, filters: Filters, limit: int) -> list[RankedItem]:
+        mode = mode or "hybrid"
+        validation.validate_choice(mode, SEARCH_MODES, "mode")
+        if not 1 <= limit <= 200:
+            raise ValidationFailed(f"limit must be 1–200, got {limit}", field="limit")
+        ranked, _ = await self._ranked(ctx, mode, _require_query(query), filters, max(limit, MIN_CANDIDATES))
+        return ranked[:limit]
+
+    async def _ranked(self, ctx: CallerContext, mode: str, query: str, filters: Filters,
+                      limit: int, include_superseded: bool = False,
+                      ) -> tuple[list[RankedItem], scoring.RecallWeights]:
+        """The ranked candidates, and the tenant's recall settings they were ranked with (read once)."""
+        _check_filters(filters)
+        vector: np.ndarray | None = None
+        if mode in ("semantic", "hybrid"):
+            with timed("embed_query"):
+                vector = await self._embedder.embed_query(query)
+        by_id: dict[str, MemoryItem] = {}
+        keyword: dict[str, float] = {}
+        dense: dict[str, float] = {}
+        async with tenant_tx(self._pool, ctx.tenant_id) as conn:
+            await _check_kinds(conn, filters)
+            weights = await _weights(conn)
+            if mode in ("keyword", "hybrid"):
+                with timed("keyword_sql"):
+                    found = await search.keyword(conn, query, filters, ctx.principal_id, limit,
+                                                 self._settings.keyword_candidate_cap)
+                for item, rank in found:
+                    by_id[str(item.id)] = item
+                    keyword[str(item.id)] = rank
+            if vector is not None:
+                with timed("semantic_sql"):
+                    near = await search.semantic(conn, vector, self._embedder.profile, self._embedder.dimensions,
+                                                 filters, ctx.principal_id, limit)
+                for item, similarity in near:
+                    by_id[str(item.id)] = item
+                    dense[str(item.id)] = similarity
+            with timed("conflicts_sql"):
+                conflicted = await conflicts.open_conflicts(conn, list(by_id), ctx.principal_id) if by_id else {}
+        if mode == "keyword":
+            relevance = scoring.min_max(keyword)
+        elif mode == "semantic":
+            relevance = dense
+        else:
+            relevance = scoring.fuse(keyword, dense, weights.dense_weight)
+        query_words = scoring.words(query)
+        ranked = []
+        for key, value in relevance.items():
+            item = by_id[key]
+            trust = scoring.trust_score(item, in_open_conflict=key in conflicted)
+            reasons = []
+            if weights.subject_boost and scoring.names_subject(query_words, item.subject):
+                value *= 1 + weights.subject_boost
+                reasons.append(f"the query names its subject {item.subject!r} (×{1 + weights.subject_boost:.2f})")
+            if key in dense:
+                reasons.append(f"semantic match {dense[key]:.2f}")
+            if key in keyword:
+                reasons.append(f"keyword match {keyword[key]:.3f}")
+            reasons.append(scoring.trust_reason(item, trust))
+            reasons.extend(_standing(item, with_trust=False))
+            for other in conflicted.get(key, []):
+                with_whom = other or "a memory you cannot see"
+                reasons.append(f"open conflict with {with_whom} (trust ×{scoring.CONFLICT_FACTOR})")
+            if item.pinned:
+                reasons.append("pinned")
+            ranked.append(RankedItem(item=item, score=round(value * trust, 6), origin=mode, reasons=reasons))
+        ranked.sort(key=lambda r: (-r.score, -r.item.created_at.timestamp()))
+        with timed("redirect"):
+            return await self._redirect(ctx, ranked, include_superseded, filters.as_of), weights
+
+    async def _redirect(self, ctx: CallerContext, ranked: list[RankedItem], include_superseded: bool,
+                        as_of: datetime | None = None) -> list[RankedItem]:
+        """A hit on a superseded item becomes its terminal successor at the old rank (listed once, only if the
+        caller may see it); a chain ending in an invalidated item is dropped. With ``include_superseded``
+        the superseded items themselves are kept, as history."""
+        if not any(_replaced(r.item) for r in ranked):
+            return ranked
+        if include_superseded:
+            for r in ranked:
+                if _replaced(r.item):
+                    r.reasons.append(f"history: superseded by {r.item.superseded_by or 'an item since deleted'}")
+            return ranked
+        out: list[RankedItem] = []
+        seen: set[str] = set()
+        async with tenant_tx(self._pool, ctx.tenant_id) as conn:
+            for r in ranked:
+                if not _replaced(r.item):
+                    if str(r.item.id) not in seen:
+                        seen.add(str(r.item.id))
+                        out.append(r)
+                    continue
+                successor = await supersession.terminal(conn, r.item, ctx.principal_id, as_of)
+                if successor is None or str(successor.id) in seen:
+                    continue
+                seen.add(str(successor.id))
+                if successor.id == r.item.id:  # as of then, it had not been replaced yet
+                    r.reasons.append(f"as of then: superseded later by {r.item.superseded_by}")
+                    out.append(r)
+                    continue
+                relevance = [reason for reason in r.reasons if reason.startswith(("semantic match", "keyword match"))]
+                out.append(RankedItem(item=successor, score=r.score, origin=r.origin, matched_via=str(r.item.id),
+                                      reasons=[*relevance, f"superseded: {r.item.id} was replaced by this",
+                                               *_standing(successor)]))
+        return out
+
+    async def _startup(self, ctx: CallerContext, q: RecallQuery) -> list[RankedItem]:
+        _check_filters(q.filters)
+        limit = max(q.budgets.items * 4, MIN_CANDIDATES)
+        async with tenant_tx(self._pool, ctx.tenant_id) as conn:
+            await _check_kinds(conn, q.filters)
+            candidates = await search.startup(conn, q.filters, ctx.principal_id, limit)
+        now = datetime.now(UTC)
+        pinned_ceiling = max(1, int(q.budgets.items * PINNED_CEILING_SHARE))
+        pinned: list[RankedItem] = []
+        rest: list[RankedItem] = []
+        for item in candidates:
+            factor = scoring.feedback_factor(item.recalls_since_useful)
+            score = scoring.startup_score(item, now) * factor
+            reasons = [f"startup score {score:.2f} (importance {item.importance:.2f}, "
+                       f"source trust {item.source_trust:.2f}, recency {scoring.recency(item.created_at, now):.2f})"]
+            if factor < 1:
+                reasons.append(f"served {item.recalls_since_useful} times without useful feedback (×{factor:.2f})")
+            ranked = RankedItem(item=item, score=round(score, 6), origin="startup", reasons=reasons)
+            if item.pinned and len(pinned) < pinned_ceiling:
+                ranked.reasons.insert(0, "pinned")
+                pinned.append(ranked)
+            else:
+                rest.append(ranked)
+        pinned.sort(key=lambda r: -r.score)
+        rest.sort(key=lambda r: -r.score)
+        return pinned + rest
+
+
+async def _weights(conn: asyncpg.Connection) -> scoring.RecallWeights:
+    try:
+        return scoring.parse_recall_weights(await identity.config_value(conn, "recall"))
+    except ValidationFailed:  # validated when set; a bad old value falls back to the defaults
+        return scoring.RecallWeights()
+
+
+def _replaced(item: MemoryItem) -> bool:
+    """Superseded: by a successor, or by one since deleted (the chain then ends in nothing)."""
+    return item.superseded_by is not None or item.review_status == "superseded"
+
+
+def _check_filters(filters: Filters) -> None:
+    if filters.workspace_id:
+        validation.require_uuid(filters.workspace_id, "workspace_id")
+
+
+def _standing(item: MemoryItem, *, with_trust: bool = True) -> list[str]:
+    """The reasons that describe an item itself: its trust, review state and verification."""
+    reasons = []
+    if with_trust:
+        reasons.append(scoring.trust_reason(item, scoring.trust_score(item)))
+    if item.review_status == "proposed":
+        reasons.append("unreviewed (proposed)")
+    elif item.review_status == "disputed":
+        reasons.append("disputed (its kind stays in recall while disputed)")
+    if item.human_verified:
+        reasons.append("verified by a human")
+    return reasons
+
+
+async def _check_kinds(conn: asyncpg.Connection, filters: Filters) -> None:
+    """An unknown kind in a filter is refused with the known ones, not answered with nothing."""
+    if not filters.kinds:
+        return
+    known = await kinds.enabled_kind_names(conn)
+    unknown = [k for k in filters.kinds if k not in known]
+    if unknown:
+        raise ValidationFailed(f"unknown kinds {unknown}; known kinds: {', '.join(known)}", field="kinds")
+
+
+def _require_query(query: str) -> str:
+    query = query.strip()
+    if not query:
+        raise ValidationFailed("query is required for this mode", field="query")
+    if len(query) > MAX_QUERY_CHARS:
+        raise ValidationFailed(f"query must be at most {MAX_QUERY_CHARS} characters", field="query")
+    return query

@@ -1,0 +1,65 @@
+"""Reads of one item the caller may see: the item, its processing status, its audit trail, its links, and
+whether it is ready for promotion."""
+
+from __future__ import annotations
+
+import asyncpg
+
+from engram.db import clock, edges, items, trash
+from engram.db.pool import tenant_tx
+from engram.domain import validation
+from engram.domain.models import CallerContext, MemoryItem, Stage
+from engram.errors import NotFound
+from engram.pipeline import promotion
+
+
+class ItemReads:
+    """``GetItem``, ``GetStatus``, ``GetEvents``, ``ListEdges`` and ``PromotionReadiness``. An item the caller
+    may not read, or an id that is not a UUID, is ``NotFound`` like a missing one."""
+
+    def __init__(self, pool: asyncpg.Pool) -> None:
+        self._pool = pool
+
+    async def get_item(self, ctx: CallerContext, item_id: str) -> MemoryItem:
+        validation.require_item_id(item_id)
+        async with tenant_tx(self._pool, ctx.tenant_id) as conn:
+            item = await items.get(conn, item_id, ctx.principal_id)
+        if item is None:
+            raise NotFound(f"no item {item_id}")
+        return item
+
+    async def get_status(self, ctx: CallerContext, item_id: str) -> tuple[MemoryItem, list[Stage]]:
+        validation.require_item_id(item_id)
+        async with tenant_tx(self._pool, ctx.tenant_id) as conn:
+            item = await items.get(conn, item_id, ctx.principal_id)
+            if item is None:
+                raise NotFound(f"no item {item_id}")
+            return item, await items.stages(conn, item_id)
+
+    async def get_events(self, ctx: CallerContext, item_id: str) -> list[asyncpg.Record]:
+        """The audit trail of an item the caller may read."""
+        validation.require_item_id(item_id)
+        async with tenant_tx(self._pool, ctx.tenant_id) as conn:
+            if (await items.get(conn, item_id, ctx.principal_id) is None
+                    and not await trash.holds(conn, item_id, ctx.principal_id)):  # the trail outlives the item
+                raise NotFound(f"no item {item_id}")
+            return await items.events(conn, item_id)
+
+    async def promotion_readiness(self, ctx: CallerContext, item_id: str) -> tuple[MemoryItem, list[tuple[str, str]],
+                                                                                  dict[str, object]]:
+        """The item, the promotion gates it fails now (empty: ready), and the tenant's gates."""
+        validation.require_item_id(item_id)
+        async with tenant_tx(self._pool, ctx.tenant_id) as conn:
+            item = await items.get(conn, item_id, ctx.principal_id)
+            if item is None or str(item.tenant_id) != ctx.tenant_id:
+                raise NotFound(f"no item {item_id}")
+            gates = await promotion.gates(conn)
+            blockers = await promotion.evaluate(conn, item, gates, await clock.now(conn), viewer=ctx.principal_id)
+        return item, blockers, gates.as_dict()
+
+    async def list_edges(self, ctx: CallerContext, item_id: str) -> list[edges.Edge]:
+        validation.require_item_id(item_id)
+        async with tenant_tx(self._pool, ctx.tenant_id) as conn:
+            if await items.get(conn, item_id, ctx.principal_id) is None:
+                raise NotFound(f"no item {item_id}")
+            return await edges.of_item(conn, item_id, ctx.principal_id)
