@@ -11,10 +11,10 @@ import re
 import secrets
 import uuid
 from dataclasses import replace
-from typing import Any
+from typing import Annotated, Any
 
 import asyncpg
-from fastapi import Request
+from fastapi import Depends, Request
 
 from engram.config import DEFAULT_ADMIN_ID, DEFAULT_TENANT_ID, Settings
 from engram.db import identity
@@ -86,3 +86,7 @@ async def caller(request: Request) -> CallerContext:
     if required != PUBLIC and not any(allows(ctx.scopes, scope) for scope in required.split("|")):
         raise PermissionDenied(f"Requires scope: {required.replace('|', ' or ')}", code="insufficient_scope")
     return ctx  # type: ignore[no-any-return]
+
+
+Caller = Annotated[CallerContext, Depends(caller)]
+"""A route parameter typed ``Caller`` is the authenticated caller, its scope already checked."""

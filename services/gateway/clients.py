@@ -4,11 +4,12 @@ from __future__ import annotations
 
 import asyncio
 from dataclasses import dataclass
-from typing import Any
+from typing import Annotated, Any
 
 import asyncpg
 import grpc
 import nats
+from fastapi import Depends, Request
 from grpc_health.v1 import health_pb2, health_pb2_grpc
 
 from engram.config import Settings
@@ -94,3 +95,11 @@ class Downstream:
             return health_pb2.HealthCheckResponse.ServingStatus.Name(reply.status).lower()
         return "ok"
 
+
+def downstream(request: Request) -> Downstream:
+    """The app's connections to ingest and recall (made once, at startup)."""
+    return request.app.state.downstream  # type: ignore[no-any-return]
+
+
+Services = Annotated[Downstream, Depends(downstream)]
+"""A route parameter typed ``Services`` is the gateway's connection to ingest and recall."""

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from fastapi import APIRouter, Depends, Query, Request
+from fastapi import APIRouter, Depends, Query
 from fastapi.responses import JSONResponse, Response
 from google.protobuf import struct_pb2
 from google.protobuf.json_format import MessageToDict
@@ -14,7 +14,7 @@ from engram.domain.validation import require_item_id
 from engram.rpc.convert import timestamp
 from engram.v1 import ingest_pb2, memory_pb2, recall_pb2
 from services.gateway.auth import caller, policy
-from services.gateway.clients import Downstream
+from services.gateway.clients import Downstream, downstream
 from services.gateway.limits import limited
 from services.gateway.mapping import (
     conflict_json,
@@ -41,10 +41,6 @@ from services.gateway.schemas import (
 )
 
 router = APIRouter(prefix="/v1")
-
-
-def downstream(request: Request) -> Downstream:
-    return request.app.state.downstream  # type: ignore[no-any-return]
 
 
 def _filters(body: FilterFields) -> memory_pb2.RecallFilters:
