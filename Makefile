@@ -5,7 +5,7 @@ BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
 
 .DEFAULT_GOAL := help
-.PHONY: help install run test test-unit test-integration test-e2e proto lint imports clean
+.PHONY: help install run check format test test-unit test-integration test-e2e proto clean
 
 help: ## Show this help
 	@awk 'BEGIN {FS = ":.*## "} /^[a-zA-Z0-9_-]+:.*## / {printf "  \033[36m%-18s\033[0m %s\n", $$1, $$2}' $(MAKEFILE_LIST)
@@ -36,12 +36,15 @@ test-e2e: $(STAMP) ## End-to-end tests (the stack as `engram up` starts it)
 proto: $(STAMP) ## Regenerate engram/v1 from proto/engram/v1
 	$(BIN)/python -m grpc_tools.protoc -Iproto --python_out=. --grpc_python_out=. --pyi_out=. proto/engram/v1/*.proto
 
-lint: $(STAMP) ## ruff and mypy
+check: $(STAMP) ## Formatting, lint, strict types and the layer contracts (`make test` runs it first)
+	$(BIN)/ruff format --check engram services tests bench
 	$(BIN)/ruff check engram services tests bench
 	$(BIN)/mypy engram services
-
-imports: $(STAMP) ## The layer contracts of pyproject.toml (import-linter)
 	$(BIN)/lint-imports
+
+format: $(STAMP) ## Reformat the code and apply ruff's safe fixes
+	$(BIN)/ruff format engram services tests bench
+	$(BIN)/ruff check --fix engram services tests bench
 
 clean: ## Remove the virtualenv and caches (not your data in .engram)
 	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache *.egg-info

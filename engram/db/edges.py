@@ -99,7 +99,8 @@ async def tunnels(conn: asyncpg.Connection) -> list[Tunnel]:
 
 
 async def remove_tunnel(conn: asyncpg.Connection, tunnel_id: str) -> bool:
-    return (await conn.execute("DELETE FROM tunnels WHERE id = $1", tunnel_id)).endswith(" 1")
+    status: str = await conn.execute("DELETE FROM tunnels WHERE id = $1", tunnel_id)
+    return status.endswith(" 1")
 
 
 async def through_tunnels(conn: asyncpg.Connection, areas: list[tuple[str, str]]) -> list[tuple[str, str, str, str]]:

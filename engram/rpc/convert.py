@@ -24,7 +24,8 @@ def from_timestamp(message: Any, field: str) -> datetime | None:
     """The datetime of an optional Timestamp field, or None when unset."""
     if not message.HasField(field):
         return None
-    return getattr(message, field).ToDatetime(tzinfo=UTC)
+    value: datetime = getattr(message, field).ToDatetime(tzinfo=UTC)
+    return value
 
 
 def struct(value: dict[str, Any]) -> struct_pb2.Struct:

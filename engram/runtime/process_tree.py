@@ -15,7 +15,7 @@ import psutil
 def is_alive(proc: psutil.Process) -> bool:
     """True while ``proc`` runs (the same process, not a reused pid, and not a zombie)."""
     try:
-        return proc.is_running() and proc.status() != psutil.STATUS_ZOMBIE
+        return bool(proc.is_running() and proc.status() != psutil.STATUS_ZOMBIE)
     except psutil.Error:
         return False
 
@@ -23,7 +23,8 @@ def is_alive(proc: psutil.Process) -> bool:
 def descendants(pid: int) -> list[psutil.Process]:
     """Every live descendant of ``pid`` right now."""
     try:
-        return psutil.Process(pid).children(recursive=True)
+        children: list[psutil.Process] = psutil.Process(pid).children(recursive=True)
+        return children
     except psutil.Error:
         return []
 

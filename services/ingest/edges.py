@@ -9,7 +9,7 @@ from engram.config import Settings
 from engram.db import edges, items
 from engram.db.pool import tenant_tx
 from engram.domain import lifecycle, validation
-from engram.domain.models import CallerContext
+from engram.domain.models import CallerContext, Edge
 from engram.errors import Conflict, NotFound, PermissionDenied, ValidationFailed
 from services.ingest.service import WRITING_ROLES
 
@@ -19,7 +19,7 @@ class EdgeService:
         self._pool = pool
         self._settings = settings
 
-    async def link(self, ctx: CallerContext, src_id: str, dst_id: str, edge_type: str) -> tuple[edges.Edge, bool]:
+    async def link(self, ctx: CallerContext, src_id: str, dst_id: str, edge_type: str) -> tuple[Edge, bool]:
         for value, name in ((src_id, "src_id"), (dst_id, "dst_id")):
             validation.require_uuid(value, name)
         if edge_type not in edges.LINK_TYPES:

@@ -8,7 +8,7 @@ import asyncpg
 from engram.db import clock, edges, items, trash
 from engram.db.pool import tenant_tx
 from engram.domain import validation
-from engram.domain.models import CallerContext, MemoryItem, Stage
+from engram.domain.models import CallerContext, Edge, MemoryItem, Stage
 from engram.errors import NotFound
 from engram.pipeline import promotion
 
@@ -57,7 +57,7 @@ class ItemReads:
             blockers = await promotion.evaluate(conn, item, gates, await clock.now(conn), viewer=ctx.principal_id)
         return item, blockers, gates.as_dict()
 
-    async def list_edges(self, ctx: CallerContext, item_id: str) -> list[edges.Edge]:
+    async def list_edges(self, ctx: CallerContext, item_id: str) -> list[Edge]:
         validation.require_item_id(item_id)
         async with tenant_tx(self._pool, ctx.tenant_id) as conn:
             if await items.get(conn, item_id, ctx.principal_id) is None:
