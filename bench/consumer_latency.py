@@ -51,7 +51,7 @@ async def measure(messages: int, fetch_timeout: float, ack_wait: float) -> list[
             sent[str(i)] = time.monotonic()
             await nc.jetstream().publish("bench.x", str(i).encode())
         deadline = time.monotonic() + ack_wait + 5
-        while len(delays) < messages and time.monotonic() < deadline:  # noqa: ASYNC110 (polling a list)
+        while len(delays) < messages and time.monotonic() < deadline:
             await asyncio.sleep(0.2)
         await broker.stop()
         await nc.close()

@@ -192,7 +192,7 @@ async def ingest(client: httpx.AsyncClient, conv: Conversation, writers: int = 1
 async def wait_embedded(database_url: str, item_ids: list[str]) -> None:
     conn = await asyncpg.connect(database_url)
     try:
-        while await conn.fetchval("SELECT count(*) FROM item_stages WHERE item_id = ANY($1::uuid[]) "  # noqa: ASYNC110
+        while await conn.fetchval("SELECT count(*) FROM item_stages WHERE item_id = ANY($1::uuid[]) "
                                   "AND stage = 'embedding' AND status = 'done'", item_ids) < len(set(item_ids)):
             await asyncio.sleep(1)
     finally:

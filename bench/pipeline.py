@@ -84,13 +84,13 @@ async def conflict_latency(client: httpx.AsyncClient, database_url: str, samples
             tag = uuid.uuid4().hex[:8]
             base = (await client.post("/v1/remember", json={"content": f"The {tag} worker pool has 8 threads."}))
             base_id = base.json()["id"]
-            while await conn.fetchval("SELECT status FROM item_stages WHERE item_id = $1 "  # noqa: ASYNC110 (polls)
+            while await conn.fetchval("SELECT status FROM item_stages WHERE item_id = $1 "
                                       "AND stage = 'conflict_check'", uuid.UUID(base_id)) != "done":
                 await asyncio.sleep(0.01)
             started = time.perf_counter()
             new = await client.post("/v1/remember", json={"content": f"The {tag} worker pool has {12 + n} threads."})
             new_id = new.json()["id"]
-            while not (await client.get("/v1/conflicts", params={"item_id": new_id})).json()["items"]:  # noqa: ASYNC110
+            while not (await client.get("/v1/conflicts", params={"item_id": new_id})).json()["items"]:
                 await asyncio.sleep(0.01)
             seen.append(time.perf_counter() - started)
         server = await conn.fetch(

@@ -27,19 +27,19 @@ class IngestServicer(ingest_pb2_grpc.IngestServiceServicer):
         self._conflicts = conflicts
         self._edges = edges
 
-    async def Link(self, request: ingest_pb2.LinkRequest,  # noqa: N802
+    async def Link(self, request: ingest_pb2.LinkRequest,
                    context: grpc.aio.ServicerContext) -> ingest_pb2.LinkResponse:
         ctx = caller()
         edge, created = await self._edges.link(ctx, request.src_id, request.dst_id, request.type)
         return ingest_pb2.LinkResponse(edge=edge_to_proto(edge), created=created)
 
-    async def Unlink(self, request: ingest_pb2.UnlinkRequest,  # noqa: N802
+    async def Unlink(self, request: ingest_pb2.UnlinkRequest,
                      context: grpc.aio.ServicerContext) -> ingest_pb2.UnlinkResponse:
         ctx = caller()
         await self._edges.unlink(ctx, request.id)
         return ingest_pb2.UnlinkResponse(id=request.id)
 
-    async def ResolveConflict(self, request: ingest_pb2.ResolveConflictRequest,  # noqa: N802
+    async def ResolveConflict(self, request: ingest_pb2.ResolveConflictRequest,
                               context: grpc.aio.ServicerContext) -> ingest_pb2.ResolveConflictResponse:
         ctx = caller()
         decision = await self._conflicts.resolve(ctx, request.id, request.resolution, request.reason, request.content)
@@ -47,7 +47,7 @@ class IngestServicer(ingest_pb2_grpc.IngestServiceServicer):
             conflict=conflict_to_proto(decision.conflict), existing=item_to_proto(decision.existing),
             new=item_to_proto(decision.new), merged=item_to_proto(decision.merged) if decision.merged else None)
 
-    async def Classify(self, request: ingest_pb2.ClassifyRequest,  # noqa: N802
+    async def Classify(self, request: ingest_pb2.ClassifyRequest,
                        context: grpc.aio.ServicerContext) -> ingest_pb2.ClassifyResponse:
         ctx = caller()
         result, fallback = await self._service.classify(ctx, request.content)
@@ -57,18 +57,18 @@ class IngestServicer(ingest_pb2_grpc.IngestServiceServicer):
             wing=result.wing or "", room=result.room or "", suggested_visibility=result.suggested_visibility or "",
             reasons=list(result.reasons), classifier=result.classifier, fallback_reason=fallback or "")
 
-    async def Delete(self, request: ingest_pb2.DeleteRequest,  # noqa: N802
+    async def Delete(self, request: ingest_pb2.DeleteRequest,
                      context: grpc.aio.ServicerContext) -> ingest_pb2.DeleteResponse:
         ctx = caller()
         trash_id = await self._trash.delete(ctx, request.id, request.reason)
         return ingest_pb2.DeleteResponse(item_id=request.id, trash_id=trash_id)
 
-    async def Restore(self, request: ingest_pb2.RestoreRequest,  # noqa: N802
+    async def Restore(self, request: ingest_pb2.RestoreRequest,
                       context: grpc.aio.ServicerContext) -> ingest_pb2.ItemResponse:
         ctx = caller()
         return ingest_pb2.ItemResponse(item=item_to_proto(await self._trash.restore(ctx, request.trash_id)))
 
-    async def Bulk(self, request: ingest_pb2.BulkRequest,  # noqa: N802
+    async def Bulk(self, request: ingest_pb2.BulkRequest,
                    context: grpc.aio.ServicerContext) -> ingest_pb2.BulkResponse:
         ctx = caller()
         f = request.filter
@@ -83,32 +83,32 @@ class IngestServicer(ingest_pb2_grpc.IngestServiceServicer):
             skipped=[ingest_pb2.BulkSkip(id=i, code=c, detail=d) for i, c, d in result.skipped],
             truncated=result.truncated)
 
-    async def Feedback(self, request: ingest_pb2.FeedbackRequest,  # noqa: N802
+    async def Feedback(self, request: ingest_pb2.FeedbackRequest,
                        context: grpc.aio.ServicerContext) -> ingest_pb2.FeedbackResponse:
         ctx = caller()
         result = await self._feedback.record(ctx, request.item_id, request.verdict, request.recall_id)
         return ingest_pb2.FeedbackResponse(item_id=result.item_id, verdict=result.verdict,
                                            previous=result.previous or "", importance=result.importance)
 
-    async def Review(self, request: ingest_pb2.ReviewRequest,  # noqa: N802
+    async def Review(self, request: ingest_pb2.ReviewRequest,
                      context: grpc.aio.ServicerContext) -> ingest_pb2.ItemResponse:
         ctx = caller()
         item = await self._review.review(ctx, request.id, request.action, request.reason)
         return ingest_pb2.ItemResponse(item=item_to_proto(item))
 
-    async def Invalidate(self, request: ingest_pb2.InvalidateRequest,  # noqa: N802
+    async def Invalidate(self, request: ingest_pb2.InvalidateRequest,
                          context: grpc.aio.ServicerContext) -> ingest_pb2.ItemResponse:
         ctx = caller()
         item = await self._review.invalidate(ctx, request.id, request.reason)
         return ingest_pb2.ItemResponse(item=item_to_proto(item))
 
-    async def Verify(self, request: ingest_pb2.VerifyRequest,  # noqa: N802
+    async def Verify(self, request: ingest_pb2.VerifyRequest,
                      context: grpc.aio.ServicerContext) -> ingest_pb2.ItemResponse:
         ctx = caller()
         item = await self._review.verify(ctx, request.id, request.reason)
         return ingest_pb2.ItemResponse(item=item_to_proto(item))
 
-    async def Remember(self, request: ingest_pb2.RememberRequest,  # noqa: N802 (gRPC method name)
+    async def Remember(self, request: ingest_pb2.RememberRequest,
                        context: grpc.aio.ServicerContext) -> ingest_pb2.RememberResponse:
         ctx = caller()
         command = RememberCommand(

@@ -50,7 +50,7 @@ class RecallServicer(recall_pb2_grpc.RecallServiceServicer):
         self._reads = service.reads
         self._listings = service.listings
 
-    async def Recall(self, request: recall_pb2.RecallRequest,  # noqa: N802
+    async def Recall(self, request: recall_pb2.RecallRequest,
                      context: grpc.aio.ServicerContext) -> recall_pb2.RecallResponse:
         ctx = caller()
         query = RecallQuery(
@@ -66,7 +66,7 @@ class RecallServicer(recall_pb2_grpc.RecallServiceServicer):
             cut=[recall_pb2.CutItem(item=ranked_to_proto(r), reason=why) for r, why in result.cut],
         )
 
-    async def Search(self, request: recall_pb2.SearchRequest,  # noqa: N802
+    async def Search(self, request: recall_pb2.SearchRequest,
                      context: grpc.aio.ServicerContext) -> recall_pb2.SearchResponse:
         ctx = caller()
         limit = _optional(request, "limit")
@@ -74,25 +74,25 @@ class RecallServicer(recall_pb2_grpc.RecallServiceServicer):
         ranked = await self._ranking.search(ctx, request.mode, request.query, _filters(request.filters), limit)
         return recall_pb2.SearchResponse(items=[ranked_to_proto(r) for r in ranked], mode=request.mode or "hybrid")
 
-    async def GetItem(self, request: recall_pb2.GetItemRequest,  # noqa: N802
+    async def GetItem(self, request: recall_pb2.GetItemRequest,
                       context: grpc.aio.ServicerContext) -> recall_pb2.GetItemResponse:
         ctx = caller()
         return recall_pb2.GetItemResponse(item=item_to_proto(await self._reads.get_item(ctx, request.id)))
 
-    async def GetEvents(self, request: recall_pb2.GetEventsRequest,  # noqa: N802
+    async def GetEvents(self, request: recall_pb2.GetEventsRequest,
                         context: grpc.aio.ServicerContext) -> recall_pb2.GetEventsResponse:
         ctx = caller()
         rows = await self._reads.get_events(ctx, request.id)
         return recall_pb2.GetEventsResponse(id=request.id, events=[event_to_proto(r) for r in rows])
 
-    async def GetStatus(self, request: recall_pb2.GetStatusRequest,  # noqa: N802
+    async def GetStatus(self, request: recall_pb2.GetStatusRequest,
                         context: grpc.aio.ServicerContext) -> recall_pb2.GetStatusResponse:
         ctx = caller()
         item, stages = await self._reads.get_status(ctx, request.id)
         return recall_pb2.GetStatusResponse(id=str(item.id), review_status=item.review_status,
                                             stages=[stage_to_proto(s) for s in stages])
 
-    async def ListTrash(self, request: recall_pb2.ListTrashRequest,  # noqa: N802
+    async def ListTrash(self, request: recall_pb2.ListTrashRequest,
                         context: grpc.aio.ServicerContext) -> recall_pb2.ListTrashResponse:
         ctx = caller()
         entries, next_cursor = await self._listings.list_trash(ctx, _or(request, "limit", DEFAULT_PAGE),
@@ -106,21 +106,21 @@ class RecallServicer(recall_pb2_grpc.RecallServiceServicer):
                 purge_after=timestamp(e.deleted_at + retention), preview=preview(e.content))
             for e in entries])
 
-    async def ExpiryCandidates(self, request: recall_pb2.ExpiryCandidatesRequest,  # noqa: N802
+    async def ExpiryCandidates(self, request: recall_pb2.ExpiryCandidatesRequest,
                                context: grpc.aio.ServicerContext) -> recall_pb2.ExpiryCandidatesResponse:
         ctx = caller()
         found = await self._listings.expiry_candidates(ctx, _or(request, "within_days", DEFAULT_WITHIN_DAYS),
                                                       _or(request, "limit", DEFAULT_PAGE), request.workspace_id)
         return recall_pb2.ExpiryCandidatesResponse(items=[item_to_proto(i) for i in found])
 
-    async def ListConflicts(self, request: recall_pb2.ListConflictsRequest,  # noqa: N802
+    async def ListConflicts(self, request: recall_pb2.ListConflictsRequest,
                             context: grpc.aio.ServicerContext) -> recall_pb2.ListConflictsResponse:
         ctx = caller()
         rows, next_cursor = await self._listings.list_conflicts(ctx, request.status, request.type, request.item_id,
                                                                _or(request, "limit", DEFAULT_PAGE), request.cursor)
         return recall_pb2.ListConflictsResponse(conflicts=[conflict_to_proto(r) for r in rows], next_cursor=next_cursor)
 
-    async def PromotionReadiness(self, request: recall_pb2.GetItemRequest,  # noqa: N802
+    async def PromotionReadiness(self, request: recall_pb2.GetItemRequest,
                                  context: grpc.aio.ServicerContext) -> recall_pb2.PromotionReadinessResponse:
         ctx = caller()
         item, blockers, gates = await self._reads.promotion_readiness(ctx, request.id)
@@ -128,7 +128,7 @@ class RecallServicer(recall_pb2_grpc.RecallServiceServicer):
             id=str(item.id), review_status=item.review_status, ready=not blockers, gates=struct(gates),
             blockers=[recall_pb2.PromotionBlocker(code=code, detail=detail) for code, detail in blockers])
 
-    async def ListEdges(self, request: recall_pb2.GetItemRequest,  # noqa: N802
+    async def ListEdges(self, request: recall_pb2.GetItemRequest,
                         context: grpc.aio.ServicerContext) -> recall_pb2.ListEdgesResponse:
         ctx = caller()
         found = await self._reads.list_edges(ctx, request.id)

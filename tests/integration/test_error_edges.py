@@ -96,7 +96,7 @@ CALLER = CallerContext(tenant_id=str(uuid.uuid4()), principal_id=str(uuid.uuid4(
 class Raising(recall_pb2_grpc.RecallServiceServicer):
     """Two plain methods, as every servicer writes them: the caller from ``caller()``, errors simply raised."""
 
-    async def GetItem(self, request: recall_pb2.GetItemRequest,  # noqa: N802
+    async def GetItem(self, request: recall_pb2.GetItemRequest,
                       context: grpc.aio.ServicerContext) -> recall_pb2.GetItemResponse:
         ctx = caller()
         if request.id == "whoami":
@@ -104,7 +104,7 @@ class Raising(recall_pb2_grpc.RecallServiceServicer):
                                                     "content": ctx.request_id})
         raise RAISED[request.id]
 
-    async def GetStatus(self, request: recall_pb2.GetStatusRequest,  # noqa: N802
+    async def GetStatus(self, request: recall_pb2.GetStatusRequest,
                         context: grpc.aio.ServicerContext) -> recall_pb2.GetStatusResponse:
         ctx = caller()
         if request.id == "whoami":

@@ -47,8 +47,11 @@ def test_a_requested_expiry_is_kept_unless_protected_or_past() -> None:
 
 def test_tenant_overrides_lay_over_the_defaults() -> None:
     overrides = ttl.parse_overrides({"observation": {"low": 2}, "fact": {"medium": 10, "low": None}})
-    get = lambda kind, imp: ttl.expiry(kind=kind, importance=imp, pinned=False, tags=[],  # noqa: E731
-                                       requested=None, now=NOW, overrides=overrides)
+
+    def get(kind: str, imp: float) -> datetime | None:
+        return ttl.expiry(kind=kind, importance=imp, pinned=False, tags=[], requested=None, now=NOW,
+                          overrides=overrides)
+
     assert get("observation", 0.1) == NOW + timedelta(days=2)
     assert get("observation", 0.5) == NOW + timedelta(days=90)  # the other cell keeps its default
     assert get("fact", 0.5) == NOW + timedelta(days=10)
