@@ -21,7 +21,7 @@ install: $(STAMP) ## Create .venv and install Engram with its development tools
 run: $(STAMP) ## Start the whole stack (embedded PostgreSQL + NATS unless ENGRAM_DATABASE_URL/ENGRAM_NATS_URL are set)
 	$(BIN)/engram up
 
-test: $(STAMP) ## Run the whole suite (unit, integration, e2e) against real servers
+test: check ## `make check`, then the whole suite (unit, integration, e2e) against real servers
 	$(BIN)/pytest -q
 
 test-unit: $(STAMP) ## Unit tests only (no servers)

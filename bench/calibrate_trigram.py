@@ -32,8 +32,11 @@ async def similarities(url: str, pairs: list[tuple[int, str, str]]) -> list[tupl
     conn = await asyncpg.connect(url)
     try:
         await conn.execute("CREATE EXTENSION IF NOT EXISTS pg_trgm")
-        values = await conn.fetch("SELECT similarity(a, b) AS s FROM unnest($1::text[], $2::text[]) AS t(a, b)",
-                                  [p[1] for p in pairs], [p[2] for p in pairs])
+        values = await conn.fetch(
+            "SELECT similarity(a, b) AS s FROM unnest($1::text[], $2::text[]) AS t(a, b)",
+            [p[1] for p in pairs],
+            [p[2] for p in pairs],
+        )
     finally:
         await conn.close()
     return [(label, float(v["s"])) for (label, _, _), v in zip(pairs, values, strict=True)]
@@ -70,8 +73,10 @@ def main() -> None:
     strict = min((t for t in candidates if scores(tune, t)[0] >= 0.8), default=None)
     if strict is not None:
         p, r, f = scores(test, strict)
-        print(f"test at {strict} (lowest threshold with train+val precision ≥ 0.8): precision {p:.3f}, "
-              f"recall {r:.3f}, F1 {f:.3f}")
+        print(
+            f"test at {strict} (lowest threshold with train+val precision ≥ 0.8): precision {p:.3f}, "
+            f"recall {r:.3f}, F1 {f:.3f}"
+        )
 
 
 if __name__ == "__main__":

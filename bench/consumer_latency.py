@@ -37,9 +37,14 @@ async def measure(messages: int, fetch_timeout: float, ack_wait: float) -> list[
         sent: dict[str, float] = {}
         delays: list[float] = []
 
-        @broker.subscriber("bench.x", stream=JStream("BENCH", declare=False), durable="bench",
-                           config=ConsumerConfig(ack_wait=ack_wait), ack_policy=AckPolicy.MANUAL,
-                           pull_sub=PullSub(batch_size=32, timeout=fetch_timeout, batch=True))
+        @broker.subscriber(
+            "bench.x",
+            stream=JStream("BENCH", declare=False),
+            durable="bench",
+            config=ConsumerConfig(ack_wait=ack_wait),
+            ack_policy=AckPolicy.MANUAL,
+            pull_sub=PullSub(batch_size=32, timeout=fetch_timeout, batch=True),
+        )
         async def handle(message: NatsBatchMessage = Context("message")) -> None:  # noqa: B008
             for raw in message.raw_message:
                 delays.append(time.monotonic() - sent[raw.data.decode()])
@@ -71,10 +76,12 @@ def main() -> None:
     if not args.no_patch:
         patch_nats_fetch_timeout()
     delays = asyncio.run(measure(args.messages, args.fetch_timeout, args.ack_wait))
-    print(f"patched={not args.no_patch} fetch_timeout={args.fetch_timeout}s messages={args.messages} "
-          f"delivered={len(delays)} p50={delays[len(delays) // 2] * 1000:.0f}ms "
-          f"p95={delays[int(len(delays) * 0.95)] * 1000:.0f}ms max={delays[-1] * 1000:.0f}ms "
-          f"over_5s={sum(d > 5 for d in delays)}")
+    print(
+        f"patched={not args.no_patch} fetch_timeout={args.fetch_timeout}s messages={args.messages} "
+        f"delivered={len(delays)} p50={delays[len(delays) // 2] * 1000:.0f}ms "
+        f"p95={delays[int(len(delays) * 0.95)] * 1000:.0f}ms max={delays[-1] * 1000:.0f}ms "
+        f"over_5s={sum(d > 5 for d in delays)}"
+    )
 
 
 if __name__ == "__main__":

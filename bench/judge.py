@@ -18,8 +18,9 @@ from engram.domain.conflict_rules import judge
 
 def pair(sentences: int) -> tuple[str, str]:
     existing = " ".join(f"Service {i} has {i % 7} replicas and a {i % 50} second timeout." for i in range(sentences))
-    new = " ".join(f"Service {i} has {i % 5} replicas and does not use a {i % 40} second timeout."
-                   for i in range(sentences))
+    new = " ".join(
+        f"Service {i} has {i % 5} replicas and does not use a {i % 40} second timeout." for i in range(sentences)
+    )
     return existing, new
 
 
@@ -35,8 +36,10 @@ def main() -> None:
             verdict = judge(existing, new, 0.9)
             times.append(time.perf_counter() - began)
         label = verdict.label if verdict else "none"
-        print(f"{len(existing.encode()):>7} bytes: median {statistics.median(times) * 1000:8.1f} ms, "
-              f"worst {max(times) * 1000:8.1f} ms  ({label})")
+        print(
+            f"{len(existing.encode()):>7} bytes: median {statistics.median(times) * 1000:8.1f} ms, "
+            f"worst {max(times) * 1000:8.1f} ms  ({label})"
+        )
 
 
 if __name__ == "__main__":

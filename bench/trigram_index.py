@@ -26,9 +26,11 @@ from latency import synthetic
 
 from engram.runtime.postgres import EmbeddedPostgres
 
-INDEXES = (("text, default signature (12 bytes)", "content gist_trgm_ops"),
-           ("text, 64-byte signature", "content gist_trgm_ops(siglen = 64)"),
-           ("tenant, kind, text, 64-byte signature", "tenant_id, kind, content gist_trgm_ops(siglen = 64)"))
+INDEXES = (
+    ("text, default signature (12 bytes)", "content gist_trgm_ops"),
+    ("text, 64-byte signature", "content gist_trgm_ops(siglen = 64)"),
+    ("tenant, kind, text, 64-byte signature", "tenant_id, kind, content gist_trgm_ops(siglen = 64)"),
+)
 SEARCH = "SELECT id FROM t WHERE tenant_id = $2 AND kind = $3 ORDER BY content <-> $1 LIMIT 5"
 PROBES = 8
 REPEATS = 3
@@ -38,23 +40,36 @@ INSERTS = 200
 async def measure(url: str, texts: list[str]) -> list[dict[str, object]]:
     conn = await asyncpg.connect(url)
     big, small = uuid.uuid4(), uuid.uuid4()
-    cases = (("tenant A (90%), facts", big, "fact"), ("tenant B (10%), notes", small, "note"),
-             ("tenant A, a kind with no memories", big, "procedure"))
+    cases = (
+        ("tenant A (90%), facts", big, "fact"),
+        ("tenant B (10%), notes", small, "note"),
+        ("tenant A, a kind with no memories", big, "procedure"),
+    )
     out = []
     try:
         await conn.execute("CREATE EXTENSION IF NOT EXISTS pg_trgm; CREATE EXTENSION IF NOT EXISTS btree_gist")
-        await conn.execute("CREATE TABLE t (id bigserial PRIMARY KEY, tenant_id uuid NOT NULL, kind text NOT NULL, "
-                           "content text NOT NULL)")
+        await conn.execute(
+            "CREATE TABLE t (id bigserial PRIMARY KEY, tenant_id uuid NOT NULL, kind text NOT NULL, "
+            "content text NOT NULL)"
+        )
         await conn.copy_records_to_table(
-            "t", records=[(small if n % 10 == 0 else big, "note" if n % 3 == 0 else "fact", f"{x} (copy {n})")
-                          for n, x in enumerate(texts)], columns=["tenant_id", "kind", "content"])
+            "t",
+            records=[
+                (small if n % 10 == 0 else big, "note" if n % 3 == 0 else "fact", f"{x} (copy {n})")
+                for n, x in enumerate(texts)
+            ],
+            columns=["tenant_id", "kind", "content"],
+        )
         await conn.execute("ANALYZE t")
         probes = synthetic(PROBES, seed=99)
         for name, columns in INDEXES:
             started = time.perf_counter()
             await conn.execute(f"CREATE INDEX t_trgm ON t USING gist ({columns})")
-            row: dict[str, object] = {"index": name, "build_s": round(time.perf_counter() - started, 1),
-                                      "size": await conn.fetchval("SELECT pg_size_pretty(pg_relation_size('t_trgm'))")}
+            row: dict[str, object] = {
+                "index": name,
+                "build_s": round(time.perf_counter() - started, 1),
+                "size": await conn.fetchval("SELECT pg_size_pretty(pg_relation_size('t_trgm'))"),
+            }
             for label, tenant, kind in cases:
                 medians = []
                 for probe in probes:
@@ -67,8 +82,11 @@ async def measure(url: str, texts: list[str]) -> list[dict[str, object]]:
                 row[label] = f"{statistics.median(medians):.1f} ms (slowest {max(medians):.1f})"
             started = time.perf_counter()
             for n in range(INSERTS):
-                await conn.execute("INSERT INTO t (tenant_id, kind, content) VALUES ($1, 'fact', $2)", big,
-                                   f"{probes[n % PROBES]} (insert {n})")
+                await conn.execute(
+                    "INSERT INTO t (tenant_id, kind, content) VALUES ($1, 'fact', $2)",
+                    big,
+                    f"{probes[n % PROBES]} (insert {n})",
+                )
             row["insert"] = f"{(time.perf_counter() - started) / INSERTS * 1000:.2f} ms"
             await conn.execute("DELETE FROM t WHERE content LIKE '%(insert %'")
             await conn.execute("DROP INDEX t_trgm")
@@ -93,8 +111,10 @@ def main() -> None:
     finally:
         server.stop()
         shutil.rmtree(home, ignore_errors=True)
-    print(f"\n{len(texts)} memories ({args.copies} copies of each text); median over {PROBES} probe texts of the "
-          f"median of {REPEATS} searches")
+    print(
+        f"\n{len(texts)} memories ({args.copies} copies of each text); median over {PROBES} probe texts of the "
+        f"median of {REPEATS} searches"
+    )
     keys = [k for k in rows[0] if k != "index"]
     print("| index | " + " | ".join(keys) + " |")
     print("|---" * (len(keys) + 1) + "|")

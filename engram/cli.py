@@ -74,8 +74,11 @@ def _promote(settings: Settings, tenant: str | None, limit: int, dry_run: bool) 
     async def run(url: str) -> dict[str, int]:
         pool = await create_pool(url, role=settings.app_role, min_size=1, max_size=2)
         try:
-            return dict(await promote_proposed(pool, settings.events_subject_prefix, tenant_id=tenant, limit=limit,
-                                               dry_run=dry_run))
+            return dict(
+                await promote_proposed(
+                    pool, settings.events_subject_prefix, tenant_id=tenant, limit=limit, dry_run=dry_run
+                )
+            )
         finally:
             await pool.close()
 

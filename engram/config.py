@@ -29,7 +29,8 @@ class Settings(BaseSettings):
     nats_url: str | None = Field(default=None, description="NATS URL. Unset: `engram up` runs an embedded server.")
     app_role: str = Field(default="engram_app", description="Non-owner role services act as (RLS applies).")
     app_database_url: str | None = Field(
-        default=None, description="URL the services log in with as the app role. Unset: the owner URL, switching "
+        default=None,
+        description="URL the services log in with as the app role. Unset: the owner URL, switching "
         "to the app role at connection start (SET ROLE; weaker, since a session could RESET ROLE).",
     )
 
@@ -38,8 +39,13 @@ class Settings(BaseSettings):
     ingest_addr: str = Field(default="127.0.0.1:50051", description="host:port of the ingest gRPC server.")
     recall_addr: str = Field(default="127.0.0.1:50052", description="host:port of the recall gRPC server.")
     metrics_port: int = Field(default=0, description="Prometheus port of a gRPC/consumer process (0 = off).")
-    worker_nice: int = Field(default=10, ge=0, le=19, description="How much a pipeline consumer lowers its own CPU "
-                             "priority at start (os.nice), so that on shared cores the request path comes first.")
+    worker_nice: int = Field(
+        default=10,
+        ge=0,
+        le=19,
+        description="How much a pipeline consumer lowers its own CPU "
+        "priority at start (os.nice), so that on shared cores the request path comes first.",
+    )
     metrics_host: str = Field(default="127.0.0.1", description="Address the metrics port binds (0.0.0.0 in a pod).")
 
     events_stream: str = "ENGRAM_EVENTS"
@@ -71,31 +77,49 @@ class Settings(BaseSettings):
     rate_limit_feedback_per_minute: int = 120
 
     possible_supersedes_threshold: float = Field(
-        default=0.35, ge=0, le=1,
+        default=0.35,
+        ge=0,
+        le=1,
         description="pg_trgm similarity from which a same-kind live item is reported as possibly superseded "
-        "(best F1 on MSRP train+val; see bench/calibrate_trigram.py).")
+        "(best F1 on MSRP train+val; see bench/calibrate_trigram.py).",
+    )
 
     max_content_bytes: int = 16_384
     keyword_candidate_cap: int = Field(
-        default=2_000, ge=50, description="Most full-text matches ranked per query (the most recent ones); bounds "
-        "keyword and hybrid recall on large stores.")
+        default=2_000,
+        ge=50,
+        description="Most full-text matches ranked per query (the most recent ones); bounds "
+        "keyword and hybrid recall on large stores.",
+    )
     conflict_similarity_floor: float = Field(
-        default=0.85, ge=0, le=1, description="Cosine similarity from which a same-kind live memory is compared "
-        "with a new one (e5-small puts unrelated sentences near 0.75–0.79, see docs/benchmarks.md).")
-    promotion_sweep_interval_s: float = Field(default=60.0, gt=0, description="How often promotion walks the "
-                                              "proposed items it was not woken for.")
+        default=0.85,
+        ge=0,
+        le=1,
+        description="Cosine similarity from which a same-kind live memory is compared "
+        "with a new one (e5-small puts unrelated sentences near 0.75–0.79, see docs/benchmarks.md).",
+    )
+    promotion_sweep_interval_s: float = Field(
+        default=60.0, gt=0, description="How often promotion walks the proposed items it was not woken for."
+    )
     promotion_sweep_batch: int = Field(default=200, ge=1, description="Proposed items per tenant per sweep pass.")
-    llm_base_url: str | None = Field(default=None, description="An OpenAI-compatible endpoint for the classifier "
-                                     "and the conflict judge; unset: rules only.")
+    llm_base_url: str | None = Field(
+        default=None,
+        description="An OpenAI-compatible endpoint for the classifier and the conflict judge; unset: rules only.",
+    )
     llm_model: str = "gpt-4o-mini"
     llm_api_key: str = "unused"
     llm_timeout_s: float = Field(default=5.0, gt=0)
-    trash_retention_days: int = Field(default=30, ge=1, description="Days a trash entry stays restorable; "
-                                      "tenant config `trash_retention_days` overrides.")
-    recall_log_retention_days: int = Field(default=30, ge=1, description="Days a recall log row is kept; the "
-                                           "ingest sweep deletes older ones.")
-    sweep_interval_s: float = Field(default=60.0, gt=0, description="How often ingest expires items, "
-                                    "empties old trash and deletes old recall logs.")
+    trash_retention_days: int = Field(
+        default=30,
+        ge=1,
+        description="Days a trash entry stays restorable; tenant config `trash_retention_days` overrides.",
+    )
+    recall_log_retention_days: int = Field(
+        default=30, ge=1, description="Days a recall log row is kept; the ingest sweep deletes older ones."
+    )
+    sweep_interval_s: float = Field(
+        default=60.0, gt=0, description="How often ingest expires items, empties old trash and deletes old recall logs."
+    )
     log_level: str = "INFO"
 
     @property

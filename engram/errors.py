@@ -72,8 +72,9 @@ class RateLimited(EngramError):
     code = "rate_limited"
     retryable = True
 
-    def __init__(self, detail: str, *, retry_after_s: float = 1.0, field: str | None = None,
-                 code: str | None = None) -> None:
+    def __init__(
+        self, detail: str, *, retry_after_s: float = 1.0, field: str | None = None, code: str | None = None
+    ) -> None:
         super().__init__(detail, field=field, code=code)
         self.retry_after_s = retry_after_s
 

@@ -36,10 +36,13 @@ class JsonChat:
 
         try:
             reply = await self._client.chat.completions.create(
-                model=self.model, temperature=0,
+                model=self.model,
+                temperature=0,
                 messages=[{"role": "system", "content": system}, {"role": "user", "content": user}],
-                response_format={"type": "json_schema",
-                                 "json_schema": {"name": schema_name, "strict": True, "schema": schema}},
+                response_format={
+                    "type": "json_schema",
+                    "json_schema": {"name": schema_name, "strict": True, "schema": schema},
+                },
             )
         except OpenAIError as exc:
             raise LLMUnavailable(f"{type(exc).__name__}: {str(exc)[:200]}") from exc

@@ -68,8 +68,12 @@ async def migrated(database_url: str) -> str:
 def settings(migrated: str, nats_url: str) -> Settings:
     """Settings with this test's own stream and subject prefix, so tests never see each other's events."""
     tag = uuid.uuid4().hex[:10]
-    return Settings(database_url=migrated, nats_url=nats_url, events_stream=f"TEST_{tag.upper()}",
-                    events_subject_prefix=f"test-{tag}")
+    return Settings(
+        database_url=migrated,
+        nats_url=nats_url,
+        events_stream=f"TEST_{tag.upper()}",
+        events_subject_prefix=f"test-{tag}",
+    )
 
 
 @pytest_asyncio.fixture(scope="session")

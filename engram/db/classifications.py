@@ -10,8 +10,16 @@ import asyncpg
 from engram.db.items import ITEM_COLUMNS, row_to_item
 from engram.domain.models import MemoryItem
 
-CLASSIFIABLE = ("kind", "wing", "room", "visibility", "taxonomy_confidence", "retention", "retention_confidence",
-                "sensitivity")
+CLASSIFIABLE = (
+    "kind",
+    "wing",
+    "room",
+    "visibility",
+    "taxonomy_confidence",
+    "retention",
+    "retention_confidence",
+    "sensitivity",
+)
 
 
 async def apply(conn: asyncpg.Connection, item_id: str, values: dict[str, Any]) -> MemoryItem:
@@ -20,20 +28,38 @@ async def apply(conn: asyncpg.Connection, item_id: str, values: dict[str, Any]) 
     if unknown:
         raise ValueError(f"not classification fields: {sorted(unknown)}")
     assignments = ", ".join([f"{name} = ${i}" for i, name in enumerate(values, start=2)] + ["classified_at = now()"])
-    row = await conn.fetchrow(f"UPDATE memory_items SET {assignments} WHERE id = $1 RETURNING {ITEM_COLUMNS}",
-                              item_id, *values.values())
+    row = await conn.fetchrow(
+        f"UPDATE memory_items SET {assignments} WHERE id = $1 RETURNING {ITEM_COLUMNS}", item_id, *values.values()
+    )
     return row_to_item(row)
 
 
-async def add_receipt(conn: asyncpg.Connection, *, tenant_id: str, item_id: str, classifier: str,
-                      fallback_reason: str | None, output: dict[str, Any], applied: dict[str, Any]) -> None:
+async def add_receipt(
+    conn: asyncpg.Connection,
+    *,
+    tenant_id: str,
+    item_id: str,
+    classifier: str,
+    fallback_reason: str | None,
+    output: dict[str, Any],
+    applied: dict[str, Any],
+) -> None:
     await conn.execute(
         "INSERT INTO classification_receipts (tenant_id, item_id, classifier, fallback_reason, output, applied) "
         "VALUES ($1, $2, $3, $4, $5::jsonb, $6::jsonb)",
-        tenant_id, item_id, classifier, fallback_reason, json.dumps(output), json.dumps(applied))
+        tenant_id,
+        item_id,
+        classifier,
+        fallback_reason,
+        json.dumps(output),
+        json.dumps(applied),
+    )
 
 
 async def receipts(conn: asyncpg.Connection, item_id: str) -> list[dict[str, Any]]:
-    rows = await conn.fetch("SELECT classifier, fallback_reason, output::text AS output, applied::text AS applied, "
-                            "created_at FROM classification_receipts WHERE item_id = $1 ORDER BY id", item_id)
+    rows = await conn.fetch(
+        "SELECT classifier, fallback_reason, output::text AS output, applied::text AS applied, "
+        "created_at FROM classification_receipts WHERE item_id = $1 ORDER BY id",
+        item_id,
+    )
     return [{**dict(r), "output": json.loads(r["output"]), "applied": json.loads(r["applied"])} for r in rows]

@@ -12,8 +12,10 @@ import numpy as np
 from engram.db.items import ITEM_COLUMNS, NOT_EXPIRED, row_to_item, visible_to
 from engram.domain.models import ConflictRecord, MemoryItem
 
-CONFLICT_COLUMNS = ("c.id, c.item_a, c.item_b, c.type, c.detector, c.score, c.rule, c.explanation, c.status, "
-                    "c.resolution, c.resolver_id, c.reason, c.created_at, c.resolved_at")
+CONFLICT_COLUMNS = (
+    "c.id, c.item_a, c.item_b, c.type, c.detector, c.score, c.rule, c.explanation, c.status, "
+    "c.resolution, c.resolver_id, c.reason, c.created_at, c.resolved_at"
+)
 
 
 @dataclass(frozen=True)
@@ -28,13 +30,24 @@ ConflictRow = ConflictRecord  # the name callers outside engram.db knew it by
 
 
 def _row(record: asyncpg.Record) -> ConflictRecord:
-    values: dict[str, Any] = {k: (str(v) if k in ("id", "item_a", "item_b", "resolver_id") and v else v)
-                              for k, v in dict(record).items()}
+    values: dict[str, Any] = {
+        k: (str(v) if k in ("id", "item_a", "item_b", "resolver_id") and v else v) for k, v in dict(record).items()
+    }
     return ConflictRecord(**values)
 
 
-async def open(conn: asyncpg.Connection, tenant_id: str, existing: str, new: str, conflict_type: str, detector: str,
-               *, score: float | None = None, rule: str | None = None, explanation: str | None = None) -> str | None:
+async def open(
+    conn: asyncpg.Connection,
+    tenant_id: str,
+    existing: str,
+    new: str,
+    conflict_type: str,
+    detector: str,
+    *,
+    score: float | None = None,
+    rule: str | None = None,
+    explanation: str | None = None,
+) -> str | None:
     """A new open conflict (``item_a`` the existing memory, ``item_b`` the new one); None when the pair
     already has one open."""
     conflict_id = await conn.fetchval(
@@ -42,13 +55,28 @@ async def open(conn: asyncpg.Connection, tenant_id: str, existing: str, new: str
            VALUES ($1, gen_random_uuid(), $2, $3, $4, $5, $6, $7, $8)
            ON CONFLICT (tenant_id, least(item_a, item_b), greatest(item_a, item_b)) WHERE status = 'open'
            DO NOTHING RETURNING id""",
-        tenant_id, existing, new, conflict_type, detector, score, rule, explanation)
+        tenant_id,
+        existing,
+        new,
+        conflict_type,
+        detector,
+        score,
+        rule,
+        explanation,
+    )
     return str(conflict_id) if conflict_id else None
 
 
-async def resolve_open(conn: asyncpg.Connection, item_id: str, resolution: str, resolver_id: str | None,
-                       reason: str | None, *, other: str | None = None,
-                       conflict_id: str | None = None) -> list[Resolved]:
+async def resolve_open(
+    conn: asyncpg.Connection,
+    item_id: str,
+    resolution: str,
+    resolver_id: str | None,
+    reason: str | None,
+    *,
+    other: str | None = None,
+    conflict_id: str | None = None,
+) -> list[Resolved]:
     """Resolve the open conflicts of ``item_id`` (only the one with ``other``, or only ``conflict_id``)."""
     rows = await conn.fetch(
         """UPDATE conflicts SET status = 'resolved', resolution = $2, resolver_id = $3, reason = $4,
@@ -56,38 +84,70 @@ async def resolve_open(conn: asyncpg.Connection, item_id: str, resolution: str, 
            WHERE status = 'open' AND (item_a = $1 OR item_b = $1)
              AND ($5::uuid IS NULL OR item_a = $5 OR item_b = $5) AND ($6::uuid IS NULL OR id = $6)
            RETURNING id, item_a, item_b, type""",
-        item_id, resolution, resolver_id, reason, other, conflict_id)
+        item_id,
+        resolution,
+        resolver_id,
+        reason,
+        other,
+        conflict_id,
+    )
     return [Resolved(str(r["id"]), str(r["item_a"]), str(r["item_b"]), r["type"]) for r in rows]
 
 
-async def get(conn: asyncpg.Connection, conflict_id: str, viewer: str, *,
-              for_update: bool = False) -> ConflictRecord | None:
+async def get(
+    conn: asyncpg.Connection, conflict_id: str, viewer: str, *, for_update: bool = False
+) -> ConflictRecord | None:
     """The conflict, if ``viewer`` may read both of its memories."""
     lock = " FOR UPDATE OF c" if for_update else ""
     row = await conn.fetchrow(
         f"""SELECT {CONFLICT_COLUMNS} FROM conflicts c
             JOIN memory_items a ON a.id = c.item_a JOIN memory_items b ON b.id = c.item_b
-            WHERE c.id = $1 AND {visible_to('$2', 'a')} AND {visible_to('$2', 'b')}{lock}""", conflict_id, viewer)
+            WHERE c.id = $1 AND {visible_to("$2", "a")} AND {visible_to("$2", "b")}{lock}""",
+        conflict_id,
+        viewer,
+    )
     return _row(row) if row else None
 
 
-async def listing(conn: asyncpg.Connection, viewer: str, *, status: str | None, conflict_type: str | None,
-                  item_id: str | None, limit: int, after: tuple[datetime, str] | None) -> list[ConflictRecord]:
+async def listing(
+    conn: asyncpg.Connection,
+    viewer: str,
+    *,
+    status: str | None,
+    conflict_type: str | None,
+    item_id: str | None,
+    limit: int,
+    after: tuple[datetime, str] | None,
+) -> list[ConflictRecord]:
     """Conflicts whose two memories ``viewer`` may read, newest first."""
     rows = await conn.fetch(
         f"""SELECT {CONFLICT_COLUMNS} FROM conflicts c
             JOIN memory_items a ON a.id = c.item_a JOIN memory_items b ON b.id = c.item_b
-            WHERE c.tenant_id = engram_current_tenant() AND {visible_to('$1', 'a')} AND {visible_to('$1', 'b')}
+            WHERE c.tenant_id = engram_current_tenant() AND {visible_to("$1", "a")} AND {visible_to("$1", "b")}
               AND ($2::text IS NULL OR c.status = $2) AND ($3::text IS NULL OR c.type = $3)
               AND ($4::uuid IS NULL OR c.item_a = $4 OR c.item_b = $4)
               AND ($6::timestamptz IS NULL OR (c.created_at, c.id) < ($6, $7::uuid))
             ORDER BY c.created_at DESC, c.id DESC LIMIT $5""",
-        viewer, status, conflict_type, item_id, limit, after[0] if after else None, after[1] if after else None)
+        viewer,
+        status,
+        conflict_type,
+        item_id,
+        limit,
+        after[0] if after else None,
+        after[1] if after else None,
+    )
     return [_row(r) for r in rows]
 
 
-async def nearest_live(conn: asyncpg.Connection, item: MemoryItem, vector: np.ndarray, profile: str, dimensions: int,
-                       limit: int, floor: float) -> list[tuple[MemoryItem, float]]:
+async def nearest_live(
+    conn: asyncpg.Connection,
+    item: MemoryItem,
+    vector: np.ndarray,
+    profile: str,
+    dimensions: int,
+    limit: int,
+    floor: float,
+) -> list[tuple[MemoryItem, float]]:
     """The live items nearest ``item`` by meaning in its scope: the same kind and workspace, and the same author
     when either of the two is private. Nearest first, down to cosine similarity ``floor``."""
     dims = int(dimensions)
@@ -103,20 +163,35 @@ async def nearest_live(conn: asyncpg.Connection, item: MemoryItem, vector: np.nd
                   AND ((i.visibility <> 'private' AND $7 <> 'private') OR i.principal_id = $6)
                 ORDER BY e.embedding::vector({dims}) <=> $1::vector({dims}) LIMIT $8) near
             WHERE similarity >= $9 ORDER BY similarity DESC""",
-        vector, profile, item.id, item.kind, item.workspace_id, item.principal_id, item.visibility, limit, floor)
+        vector,
+        profile,
+        item.id,
+        item.kind,
+        item.workspace_id,
+        item.principal_id,
+        item.visibility,
+        limit,
+        floor,
+    )
     return [(row_to_item(r), float(r["similarity"])) for r in rows]
 
 
 async def open_pairs(conn: asyncpg.Connection, item_id: str) -> list[tuple[str, str, str]]:
     """(conflict id, existing item, new item) of each open conflict of ``item_id``."""
-    rows = await conn.fetch("SELECT id, item_a, item_b FROM conflicts WHERE status = 'open' "
-                            "AND (item_a = $1 OR item_b = $1) ORDER BY created_at", item_id)
+    rows = await conn.fetch(
+        "SELECT id, item_a, item_b FROM conflicts WHERE status = 'open' "
+        "AND (item_a = $1 OR item_b = $1) ORDER BY created_at",
+        item_id,
+    )
     return [(str(r["id"]), str(r["item_a"]), str(r["item_b"])) for r in rows]
 
 
 async def open_count(conn: asyncpg.Connection, item_id: str) -> int:
-    return int(await conn.fetchval(
-        "SELECT count(*) FROM conflicts WHERE status = 'open' AND (item_a = $1 OR item_b = $1)", item_id))
+    return int(
+        await conn.fetchval(
+            "SELECT count(*) FROM conflicts WHERE status = 'open' AND (item_a = $1 OR item_b = $1)", item_id
+        )
+    )
 
 
 async def open_conflicts(conn: asyncpg.Connection, item_ids: list[str], viewer: str) -> dict[str, list[str]]:
@@ -124,11 +199,17 @@ async def open_conflicts(conn: asyncpg.Connection, item_ids: list[str], viewer: 
     may not read is given as "" (the conflict counts, its id is not disclosed)."""
     rows = await conn.fetch(
         "SELECT item_a, item_b FROM conflicts WHERE status = 'open' "
-        "AND (item_a = ANY($1::uuid[]) OR item_b = ANY($1::uuid[]))", item_ids)
+        "AND (item_a = ANY($1::uuid[]) OR item_b = ANY($1::uuid[]))",
+        item_ids,
+    )
     pairs = [(str(row["item_a"]), str(row["item_b"])) for row in rows]
     mentioned = sorted({item for pair in pairs for item in pair})
-    readable = {str(r["id"]) for r in await conn.fetch(
-        f"SELECT i.id FROM memory_items i WHERE i.id = ANY($1::uuid[]) AND {visible_to('$2')}", mentioned, viewer)}
+    readable = {
+        str(r["id"])
+        for r in await conn.fetch(
+            f"SELECT i.id FROM memory_items i WHERE i.id = ANY($1::uuid[]) AND {visible_to('$2')}", mentioned, viewer
+        )
+    }
     others: dict[str, list[str]] = {}
     for a, b in pairs:
         others.setdefault(a, []).append(b if b in readable else "")

@@ -8,29 +8,37 @@ import asyncpg
 import numpy as np
 
 
-async def upsert(conn: asyncpg.Connection, tenant_id: str, item_id: UUID | str, profile: str,
-                 vector: np.ndarray) -> None:
+async def upsert(
+    conn: asyncpg.Connection, tenant_id: str, item_id: UUID | str, profile: str, vector: np.ndarray
+) -> None:
     await conn.execute(
         """INSERT INTO memory_embeddings (tenant_id, item_id, profile, embedding) VALUES ($1, $2, $3, $4)
            ON CONFLICT (item_id, profile) DO UPDATE SET embedding = EXCLUDED.embedding, created_at = now()""",
-        tenant_id, item_id, profile, vector,
+        tenant_id,
+        item_id,
+        profile,
+        vector,
     )
 
 
 async def vectors(conn: asyncpg.Connection, item_ids: list[str], profile: str) -> dict[str, np.ndarray]:
-    rows = await conn.fetch("SELECT item_id, embedding FROM memory_embeddings WHERE item_id = ANY($1::uuid[]) "
-                            "AND profile = $2", item_ids, profile)
+    rows = await conn.fetch(
+        "SELECT item_id, embedding FROM memory_embeddings WHERE item_id = ANY($1::uuid[]) AND profile = $2",
+        item_ids,
+        profile,
+    )
     return {str(r["item_id"]): np.asarray(r["embedding"].to_numpy(), dtype=np.float32) for r in rows}
 
 
 async def vector(conn: asyncpg.Connection, item_id: str, profile: str) -> np.ndarray | None:
     """The item's vector under ``profile`` (None when it has none yet)."""
-    value = await conn.fetchval("SELECT embedding FROM memory_embeddings WHERE item_id = $1 AND profile = $2",
-                                item_id, profile)
+    value = await conn.fetchval(
+        "SELECT embedding FROM memory_embeddings WHERE item_id = $1 AND profile = $2", item_id, profile
+    )
     return None if value is None else np.asarray(value.to_numpy(), dtype=np.float32)
 
 
 async def exists(conn: asyncpg.Connection, item_id: str, profile: str) -> bool:
-    return bool(await conn.fetchval(
-        "SELECT true FROM memory_embeddings WHERE item_id = $1 AND profile = $2", item_id, profile
-    ))
+    return bool(
+        await conn.fetchval("SELECT true FROM memory_embeddings WHERE item_id = $1 AND profile = $2", item_id, profile)
+    )

@@ -45,19 +45,25 @@ async def find_key(pool: asyncpg.Pool, key_id: str) -> KeyRecord | None:
         key = await conn.fetchrow(
             "SELECT tenant_id, principal_id, salt, secret_hash, scopes, revoked_at, "
             "coalesce(last_used_at < now() - interval '1 minute', true) AS stale FROM api_keys WHERE id = $1",
-            key_id)
+            key_id,
+        )
         if key is None:
             return None
         await conn.execute("SELECT set_config('app.tenant_id', $1, true)", str(key["tenant_id"]))
-        principal = await conn.fetchrow("SELECT type, disabled_at FROM principals WHERE id = $1",
-                                        key["principal_id"])
+        principal = await conn.fetchrow("SELECT type, disabled_at FROM principals WHERE id = $1", key["principal_id"])
         if principal is None:
             return None
-    return KeyRecord(key_id=key_id, tenant_id=str(key["tenant_id"]), principal_id=str(key["principal_id"]),
-                     principal_type=principal["type"], salt=bytes(key["salt"]), secret_hash=bytes(key["secret_hash"]),
-                     scopes=tuple(key["scopes"]),
-                     usable=key["revoked_at"] is None and principal["disabled_at"] is None,
-                     last_used_stale=bool(key["stale"]))
+    return KeyRecord(
+        key_id=key_id,
+        tenant_id=str(key["tenant_id"]),
+        principal_id=str(key["principal_id"]),
+        principal_type=principal["type"],
+        salt=bytes(key["salt"]),
+        secret_hash=bytes(key["secret_hash"]),
+        scopes=tuple(key["scopes"]),
+        usable=key["revoked_at"] is None and principal["disabled_at"] is None,
+        last_used_stale=bool(key["stale"]),
+    )
 
 
 async def touch_key(pool: asyncpg.Pool, tenant_id: str, key_id: str) -> None:
@@ -66,14 +72,20 @@ async def touch_key(pool: asyncpg.Pool, tenant_id: str, key_id: str) -> None:
         await conn.execute("UPDATE api_keys SET last_used_at = now() WHERE id = $1", key_id)
 
 
-async def create_key(pool: asyncpg.Pool, tenant_id: str, principal_id: str, scopes: list[str],
-                     label: str) -> IssuedKey:
+async def create_key(pool: asyncpg.Pool, tenant_id: str, principal_id: str, scopes: list[str], label: str) -> IssuedKey:
     issued = issue_key()
     async with tenant_tx(pool, tenant_id) as conn:
         await conn.execute(
             "INSERT INTO api_keys (tenant_id, id, principal_id, salt, secret_hash, scopes, label) "
             "VALUES ($1, $2, $3, $4, $5, $6, $7)",
-            tenant_id, issued.key_id, principal_id, issued.salt, issued.secret_hash, scopes, label)
+            tenant_id,
+            issued.key_id,
+            principal_id,
+            issued.salt,
+            issued.secret_hash,
+            scopes,
+            label,
+        )
     return issued
 
 
@@ -81,17 +93,31 @@ async def list_keys(pool: asyncpg.Pool, tenant_id: str) -> list[KeyInfo]:
     async with tenant_tx(pool, tenant_id) as conn:
         rows = await conn.fetch(
             "SELECT id, principal_id, scopes, label, created_at, revoked_at, last_used_at FROM api_keys "
-            "WHERE tenant_id = $1 ORDER BY created_at", tenant_id)
-    return [KeyInfo(r["id"], str(r["principal_id"]), list(r["scopes"]), r["label"], r["created_at"],
-                    r["revoked_at"], r["last_used_at"]) for r in rows]
+            "WHERE tenant_id = $1 ORDER BY created_at",
+            tenant_id,
+        )
+    return [
+        KeyInfo(
+            r["id"],
+            str(r["principal_id"]),
+            list(r["scopes"]),
+            r["label"],
+            r["created_at"],
+            r["revoked_at"],
+            r["last_used_at"],
+        )
+        for r in rows
+    ]
 
 
 async def revoke_key(pool: asyncpg.Pool, tenant_id: str, key_id: str) -> bool:
     async with tenant_tx(pool, tenant_id) as conn:
         status = await conn.execute(
             "UPDATE api_keys SET revoked_at = coalesce(revoked_at, now()) WHERE id = $1 AND tenant_id = $2",
-            key_id, tenant_id)
-    return status.endswith(" 1")
+            key_id,
+            tenant_id,
+        )
+    return str(status).endswith(" 1")
 
 
 async def create_tenant(pool: asyncpg.Pool, name: str) -> str:
@@ -99,29 +125,41 @@ async def create_tenant(pool: asyncpg.Pool, name: str) -> str:
     tenant_id = str(uuid.uuid4())
     async with tenant_tx(pool, tenant_id) as conn:
         await conn.execute("INSERT INTO tenants (id, name) VALUES ($1, $2)", tenant_id, name)
-        await conn.execute("INSERT INTO workspaces (tenant_id, id, name) VALUES ($1, $2, 'default')",
-                           tenant_id, uuid.uuid4())
+        await conn.execute(
+            "INSERT INTO workspaces (tenant_id, id, name) VALUES ($1, $2, 'default')", tenant_id, uuid.uuid4()
+        )
     return tenant_id
 
 
 async def create_workspace(pool: asyncpg.Pool, tenant_id: str, name: str) -> str:
     workspace_id = str(uuid.uuid4())
     async with tenant_tx(pool, tenant_id) as conn:
-        await conn.execute("INSERT INTO workspaces (tenant_id, id, name) VALUES ($1, $2, $3)",
-                           tenant_id, workspace_id, name)
+        await conn.execute(
+            "INSERT INTO workspaces (tenant_id, id, name) VALUES ($1, $2, $3)", tenant_id, workspace_id, name
+        )
     return workspace_id
 
 
-async def create_principal(pool: asyncpg.Pool, tenant_id: str, name: str, principal_type: str,
-                           trusted: bool = False) -> str:
+async def create_principal(
+    pool: asyncpg.Pool, tenant_id: str, name: str, principal_type: str, trusted: bool = False
+) -> str:
     """A principal, made a ``member`` of the tenant's default workspace so it can start writing at once."""
     principal_id = str(uuid.uuid4())
     async with tenant_tx(pool, tenant_id) as conn:
-        await conn.execute("INSERT INTO principals (tenant_id, id, name, type, trusted) VALUES ($1, $2, $3, $4, $5)",
-                           tenant_id, principal_id, name, principal_type, trusted)
+        await conn.execute(
+            "INSERT INTO principals (tenant_id, id, name, type, trusted) VALUES ($1, $2, $3, $4, $5)",
+            tenant_id,
+            principal_id,
+            name,
+            principal_type,
+            trusted,
+        )
         await conn.execute(
             "INSERT INTO workspace_members (tenant_id, workspace_id, principal_id, role) "
-            "SELECT $1, id, $2, 'member' FROM workspaces WHERE name = 'default'", tenant_id, principal_id)
+            "SELECT $1, id, $2, 'member' FROM workspaces WHERE name = 'default'",
+            tenant_id,
+            principal_id,
+        )
     return principal_id
 
 
@@ -130,7 +168,11 @@ async def add_member(pool: asyncpg.Pool, tenant_id: str, workspace_id: str, prin
         await conn.execute(
             """INSERT INTO workspace_members (tenant_id, workspace_id, principal_id, role) VALUES ($1, $2, $3, $4)
                ON CONFLICT (workspace_id, principal_id) DO UPDATE SET role = EXCLUDED.role""",
-            tenant_id, workspace_id, principal_id, role)
+            tenant_id,
+            workspace_id,
+            principal_id,
+            role,
+        )
 
 
 async def tenant_exists(pool: asyncpg.Pool, tenant_id: str) -> bool:
@@ -163,8 +205,9 @@ async def tenant_config(pool: asyncpg.Pool, tenant_id: str) -> tuple[dict[str, A
     return json.loads(row["config"]), int(row["version"])
 
 
-async def merge_tenant_config(pool: asyncpg.Pool, tenant_id: str, patch: dict[str, Any],
-                              actor_id: str) -> tuple[dict[str, Any], int]:
+async def merge_tenant_config(
+    pool: asyncpg.Pool, tenant_id: str, patch: dict[str, Any], actor_id: str
+) -> tuple[dict[str, Any], int]:
     """Merge ``patch`` into the top level of the tenant's configuration; returns the new config and version."""
     async with tenant_tx(pool, tenant_id) as conn:
         row = await conn.fetchrow(
@@ -172,7 +215,10 @@ async def merge_tenant_config(pool: asyncpg.Pool, tenant_id: str, patch: dict[st
                ON CONFLICT (tenant_id) DO UPDATE SET config = tenant_config.config || EXCLUDED.config,
                    version = tenant_config.version + 1, updated_at = now(), updated_by = EXCLUDED.updated_by
                RETURNING config, version""",
-            tenant_id, json.dumps(patch), actor_id)
+            tenant_id,
+            json.dumps(patch),
+            actor_id,
+        )
     return json.loads(row["config"]), int(row["version"])
 
 

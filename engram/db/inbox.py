@@ -12,12 +12,15 @@ async def claim(conn: asyncpg.Connection, consumer: str, event_id: str, tenant_i
     inserted = await conn.fetchval(
         "INSERT INTO consumer_inbox (tenant_id, consumer, event_id) VALUES ($1, $2, $3) "
         "ON CONFLICT (consumer, event_id) DO NOTHING RETURNING true",
-        tenant_id, consumer, event_id,
+        tenant_id,
+        consumer,
+        event_id,
     )
     return bool(inserted)
 
 
 async def seen(conn: asyncpg.Connection, consumer: str, event_id: str) -> bool:
     """Whether ``consumer`` has already had the effect of ``event_id``."""
-    return bool(await conn.fetchval("SELECT true FROM consumer_inbox WHERE consumer = $1 AND event_id = $2",
-                                    consumer, event_id))
+    return bool(
+        await conn.fetchval("SELECT true FROM consumer_inbox WHERE consumer = $1 AND event_id = $2", consumer, event_id)
+    )

@@ -59,10 +59,12 @@ class NewItem:
 def visible_to(viewer_param: str, alias: str = "i") -> str:
     """SQL that keeps the items the principal in ``viewer_param`` may read (RLS already bounds the tenant):
     private → its author; workspace → members of its workspace; tenant and public → any principal."""
-    return (f"({alias}.visibility IN ('tenant', 'public')"
-            f" OR ({alias}.visibility = 'private' AND {alias}.principal_id = {viewer_param}::uuid)"
-            f" OR ({alias}.visibility = 'workspace' AND EXISTS (SELECT 1 FROM workspace_members m"
-            f" WHERE m.workspace_id = {alias}.workspace_id AND m.principal_id = {viewer_param}::uuid)))")
+    return (
+        f"({alias}.visibility IN ('tenant', 'public')"
+        f" OR ({alias}.visibility = 'private' AND {alias}.principal_id = {viewer_param}::uuid)"
+        f" OR ({alias}.visibility = 'workspace' AND EXISTS (SELECT 1 FROM workspace_members m"
+        f" WHERE m.workspace_id = {alias}.workspace_id AND m.principal_id = {viewer_param}::uuid)))"
+    )
 
 
 def row_to_item(row: asyncpg.Record) -> MemoryItem:
@@ -90,28 +92,54 @@ async def insert(conn: asyncpg.Connection, item: NewItem) -> MemoryItem | None:
                 WHERE review_status IN ('proposed', 'active', 'disputed') AND invalidated_at IS NULL
             DO NOTHING
             RETURNING {ITEM_COLUMNS}""",
-        item.tenant_id, item.id, item.workspace_id, item.principal_id, item.content, item.content_hash, item.kind,
-        item.importance, item.review_status, item.authority, item.source_type, item.source_trust, item.subject,
-        item.wing, item.room, item.tags, item.pinned, item.visibility, item.source_uri, item.source_session,
-        item.valid_from, item.valid_to, item.expires_at, item.external_id, json.dumps(item.metadata),
-        item.kind_explicit, item.index_context,
+        item.tenant_id,
+        item.id,
+        item.workspace_id,
+        item.principal_id,
+        item.content,
+        item.content_hash,
+        item.kind,
+        item.importance,
+        item.review_status,
+        item.authority,
+        item.source_type,
+        item.source_trust,
+        item.subject,
+        item.wing,
+        item.room,
+        item.tags,
+        item.pinned,
+        item.visibility,
+        item.source_uri,
+        item.source_session,
+        item.valid_from,
+        item.valid_to,
+        item.expires_at,
+        item.external_id,
+        json.dumps(item.metadata),
+        item.kind_explicit,
+        item.index_context,
     )
     return row_to_item(row) if row else None
 
 
-async def find_live_duplicate(conn: asyncpg.Connection, workspace_id: str, principal_id: str,
-                              content_hash: bytes) -> MemoryItem | None:
+async def find_live_duplicate(
+    conn: asyncpg.Connection, workspace_id: str, principal_id: str, content_hash: bytes
+) -> MemoryItem | None:
     row = await conn.fetchrow(
         f"""SELECT {ITEM_COLUMNS} FROM memory_items
             WHERE workspace_id = $1 AND principal_id = $2 AND content_hash = $3
               AND review_status IN ('proposed', 'active', 'disputed') AND invalidated_at IS NULL""",
-        workspace_id, principal_id, content_hash,
+        workspace_id,
+        principal_id,
+        content_hash,
     )
     return row_to_item(row) if row else None
 
 
-async def get(conn: asyncpg.Connection, item_id: str, viewer: str | None = None, *,
-              for_update: bool = False) -> MemoryItem | None:
+async def get(
+    conn: asyncpg.Connection, item_id: str, viewer: str | None = None, *, for_update: bool = False
+) -> MemoryItem | None:
     """The item, if it exists and ``viewer`` may read it (no viewer: pipeline consumers, which see all).
     ``for_update`` locks the row for the rest of the transaction."""
     lock = " FOR UPDATE OF i" if for_update else ""
@@ -119,8 +147,8 @@ async def get(conn: asyncpg.Connection, item_id: str, viewer: str | None = None,
         row = await conn.fetchrow(f"SELECT {ITEM_COLUMNS} FROM memory_items i WHERE i.id = $1{lock}", item_id)
     else:
         row = await conn.fetchrow(
-            f"SELECT {ITEM_COLUMNS} FROM memory_items i WHERE i.id = $1 AND {visible_to('$2')}{lock}",
-            item_id, viewer)
+            f"SELECT {ITEM_COLUMNS} FROM memory_items i WHERE i.id = $1 AND {visible_to('$2')}{lock}", item_id, viewer
+        )
     return row_to_item(row) if row else None
 
 
@@ -137,15 +165,18 @@ async def set_review_status(conn: asyncpg.Connection, item_id: str, status: str)
     try:
         async with conn.transaction():
             row = await conn.fetchrow(
-                f"UPDATE memory_items SET review_status = $2 WHERE id = $1 RETURNING {ITEM_COLUMNS}", item_id, status)
+                f"UPDATE memory_items SET review_status = $2 WHERE id = $1 RETURNING {ITEM_COLUMNS}", item_id, status
+            )
     except asyncpg.UniqueViolationError as exc:
-        raise Conflict("a live item with the same content exists; archive or supersede it first",
-                       code="duplicate_live_item") from exc
+        raise Conflict(
+            "a live item with the same content exists; archive or supersede it first", code="duplicate_live_item"
+        ) from exc
     return row_to_item(row)
 
 
-async def live_singleton(conn: asyncpg.Connection, workspace_id: str, subject: str, kind: str,
-                         viewer: str, exclude: str | None = None) -> MemoryItem | None:
+async def live_singleton(
+    conn: asyncpg.Connection, workspace_id: str, subject: str, kind: str, viewer: str, exclude: str | None = None
+) -> MemoryItem | None:
     """The live item holding a singleton slot (workspace, subject, kind) that ``viewer`` can see, locked
     (``exclude``: an item that does not count, such as the one about to take the slot)."""
     row = await conn.fetchrow(
@@ -153,9 +184,14 @@ async def live_singleton(conn: asyncpg.Connection, workspace_id: str, subject: s
             WHERE i.workspace_id = $1 AND i.subject = $2 AND i.kind = $3 AND i.invalidated_at IS NULL
               AND ($5::uuid IS NULL OR i.id <> $5)
               AND i.superseded_by IS NULL AND i.review_status IN ('active', 'disputed') AND {NOT_EXPIRED}
-              AND {visible_to('$4')}
+              AND {visible_to("$4")}
             ORDER BY i.created_at DESC LIMIT 1 FOR UPDATE OF i""",
-        workspace_id, subject, kind, viewer, exclude)
+        workspace_id,
+        subject,
+        kind,
+        viewer,
+        exclude,
+    )
     return row_to_item(row) if row else None
 
 
@@ -166,8 +202,9 @@ class Similar:
     content: str
 
 
-async def similar_live(conn: asyncpg.Connection, content: str, kind: str, viewer: str, exclude: list[str],
-                       threshold: float, limit: int = 5) -> list[Similar]:
+async def similar_live(
+    conn: asyncpg.Connection, content: str, kind: str, viewer: str, exclude: list[str], threshold: float, limit: int = 5
+) -> list[Similar]:
     """Live items of ``kind`` the viewer can see whose text is trigram-similar to ``content``: a nearest-first
     scan of the GiST index, cut at ``threshold``."""
     rows = await conn.fetch(
@@ -175,34 +212,51 @@ async def similar_live(conn: asyncpg.Connection, content: str, kind: str, viewer
                 SELECT i.id, i.content, similarity(i.content, $1) AS s FROM memory_items i
                 WHERE i.kind = $2 AND NOT (i.id = ANY($3::uuid[])) AND i.tenant_id = engram_current_tenant()
                   AND i.invalidated_at IS NULL AND i.superseded_by IS NULL AND {NOT_EXPIRED}
-                  AND i.review_status IN ('proposed', 'active', 'disputed') AND {visible_to('$4')}
+                  AND i.review_status IN ('proposed', 'active', 'disputed') AND {visible_to("$4")}
                 ORDER BY i.content <-> $1 LIMIT $5) nearest
             WHERE s >= $6 ORDER BY s DESC""",
-        content, kind, exclude, viewer, limit, threshold)
+        content,
+        kind,
+        exclude,
+        viewer,
+        limit,
+        threshold,
+    )
     return [Similar(str(r["id"]), round(float(r["s"]), 4), r["content"]) for r in rows]
 
 
 async def supersede(conn: asyncpg.Connection, old_id: str, new_id: str, actor_id: str | None) -> None:
     """Point ``old_id`` at its successor and record the typed link (new supersedes old)."""
     await conn.execute(
-        "UPDATE memory_items SET superseded_by = $2, review_status = 'superseded' WHERE id = $1", old_id, new_id)
+        "UPDATE memory_items SET superseded_by = $2, review_status = 'superseded' WHERE id = $1", old_id, new_id
+    )
     await conn.execute(
         """INSERT INTO memory_edges (tenant_id, id, src_id, dst_id, type, created_by)
            SELECT tenant_id, gen_random_uuid(), $2, $1, 'supersedes', $3 FROM memory_items WHERE id = $1
-           ON CONFLICT DO NOTHING""", old_id, new_id, actor_id)
+           ON CONFLICT DO NOTHING""",
+        old_id,
+        new_id,
+        actor_id,
+    )
 
 
 async def invalidate(conn: asyncpg.Connection, item_id: str, reason: str) -> MemoryItem:
     row = await conn.fetchrow(
         f"""UPDATE memory_items SET invalidated_at = now(), invalidated_reason = $2 WHERE id = $1
-            RETURNING {ITEM_COLUMNS}""", item_id, reason)
+            RETURNING {ITEM_COLUMNS}""",
+        item_id,
+        reason,
+    )
     return row_to_item(row)
 
 
 async def set_verified(conn: asyncpg.Connection, item_id: str, verifier: str) -> MemoryItem:
     row = await conn.fetchrow(
         f"""UPDATE memory_items SET human_verified = true, human_verified_by = $2, human_verified_at = now()
-            WHERE id = $1 RETURNING {ITEM_COLUMNS}""", item_id, verifier)
+            WHERE id = $1 RETURNING {ITEM_COLUMNS}""",
+        item_id,
+        verifier,
+    )
     return row_to_item(row)
 
 
@@ -210,66 +264,113 @@ async def events(conn: asyncpg.Connection, item_id: str) -> list[ItemEvent]:
     """The audit trail of one item, oldest first."""
     rows = await conn.fetch(
         "SELECT id, action, actor_id, old_value::text AS old_value, new_value::text AS new_value, reason, "
-        "request_id, created_at FROM item_events WHERE item_id = $1 ORDER BY id", item_id)
-    return [ItemEvent(id=r["id"], action=r["action"], actor_id=str(r["actor_id"]) if r["actor_id"] else None,
-                      old_value=_json_or_none(r["old_value"]), new_value=_json_or_none(r["new_value"]),
-                      reason=r["reason"], request_id=r["request_id"], created_at=r["created_at"]) for r in rows]
+        "request_id, created_at FROM item_events WHERE item_id = $1 ORDER BY id",
+        item_id,
+    )
+    return [
+        ItemEvent(
+            id=r["id"],
+            action=r["action"],
+            actor_id=str(r["actor_id"]) if r["actor_id"] else None,
+            old_value=_json_or_none(r["old_value"]),
+            new_value=_json_or_none(r["new_value"]),
+            reason=r["reason"],
+            request_id=r["request_id"],
+            created_at=r["created_at"],
+        )
+        for r in rows
+    ]
 
 
 def _json_or_none(text: str | None) -> dict[str, Any] | None:
     return json.loads(text) if text is not None else None
 
 
-async def matching(conn: asyncpg.Connection, viewer: str, limit: int, *, kinds: list[str], tags: list[str],
-                   workspace_id: str | None, wing: str | None, room: str | None, review_statuses: list[str],
-                   author_id: str | None, created_before: datetime | None,
-                   created_after: datetime | None) -> list[MemoryItem]:
+async def matching(
+    conn: asyncpg.Connection,
+    viewer: str,
+    limit: int,
+    *,
+    kinds: list[str],
+    tags: list[str],
+    workspace_id: str | None,
+    wing: str | None,
+    room: str | None,
+    review_statuses: list[str],
+    author_id: str | None,
+    created_before: datetime | None,
+    created_after: datetime | None,
+) -> list[MemoryItem]:
     """Items the viewer can see that match every given criterion (oldest first), locked for a bulk change."""
     rows = await conn.fetch(
-        f"""SELECT {ITEM_COLUMNS} FROM memory_items i WHERE {visible_to('$1')}
+        f"""SELECT {ITEM_COLUMNS} FROM memory_items i WHERE {visible_to("$1")}
               AND (cardinality($2::text[]) = 0 OR i.kind = ANY($2)) AND i.tags @> $3::text[]
               AND ($4::uuid IS NULL OR i.workspace_id = $4) AND ($5::text IS NULL OR i.wing = $5)
               AND ($6::text IS NULL OR i.room = $6) AND (cardinality($7::text[]) = 0 OR i.review_status = ANY($7))
               AND ($8::uuid IS NULL OR i.principal_id = $8) AND ($9::timestamptz IS NULL OR i.created_at < $9)
               AND ($10::timestamptz IS NULL OR i.created_at >= $10)
             ORDER BY i.created_at, i.id LIMIT $11 FOR UPDATE OF i""",
-        viewer, kinds, tags, workspace_id, wing, room, review_statuses, author_id, created_before, created_after,
-        limit)
+        viewer,
+        kinds,
+        tags,
+        workspace_id,
+        wing,
+        room,
+        review_statuses,
+        author_id,
+        created_before,
+        created_after,
+        limit,
+    )
     return [row_to_item(r) for r in rows]
 
 
-async def expiring(conn: asyncpg.Connection, viewer: str, until: datetime, limit: int,
-                   workspace_id: str | None = None) -> list[MemoryItem]:
+async def expiring(
+    conn: asyncpg.Connection, viewer: str, until: datetime, limit: int, workspace_id: str | None = None
+) -> list[MemoryItem]:
     """Live items the viewer can see whose time to live ends by ``until``, soonest first."""
     rows = await conn.fetch(
         f"""SELECT {ITEM_COLUMNS} FROM memory_items i
             WHERE i.expires_at IS NOT NULL AND i.expires_at <= $2 AND i.invalidated_at IS NULL
               AND i.tenant_id = engram_current_tenant()
               AND i.review_status IN ('proposed', 'active', 'disputed') AND ($4::uuid IS NULL OR i.workspace_id = $4)
-              AND {visible_to('$1')}
-            ORDER BY i.expires_at, i.id LIMIT $3""", viewer, until, limit, workspace_id)
+              AND {visible_to("$1")}
+            ORDER BY i.expires_at, i.id LIMIT $3""",
+        viewer,
+        until,
+        limit,
+        workspace_id,
+    )
     return [row_to_item(r) for r in rows]
 
 
-async def slot_holder(conn: asyncpg.Connection, workspace_id: str, subject: str, kind: str,
-                      exclude: str) -> str | None:
+async def slot_holder(conn: asyncpg.Connection, workspace_id: str, subject: str, kind: str, exclude: str) -> str | None:
     """The live item holding a singleton slot, whoever may see it (for promotion, a system decision)."""
     value = await conn.fetchval(
         f"""SELECT i.id FROM memory_items i
             WHERE i.workspace_id = $1 AND i.subject = $2 AND i.kind = $3 AND i.id <> $4
               AND i.invalidated_at IS NULL AND i.superseded_by IS NULL AND {NOT_EXPIRED}
-              AND i.review_status IN ('active', 'disputed') LIMIT 1""", workspace_id, subject, kind, exclude)
+              AND i.review_status IN ('active', 'disputed') LIMIT 1""",
+        workspace_id,
+        subject,
+        kind,
+        exclude,
+    )
     return str(value) if value else None
 
 
 async def was_disputed(conn: asyncpg.Connection, item_id: str) -> bool:
-    return bool(await conn.fetchval(
-        "SELECT true FROM item_events WHERE item_id = $1 AND action = 'review.dispute' LIMIT 1", item_id))
+    return bool(
+        await conn.fetchval(
+            "SELECT true FROM item_events WHERE item_id = $1 AND action = 'review.dispute' LIMIT 1", item_id
+        )
+    )
 
 
 async def workspace_role(conn: asyncpg.Connection, workspace_id: str, principal_id: str) -> str | None:
-    value = await conn.fetchval("SELECT role FROM workspace_members WHERE workspace_id = $1 AND principal_id = $2",
-                                workspace_id, principal_id)
+    value = await conn.fetchval(
+        "SELECT role FROM workspace_members WHERE workspace_id = $1 AND principal_id = $2", workspace_id, principal_id
+    )
     return str(value) if value else None
 
 
@@ -278,38 +379,64 @@ async def get_many(conn: asyncpg.Connection, item_ids: list[str]) -> list[Memory
     return [row_to_item(r) for r in rows]
 
 
-async def add_event(conn: asyncpg.Connection, *, tenant_id: str, item_id: UUID | str, actor_id: str | None,
-                    action: str, new_value: dict[str, Any] | None = None, old_value: dict[str, Any] | None = None,
-                    reason: str | None = None, request_id: str | None = None) -> None:
+async def add_event(
+    conn: asyncpg.Connection,
+    *,
+    tenant_id: str,
+    item_id: UUID | str,
+    actor_id: str | None,
+    action: str,
+    new_value: dict[str, Any] | None = None,
+    old_value: dict[str, Any] | None = None,
+    reason: str | None = None,
+    request_id: str | None = None,
+) -> None:
     """Append one audit row (the table refuses updates and deletes)."""
     await conn.execute(
         "INSERT INTO item_events (tenant_id, item_id, actor_id, action, old_value, new_value, reason, request_id) "
         "VALUES ($1, $2, $3, $4, $5::jsonb, $6::jsonb, $7, $8)",
-        tenant_id, item_id, actor_id, action,
+        tenant_id,
+        item_id,
+        actor_id,
+        action,
         json.dumps(old_value) if old_value is not None else None,
-        json.dumps(new_value) if new_value is not None else None, reason, request_id or None,
+        json.dumps(new_value) if new_value is not None else None,
+        reason,
+        request_id or None,
     )
 
 
-async def set_stage(conn: asyncpg.Connection, *, tenant_id: str, item_id: UUID | str, stage: str, status: str,
-                    detail: str = "") -> None:
+async def set_stage(
+    conn: asyncpg.Connection, *, tenant_id: str, item_id: UUID | str, stage: str, status: str, detail: str = ""
+) -> None:
     await conn.execute(
         """INSERT INTO item_stages (tenant_id, item_id, stage, status, detail) VALUES ($1, $2, $3, $4, $5)
            ON CONFLICT (item_id, stage) DO UPDATE SET status = EXCLUDED.status, detail = EXCLUDED.detail,
                                                       updated_at = now()""",
-        tenant_id, item_id, stage, status, detail,
+        tenant_id,
+        item_id,
+        stage,
+        status,
+        detail,
     )
 
 
 async def finish_stage(conn: asyncpg.Connection, item_id: str, stage: str, detail: str) -> None:
     """Mark a pending stage done (nothing happens when the item has no such stage pending)."""
-    await conn.execute("UPDATE item_stages SET status = 'done', detail = $3, updated_at = now() "
-                       "WHERE item_id = $1 AND stage = $2 AND status = 'pending'", item_id, stage, detail)
+    await conn.execute(
+        "UPDATE item_stages SET status = 'done', detail = $3, updated_at = now() "
+        "WHERE item_id = $1 AND stage = $2 AND status = 'pending'",
+        item_id,
+        stage,
+        detail,
+    )
 
 
 async def stages(conn: asyncpg.Connection, item_id: str) -> list[Stage]:
     rows = await conn.fetch(
         "SELECT stage, status, detail, updated_at FROM item_stages WHERE item_id = $1 "
-        "ORDER BY array_position($2::text[], stage), stage", item_id, list(PIPELINE_STAGES)
+        "ORDER BY array_position($2::text[], stage), stage",
+        item_id,
+        list(PIPELINE_STAGES),
     )
     return [Stage(r["stage"], r["status"], r["detail"], r["updated_at"]) for r in rows]

@@ -11,8 +11,10 @@ from engram.domain.models import MemoryKind
 
 KIND_COLUMNS = "name, singleton, requires_review, stays_in_recall_when_disputed, default_importance, enabled"
 # A built-in kind's ``enabled`` is the tenant's switch when it has set one (the shared row otherwise).
-EFFECTIVE_COLUMNS = ("k.name, k.singleton, k.requires_review, k.stays_in_recall_when_disputed, k.default_importance, "
-                     "CASE WHEN k.tenant_id IS NULL THEN coalesce(s.enabled, k.enabled) ELSE k.enabled END AS enabled")
+EFFECTIVE_COLUMNS = (
+    "k.name, k.singleton, k.requires_review, k.stays_in_recall_when_disputed, k.default_importance, "
+    "CASE WHEN k.tenant_id IS NULL THEN coalesce(s.enabled, k.enabled) ELSE k.enabled END AS enabled"
+)
 WITH_SWITCHES = "memory_kinds k LEFT JOIN tenant_kind_settings s ON k.tenant_id IS NULL AND s.name = k.name"
 
 
@@ -26,8 +28,10 @@ async def get_kind(conn: asyncpg.Connection, name: str) -> MemoryKind | None:
 
 
 async def enabled_kind_names(conn: asyncpg.Connection) -> list[str]:
-    rows = await conn.fetch(f"SELECT name FROM (SELECT {EFFECTIVE_COLUMNS} FROM {WITH_SWITCHES}) kinds "
-                            "WHERE enabled GROUP BY name ORDER BY name")
+    rows = await conn.fetch(
+        f"SELECT name FROM (SELECT {EFFECTIVE_COLUMNS} FROM {WITH_SWITCHES}) kinds "
+        "WHERE enabled GROUP BY name ORDER BY name"
+    )
     return [r["name"] for r in rows]
 
 
@@ -35,7 +39,8 @@ async def list_kinds(pool: asyncpg.Pool, tenant_id: str) -> list[dict[str, Any]]
     async with tenant_tx(pool, tenant_id) as conn:
         rows = await conn.fetch(
             f"SELECT {EFFECTIVE_COLUMNS}, k.tenant_id IS NULL AS built_in FROM {WITH_SWITCHES} "
-            "ORDER BY k.tenant_id NULLS FIRST, k.name")
+            "ORDER BY k.tenant_id NULLS FIRST, k.name"
+        )
     return [_plain(r) for r in rows]
 
 
@@ -51,8 +56,13 @@ async def create(pool: asyncpg.Pool, tenant_id: str, name: str, flags: dict[str,
             f"""INSERT INTO memory_kinds (tenant_id, name, singleton, requires_review, stays_in_recall_when_disputed,
                                           default_importance)
                 VALUES ($1, $2, $3, $4, $5, $6) RETURNING {KIND_COLUMNS}, false AS built_in""",
-            tenant_id, name, flags["singleton"], flags["requires_review"], flags["stays_in_recall_when_disputed"],
-            flags["default_importance"])
+            tenant_id,
+            name,
+            flags["singleton"],
+            flags["requires_review"],
+            flags["stays_in_recall_when_disputed"],
+            flags["default_importance"],
+        )
     return _plain(row)
 
 
@@ -63,7 +73,10 @@ async def update(pool: asyncpg.Pool, tenant_id: str, name: str, changes: dict[st
         row = await conn.fetchrow(
             f"UPDATE memory_kinds SET {assignments} WHERE tenant_id = $1 AND name = $2 "
             f"RETURNING {KIND_COLUMNS}, false AS built_in",
-            tenant_id, name, *changes.values())
+            tenant_id,
+            name,
+            *changes.values(),
+        )
     return _plain(row) if row else None
 
 
@@ -73,8 +86,13 @@ async def switch_built_in(pool: asyncpg.Pool, tenant_id: str, name: str, enabled
         await conn.execute(
             """INSERT INTO tenant_kind_settings (tenant_id, name, enabled) VALUES ($1, $2, $3)
                ON CONFLICT (tenant_id, name) DO UPDATE SET enabled = EXCLUDED.enabled, updated_at = now()""",
-            tenant_id, name, enabled)
+            tenant_id,
+            name,
+            enabled,
+        )
         row = await conn.fetchrow(
             f"SELECT {EFFECTIVE_COLUMNS}, true AS built_in FROM {WITH_SWITCHES} "
-            "WHERE k.tenant_id IS NULL AND k.name = $1", name)
+            "WHERE k.tenant_id IS NULL AND k.name = $1",
+            name,
+        )
     return _plain(row)

@@ -95,7 +95,9 @@ async def _apply(conn: asyncpg.Connection, migrations: list[Migration]) -> list[
             await conn.execute(migration.sql)
             await conn.execute(
                 "INSERT INTO schema_migrations (version, name, checksum) VALUES ($1, $2, $3)",
-                migration.version, migration.name, migration.checksum,
+                migration.version,
+                migration.name,
+                migration.checksum,
             )
         applied.append(migration.name)
     return applied

@@ -23,12 +23,16 @@ class Pending:
     envelope: str  # the CloudEvent as JSON text
 
 
-async def add(conn: asyncpg.Connection, *, tenant_id: str, event_id: str, subject: str,
-              envelope: dict[str, Any]) -> None:
+async def add(
+    conn: asyncpg.Connection, *, tenant_id: str, event_id: str, subject: str, envelope: dict[str, Any]
+) -> None:
     """Queue one envelope under ``subject``; the relay is woken when the transaction commits."""
     await conn.execute(
         "INSERT INTO outbox (tenant_id, event_id, subject, envelope) VALUES ($1, $2, $3, $4::jsonb)",
-        tenant_id, event_id, subject, json.dumps(envelope),
+        tenant_id,
+        event_id,
+        subject,
+        json.dumps(envelope),
     )
     await conn.execute(f"NOTIFY {NOTIFY_CHANNEL}")
 
@@ -38,7 +42,8 @@ async def claim(conn: asyncpg.Connection, subject_prefix: str, limit: int) -> li
     rows = await conn.fetch(
         "SELECT id, event_id, subject, envelope::text AS envelope FROM outbox "
         "WHERE sent_at IS NULL AND starts_with(subject, $1) ORDER BY id LIMIT $2 FOR UPDATE SKIP LOCKED",
-        subject_prefix + ".", limit,
+        subject_prefix + ".",
+        limit,
     )
     return [Pending(r["id"], str(r["event_id"]), r["subject"], r["envelope"]) for r in rows]
 

@@ -14,7 +14,10 @@ async def proposed_after(conn: asyncpg.Connection, cursor: tuple[datetime, str] 
            WHERE review_status = 'proposed' AND invalidated_at IS NULL AND tenant_id = engram_current_tenant()
              AND ($1::timestamptz IS NULL OR (created_at, id) > ($1, $2::uuid))
            ORDER BY created_at, id LIMIT $3""",
-        cursor[0] if cursor else None, cursor[1] if cursor else None, max(limit, 0))
+        cursor[0] if cursor else None,
+        cursor[1] if cursor else None,
+        max(limit, 0),
+    )
     return [str(r["id"]) for r in rows]
 
 
@@ -32,4 +35,7 @@ async def save_cursor(conn: asyncpg.Connection, tenant_id: str, last_id: str | N
         """INSERT INTO promotion_cursors (tenant_id, last_created_at, last_id)
            SELECT $1, created_at, id FROM memory_items WHERE id = $2
            ON CONFLICT (tenant_id) DO UPDATE SET last_created_at = EXCLUDED.last_created_at,
-               last_id = EXCLUDED.last_id, updated_at = now()""", tenant_id, last_id)
+               last_id = EXCLUDED.last_id, updated_at = now()""",
+        tenant_id,
+        last_id,
+    )

@@ -27,8 +27,11 @@ async def record(conn: asyncpg.Connection, served: list[Served]) -> None:
     await conn.executemany(
         "INSERT INTO recall_logs (tenant_id, id, principal_id, mode, scoring_version, item_ids, scores, omitted, "
         "created_at) VALUES ($1, $2, $3, $4, $5, $6::uuid[], $7::real[], $8, $9) ON CONFLICT (id) DO NOTHING",
-        [(s.tenant_id, s.recall_id, s.principal_id, s.mode, s.scoring_version, s.item_ids, s.scores, s.omitted, s.at)
-         for s in served])
+        [
+            (s.tenant_id, s.recall_id, s.principal_id, s.mode, s.scoring_version, s.item_ids, s.scores, s.omitted, s.at)
+            for s in served
+        ],
+    )
     counts: dict[str, int] = {}
     last: dict[str, datetime] = {}
     for s in served:
@@ -42,7 +45,10 @@ async def record(conn: asyncpg.Connection, served: list[Served]) -> None:
                    last_recalled_at = greatest(i.last_recalled_at, c.at)
                FROM unnest($1::uuid[], $2::int[], $3::timestamptz[]) AS c(id, n, at)
                WHERE i.id = c.id AND i.tenant_id = engram_current_tenant()""",
-            list(counts), list(counts.values()), [last[i] for i in counts])
+            list(counts),
+            list(counts.values()),
+            [last[i] for i in counts],
+        )
 
 
 async def prune(conn: asyncpg.Connection, older_than_days: int, batch: int) -> int:
@@ -51,5 +57,8 @@ async def prune(conn: asyncpg.Connection, older_than_days: int, batch: int) -> i
     status = await conn.execute(
         """WITH old AS (SELECT id FROM recall_logs WHERE created_at < now() - make_interval(days => $1)
                         ORDER BY created_at LIMIT $2 FOR UPDATE SKIP LOCKED)
-           DELETE FROM recall_logs r USING old WHERE r.id = old.id""", older_than_days, batch)
+           DELETE FROM recall_logs r USING old WHERE r.id = old.id""",
+        older_than_days,
+        batch,
+    )
     return int(status.split()[-1])

@@ -16,17 +16,23 @@ from engram.db.items import ITEM_COLUMNS, row_to_item, visible_to
 from engram.domain.models import MemoryItem
 
 # Superseded items stay candidates: recall redirects a hit on one to its successor.
-IN_RECALL = ("(i.review_status IN ('active', 'proposed', 'superseded') OR (i.review_status = 'disputed' AND EXISTS ("
-             "SELECT 1 FROM memory_kinds k WHERE k.name = i.kind AND k.stays_in_recall_when_disputed "
-             "AND (k.tenant_id IS NULL OR k.tenant_id = i.tenant_id))))")
+IN_RECALL = (
+    "(i.review_status IN ('active', 'proposed', 'superseded') OR (i.review_status = 'disputed' AND EXISTS ("
+    "SELECT 1 FROM memory_kinds k WHERE k.name = i.kind AND k.stays_in_recall_when_disputed "
+    "AND (k.tenant_id IS NULL OR k.tenant_id = i.tenant_id))))"
+)
 LIVE = f"i.invalidated_at IS NULL AND (i.expires_at IS NULL OR i.expires_at > now()) AND {IN_RECALL}"
 
 
 def live_as_of(at: str) -> str:
     """What was recorded by ``at``, not yet invalidated or expired then, and claimed true at that time."""
-    return (f"i.created_at <= {at} AND (i.invalidated_at IS NULL OR i.invalidated_at > {at}) "
-            f"AND (i.expires_at IS NULL OR i.expires_at > {at}) AND (i.valid_from IS NULL OR i.valid_from <= {at}) "
-            f"AND (i.valid_to IS NULL OR i.valid_to > {at}) AND {IN_RECALL}")
+    return (
+        f"i.created_at <= {at} AND (i.invalidated_at IS NULL OR i.invalidated_at > {at}) "
+        f"AND (i.expires_at IS NULL OR i.expires_at > {at}) AND (i.valid_from IS NULL OR i.valid_from <= {at}) "
+        f"AND (i.valid_to IS NULL OR i.valid_to > {at}) AND {IN_RECALL}"
+    )
+
+
 ITEM_COLUMNS_I = ", ".join(f"i.{c.strip()}" for c in ITEM_COLUMNS.split(","))
 
 
@@ -47,8 +53,7 @@ def _where(filters: Filters, viewer: str, args: list[object]) -> str:
         args.append(value)
         return f"${len(args)}"
 
-    clauses = [live_as_of(f"{param(filters.as_of)}::timestamptz") if filters.as_of else LIVE,
-               visible_to(param(viewer))]
+    clauses = [live_as_of(f"{param(filters.as_of)}::timestamptz") if filters.as_of else LIVE, visible_to(param(viewer))]
 
     if filters.kinds:
         clauses.append(f"i.kind = ANY({param(filters.kinds)}::text[])")
@@ -63,8 +68,9 @@ def _where(filters: Filters, viewer: str, args: list[object]) -> str:
     return " AND ".join(clauses)
 
 
-async def keyword(conn: asyncpg.Connection, query: str, filters: Filters, viewer: str, limit: int,
-                  candidate_cap: int = 2_000) -> list[tuple[MemoryItem, float]]:
+async def keyword(
+    conn: asyncpg.Connection, query: str, filters: Filters, viewer: str, limit: int, candidate_cap: int = 2_000
+) -> list[tuple[MemoryItem, float]]:
     """Full-text match with OR semantics over the query's stemmed words, ranked by ts_rank.
 
     Ranking reads every match's tsvector, so a query of common words over a large store is bounded: only the
@@ -90,8 +96,15 @@ async def keyword(conn: asyncpg.Connection, query: str, filters: Filters, viewer
     return [(row_to_item(r), float(r["rank"])) for r in rows]
 
 
-async def semantic(conn: asyncpg.Connection, vector: np.ndarray, profile: str, dimensions: int, filters: Filters,
-                   viewer: str, limit: int) -> list[tuple[MemoryItem, float]]:
+async def semantic(
+    conn: asyncpg.Connection,
+    vector: np.ndarray,
+    profile: str,
+    dimensions: int,
+    filters: Filters,
+    viewer: str,
+    limit: int,
+) -> list[tuple[MemoryItem, float]]:
     """Nearest items by cosine similarity through the profile's partial HNSW index."""
     dims = int(dimensions)
     await conn.execute("SET LOCAL hnsw.iterative_scan = 'strict_order'")
@@ -109,8 +122,9 @@ async def semantic(conn: asyncpg.Connection, vector: np.ndarray, profile: str, d
     return [(row_to_item(r), float(r["similarity"])) for r in rows]
 
 
-async def session_window(conn: asyncpg.Connection, seeds: list[str], filters: Filters, viewer: str,
-                         width: int) -> list[tuple[str, int, MemoryItem]]:
+async def session_window(
+    conn: asyncpg.Connection, seeds: list[str], filters: Filters, viewer: str, width: int
+) -> list[tuple[str, int, MemoryItem]]:
     """For each seed with a ``source_session``, the live items ``viewer`` may read that match the filters and
     were recorded within ``width`` places before or after it in that session: (seed id, offset, item), the
     offset negative before the seed. One query, the session index finding each side."""

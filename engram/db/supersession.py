@@ -13,8 +13,9 @@ from engram.domain.models import MemoryItem
 MAX_HOPS = 5
 
 
-async def terminal(conn: asyncpg.Connection, item: MemoryItem, viewer: str,
-                   as_of: datetime | None = None) -> MemoryItem | None:
+async def terminal(
+    conn: asyncpg.Connection, item: MemoryItem, viewer: str, as_of: datetime | None = None
+) -> MemoryItem | None:
     """The live end of ``item``'s chain that ``viewer`` may see, within five hops; None when the chain ends
     in an invalidated (or otherwise dead) item, is hidden from the viewer, is too long, or loops.
 

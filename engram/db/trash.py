@@ -18,8 +18,10 @@ from engram.db.items import ITEM_COLUMNS, row_to_item, visible_to
 from engram.domain.models import MemoryItem
 from engram.errors import Conflict
 
-ENTRY_COLUMNS = ("t.id, t.item_id, t.workspace_id, t.principal_id, t.visibility, t.kind, t.review_status, "
-                 "t.invalidated, t.reason, t.deleted_by, t.deleted_at, t.snapshot->'item'->>'content' AS content")
+ENTRY_COLUMNS = (
+    "t.id, t.item_id, t.workspace_id, t.principal_id, t.visibility, t.kind, t.review_status, "
+    "t.invalidated, t.reason, t.deleted_by, t.deleted_at, t.snapshot->'item'->>'content' AS content"
+)
 
 
 @dataclass(frozen=True)
@@ -48,8 +50,7 @@ async def move(conn: asyncpg.Connection, item_id: str, reason: str, actor_id: st
 
     The items it had replaced keep pointing at it in the snapshot only (their ``superseded_by`` is cleared,
     and set again on restore): they stay superseded, and recall drops a chain that ends in nothing."""
-    item = await conn.fetchrow("SELECT to_jsonb(i) - 'content_tsv' AS row FROM memory_items i WHERE id = $1",
-                               item_id)
+    item = await conn.fetchrow("SELECT to_jsonb(i) - 'content_tsv' AS row FROM memory_items i WHERE id = $1", item_id)
     if item is None:
         raise LookupError(item_id)
     snapshot = {
@@ -58,52 +59,84 @@ async def move(conn: asyncpg.Connection, item_id: str, reason: str, actor_id: st
         "conflicts": await _rows(conn, "conflicts", "item_a = $1 OR item_b = $1", item_id),
         "stages": await _rows(conn, "item_stages", "item_id = $1", item_id),
         "receipts": await _rows(conn, "classification_receipts", "item_id = $1", item_id),
-        "embeddings": json.loads(await conn.fetchval(
-            "SELECT coalesce(jsonb_agg(jsonb_build_object('profile', profile, 'embedding', embedding::text, "
-            "'created_at', created_at)), '[]') FROM memory_embeddings WHERE item_id = $1", item_id)),
-        "predecessors": [str(r["id"]) for r in await conn.fetch(
-            "UPDATE memory_items SET superseded_by = NULL WHERE superseded_by = $1 RETURNING id", item_id)],
+        "embeddings": json.loads(
+            await conn.fetchval(
+                "SELECT coalesce(jsonb_agg(jsonb_build_object('profile', profile, 'embedding', embedding::text, "
+                "'created_at', created_at)), '[]') FROM memory_embeddings WHERE item_id = $1",
+                item_id,
+            )
+        ),
+        "predecessors": [
+            str(r["id"])
+            for r in await conn.fetch(
+                "UPDATE memory_items SET superseded_by = NULL WHERE superseded_by = $1 RETURNING id", item_id
+            )
+        ],
     }
     await conn.execute("DELETE FROM memory_items WHERE id = $1", item_id)
     row = snapshot["item"]
-    return str(await conn.fetchval(
-        """INSERT INTO trash (tenant_id, id, item_id, workspace_id, principal_id, visibility, kind, review_status,
+    return str(
+        await conn.fetchval(
+            """INSERT INTO trash (tenant_id, id, item_id, workspace_id, principal_id, visibility, kind, review_status,
                               invalidated, reason, deleted_by, snapshot)
            VALUES ($1, gen_random_uuid(), $2, $3, $4, $5, $6, $7, $8, $9, $10, $11::jsonb) RETURNING id""",
-        row["tenant_id"], item_id, row["workspace_id"], row["principal_id"], row["visibility"], row["kind"],
-        row["review_status"], row["invalidated_at"] is not None, reason, actor_id, json.dumps(snapshot)))
+            row["tenant_id"],
+            item_id,
+            row["workspace_id"],
+            row["principal_id"],
+            row["visibility"],
+            row["kind"],
+            row["review_status"],
+            row["invalidated_at"] is not None,
+            reason,
+            actor_id,
+            json.dumps(snapshot),
+        )
+    )
 
 
 async def _rows(conn: asyncpg.Connection, table: str, where: str, item_id: str) -> list[dict[str, Any]]:
-    value = await conn.fetchval(f"SELECT coalesce(jsonb_agg(to_jsonb(x)), '[]') FROM {table} x WHERE {where}",
-                                item_id)
+    value = await conn.fetchval(f"SELECT coalesce(jsonb_agg(to_jsonb(x)), '[]') FROM {table} x WHERE {where}", item_id)
     return json.loads(value)  # type: ignore[no-any-return]
 
 
 async def get(conn: asyncpg.Connection, entry_id: str, viewer: str, *, for_update: bool = False) -> Entry | None:
     lock = " FOR UPDATE OF t" if for_update else ""
     row = await conn.fetchrow(
-        f"SELECT {ENTRY_COLUMNS} FROM trash t WHERE t.id = $1 AND {visible_to('$2', 't')}{lock}", entry_id, viewer)
+        f"SELECT {ENTRY_COLUMNS} FROM trash t WHERE t.id = $1 AND {visible_to('$2', 't')}{lock}", entry_id, viewer
+    )
     return _entry(row) if row else None
 
 
 async def holds(conn: asyncpg.Connection, item_id: str, viewer: str) -> bool:
     """Whether a trash entry the viewer may see holds ``item_id``."""
-    return bool(await conn.fetchval(
-        f"SELECT true FROM trash t WHERE t.item_id = $1 AND {visible_to('$2', 't')}", item_id, viewer))
+    return bool(
+        await conn.fetchval(
+            f"SELECT true FROM trash t WHERE t.item_id = $1 AND {visible_to('$2', 't')}", item_id, viewer
+        )
+    )
 
 
-async def listing(conn: asyncpg.Connection, viewer: str, limit: int,
-                  after: tuple[datetime, str] | None = None) -> list[Entry]:
+async def listing(
+    conn: asyncpg.Connection, viewer: str, limit: int, after: tuple[datetime, str] | None = None
+) -> list[Entry]:
     """Newest first; ``after`` is the (deleted_at, id) of the last entry of the previous page."""
     if after is None:
         rows = await conn.fetch(
             f"SELECT {ENTRY_COLUMNS} FROM trash t WHERE {visible_to('$1', 't')} "
-            "ORDER BY t.deleted_at DESC, t.id DESC LIMIT $2", viewer, limit)
+            "ORDER BY t.deleted_at DESC, t.id DESC LIMIT $2",
+            viewer,
+            limit,
+        )
     else:
         rows = await conn.fetch(
             f"SELECT {ENTRY_COLUMNS} FROM trash t WHERE {visible_to('$1', 't')} AND (t.deleted_at, t.id) < ($3, $4) "
-            "ORDER BY t.deleted_at DESC, t.id DESC LIMIT $2", viewer, limit, after[0], after[1])
+            "ORDER BY t.deleted_at DESC, t.id DESC LIMIT $2",
+            viewer,
+            limit,
+            after[0],
+            after[1],
+        )
     return [_entry(r) for r in rows]
 
 
@@ -124,32 +157,47 @@ async def restore(conn: asyncpg.Connection, entry_id: str, *, clear_expiry: bool
         async with conn.transaction():
             item_row = await conn.fetchrow(
                 f"INSERT INTO memory_items ({names}) SELECT {names} FROM jsonb_populate_record(NULL::memory_items, "
-                f"$1::jsonb) RETURNING {ITEM_COLUMNS}", json.dumps(row))
+                f"$1::jsonb) RETURNING {ITEM_COLUMNS}",
+                json.dumps(row),
+            )
     except asyncpg.UniqueViolationError as exc:
-        raise Conflict("a live item with the same content exists; archive or delete it first",
-                       code="duplicate_live_item") from exc
+        raise Conflict(
+            "a live item with the same content exists; archive or delete it first", code="duplicate_live_item"
+        ) from exc
     item_id = row["id"]
     restored = {"embeddings": 0, "edges": 0, "conflicts": 0, "predecessors": 0}
     for vector in snapshot["embeddings"]:
         await conn.execute(
             "INSERT INTO memory_embeddings (tenant_id, item_id, profile, embedding, created_at) "
             "VALUES ($1, $2, $3, $4::text::vector, $5::text::timestamptz)",
-            row["tenant_id"], item_id, vector["profile"], vector["embedding"], vector["created_at"])
+            row["tenant_id"],
+            item_id,
+            vector["profile"],
+            vector["embedding"],
+            vector["created_at"],
+        )
         restored["embeddings"] += 1
     await _put_back(conn, "item_stages", snapshot["stages"], "true")
     await _put_back(conn, "classification_receipts", snapshot.get("receipts", []), "true")
     restored["edges"] = await _put_back(conn, "memory_edges", snapshot["edges"], _both_ends("src_id", "dst_id"))
     restored["conflicts"] = await _put_back(conn, "conflicts", snapshot["conflicts"], _both_ends("item_a", "item_b"))
-    restored["predecessors"] = len(await conn.fetch(
-        "UPDATE memory_items SET superseded_by = $1 WHERE id = ANY($2::uuid[]) AND superseded_by IS NULL "
-        "AND review_status = 'superseded' RETURNING id", item_id, snapshot["predecessors"]))
+    restored["predecessors"] = len(
+        await conn.fetch(
+            "UPDATE memory_items SET superseded_by = $1 WHERE id = ANY($2::uuid[]) AND superseded_by IS NULL "
+            "AND review_status = 'superseded' RETURNING id",
+            item_id,
+            snapshot["predecessors"],
+        )
+    )
     await conn.execute("DELETE FROM trash WHERE id = $1", entry_id)
     return row_to_item(item_row), restored
 
 
 def _both_ends(a: str, b: str) -> str:
-    return (f"EXISTS (SELECT 1 FROM memory_items m WHERE m.id = r.{a}) "
-            f"AND EXISTS (SELECT 1 FROM memory_items m WHERE m.id = r.{b})")
+    return (
+        f"EXISTS (SELECT 1 FROM memory_items m WHERE m.id = r.{a}) "
+        f"AND EXISTS (SELECT 1 FROM memory_items m WHERE m.id = r.{b})"
+    )
 
 
 async def _put_back(conn: asyncpg.Connection, table: str, rows: list[dict[str, Any]], keep: str) -> int:
@@ -158,14 +206,18 @@ async def _put_back(conn: asyncpg.Connection, table: str, rows: list[dict[str, A
     names = ", ".join(await _insertable_columns(conn, table))
     result = await conn.execute(
         f"INSERT INTO {table} ({names}) SELECT {names} FROM jsonb_populate_recordset(NULL::{table}, $1::jsonb) r "
-        f"WHERE {keep} ON CONFLICT DO NOTHING", json.dumps(rows))
+        f"WHERE {keep} ON CONFLICT DO NOTHING",
+        json.dumps(rows),
+    )
     return int(result.split()[-1])
 
 
 async def _insertable_columns(conn: asyncpg.Connection, table: str) -> list[str]:
     rows = await conn.fetch(
         "SELECT attname FROM pg_attribute WHERE attrelid = $1::regclass AND attnum > 0 AND NOT attisdropped "
-        "AND attgenerated = '' AND attidentity = '' ORDER BY attnum", table)
+        "AND attgenerated = '' AND attidentity = '' ORDER BY attnum",
+        table,
+    )
     return [r["attname"] for r in rows]
 
 
@@ -177,7 +229,10 @@ async def purge(conn: asyncpg.Connection, older_than_days: int, limit: int) -> i
     """Empty the entries deleted more than ``older_than_days`` ago (at most ``limit``); returns how many."""
     result = await conn.execute(
         "DELETE FROM trash WHERE id IN (SELECT id FROM trash WHERE deleted_at < now() - make_interval(days => $1) "
-        "ORDER BY deleted_at LIMIT $2 FOR UPDATE SKIP LOCKED)", older_than_days, limit)
+        "ORDER BY deleted_at LIMIT $2 FOR UPDATE SKIP LOCKED)",
+        older_than_days,
+        limit,
+    )
     return int(result.split()[-1])
 
 
@@ -185,5 +240,7 @@ async def expired_items(conn: asyncpg.Connection, limit: int) -> list[MemoryItem
     """Items whose time is up, locked for the sweep (rows another sweeper holds are skipped)."""
     rows = await conn.fetch(
         f"SELECT {ITEM_COLUMNS} FROM memory_items WHERE expires_at IS NOT NULL AND expires_at <= now() "
-        "ORDER BY expires_at LIMIT $1 FOR UPDATE SKIP LOCKED", limit)
+        "ORDER BY expires_at LIMIT $1 FOR UPDATE SKIP LOCKED",
+        limit,
+    )
     return [row_to_item(r) for r in rows]

@@ -21,13 +21,19 @@ class Budgets:
 
     @classmethod
     def from_request(cls, items: int | None, bytes_: int | None, tokens: int | None) -> Budgets:
-        for field, value, ceiling in (("item_budget", items, MAX_ITEM_BUDGET),
-                                      ("byte_budget", bytes_, None), ("token_budget", tokens, None)):
+        for field, value, ceiling in (
+            ("item_budget", items, MAX_ITEM_BUDGET),
+            ("byte_budget", bytes_, None),
+            ("token_budget", tokens, None),
+        ):
             if value is not None and (value < 1 or (ceiling is not None and value > ceiling)):
                 limit = f"1–{ceiling}" if ceiling else "at least 1"
                 raise ValidationFailed(f"{field} must be {limit}, got {value}", field=field)
-        return cls(items=items or DEFAULT_ITEM_BUDGET, bytes=bytes_ or DEFAULT_BYTE_BUDGET,
-                   tokens=tokens or DEFAULT_TOKEN_BUDGET)
+        return cls(
+            items=items or DEFAULT_ITEM_BUDGET,
+            bytes=bytes_ or DEFAULT_BYTE_BUDGET,
+            tokens=tokens or DEFAULT_TOKEN_BUDGET,
+        )
 
 
 def estimate_tokens(text: str) -> int:

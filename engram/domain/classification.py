@@ -115,22 +115,45 @@ def _strongest(cues: Sequence[_Cue], text: str) -> _Cue | None:
 
 KIND_CUES: dict[str, tuple[_Cue, ...]] = {
     "invariant": (
-        _cue("must never"), _cue("must always"), _cue("must not", MEDIUM), _cue("shall never"),
-        _cue("invariant", pattern=r"\binvariants?\b"), _cue("under no circumstances"),
+        _cue("must never"),
+        _cue("must always"),
+        _cue("must not", MEDIUM),
+        _cue("shall never"),
+        _cue("invariant", pattern=r"\binvariants?\b"),
+        _cue("under no circumstances"),
     ),
     "decision": (
-        _cue("we decided"), _cue("we've decided"), _cue("we have decided"), _cue("we chose"),
-        _cue("we agreed"), _cue("agreed to"), _cue("decision:", pattern=r"\bdecision\s*:"),
-        _cue("going with", MEDIUM), _cue("decided to", MEDIUM),
+        _cue("we decided"),
+        _cue("we've decided"),
+        _cue("we have decided"),
+        _cue("we chose"),
+        _cue("we agreed"),
+        _cue("agreed to"),
+        _cue("decision:", pattern=r"\bdecision\s*:"),
+        _cue("going with", MEDIUM),
+        _cue("decided to", MEDIUM),
     ),
     "doctrine": (
-        _cue("we always"), _cue("we never"), _cue("our policy"), _cue("principle:", pattern=r"\bprinciple\s*:"),
-        _cue("as a rule"), _cue("our convention"),
+        _cue("we always"),
+        _cue("we never"),
+        _cue("our policy"),
+        _cue("principle:", pattern=r"\bprinciple\s*:"),
+        _cue("as a rule"),
+        _cue("our convention"),
     ),
     "preference": (
-        _cue("I prefer"), _cue("prefers", MEDIUM), _cue("I'd rather"), _cue("I would rather"),
-        _cue("my favourite"), _cue("my favorite"), _cue("please always use"), _cue("please never use"),
-        _cue("I like", MEDIUM), _cue("I love", MEDIUM), _cue("I hate", MEDIUM), _cue("I don't like", MEDIUM),
+        _cue("I prefer"),
+        _cue("prefers", MEDIUM),
+        _cue("I'd rather"),
+        _cue("I would rather"),
+        _cue("my favourite"),
+        _cue("my favorite"),
+        _cue("please always use"),
+        _cue("please never use"),
+        _cue("I like", MEDIUM),
+        _cue("I love", MEDIUM),
+        _cue("I hate", MEDIUM),
+        _cue("I don't like", MEDIUM),
     ),
     "procedure": (
         _cue("step 1", pattern=r"\bstep\s*(?:1|one)\b"),
@@ -140,8 +163,13 @@ KIND_CUES: dict[str, tuple[_Cue, ...]] = {
         _cue("how to", MEDIUM),
     ),
     "observation": (
-        _cue("I noticed"), _cue("it seems"), _cue("observed", pattern=r"\bobserved\b"), _cue("looks like", MEDIUM),
-        _cue("I saw", MEDIUM), _cue("apparently", MEDIUM), _cue("today", WEAK),
+        _cue("I noticed"),
+        _cue("it seems"),
+        _cue("observed", pattern=r"\bobserved\b"),
+        _cue("looks like", MEDIUM),
+        _cue("I saw", MEDIUM),
+        _cue("apparently", MEDIUM),
+        _cue("today", WEAK),
     ),
 }
 KIND_PRECEDENCE: tuple[str, ...] = tuple(KIND_CUES)
@@ -163,10 +191,48 @@ def _classify_kind(text: str, *, noise: bool) -> tuple[str, float, list[str]]:
 # --- retention -----------------------------------------------------------------------------------------------
 
 CHATTER: tuple[str, ...] = (
-    "ok", "okay", "k", "kk", "alright", "done", "thanks", "thank you", "thx", "ty", "many thanks", "thanks a lot",
-    "thank you very much", "cheers", "lol", "haha", "sure", "yes", "yep", "yeah", "no", "nope", "cool", "great",
-    "nice", "perfect", "+1", "np", "no problem", "sounds good", "got it", "will do", "ack", "noted",
-    "👍", "👌", "🙏", "✅", "🙂", "😀", "😂", "🎉",
+    "ok",
+    "okay",
+    "k",
+    "kk",
+    "alright",
+    "done",
+    "thanks",
+    "thank you",
+    "thx",
+    "ty",
+    "many thanks",
+    "thanks a lot",
+    "thank you very much",
+    "cheers",
+    "lol",
+    "haha",
+    "sure",
+    "yes",
+    "yep",
+    "yeah",
+    "no",
+    "nope",
+    "cool",
+    "great",
+    "nice",
+    "perfect",
+    "+1",
+    "np",
+    "no problem",
+    "sounds good",
+    "got it",
+    "will do",
+    "ack",
+    "noted",
+    "👍",
+    "👌",
+    "🙏",
+    "✅",
+    "🙂",
+    "😀",
+    "😂",
+    "🎉",
 )
 _SKIN_TONES = range(0x1F3FB, 0x1F400)
 _INVISIBLE = {"\ufe0f", "\u200d"}  # emoji variation selector, zero-width joiner
@@ -194,8 +260,9 @@ def _chatter_tokens(text: str) -> list[str]:
     return [_collapse(token) for token in "".join(chars).split()]
 
 
-_CHATTER_PHRASES = sorted({tuple(_collapse(word) for word in phrase.split()) for phrase in CHATTER},
-                          key=len, reverse=True)
+_CHATTER_PHRASES = sorted(
+    {tuple(_collapse(word) for word in phrase.split()) for phrase in CHATTER}, key=len, reverse=True
+)
 
 
 def is_chatter(text: str) -> bool:
@@ -203,38 +270,63 @@ def is_chatter(text: str) -> bool:
     tokens = _chatter_tokens(text)
     position = 0
     while position < len(tokens):
-        phrase = next((p for p in _CHATTER_PHRASES if tuple(tokens[position:position + len(p)]) == p), None)
+        phrase = next((p for p in _CHATTER_PHRASES if tuple(tokens[position : position + len(p)]) == p), None)
         if phrase is None:
             return False
         position += len(phrase)
     return True
 
 
-_ACTIVITY = (r"running|deploying|building|restarting|rebooting|testing|checking|debugging|investigating|"
-             r"looking\s+into|working\s+on|fixing|merging|pushing|waiting\s+(?:for|on)|updating|installing|"
-             r"compiling|reviewing|rolling\s+back|migrating")
+_ACTIVITY = (
+    r"running|deploying|building|restarting|rebooting|testing|checking|debugging|investigating|"
+    r"looking\s+into|working\s+on|fixing|merging|pushing|waiting\s+(?:for|on)|updating|installing|"
+    r"compiling|reviewing|rolling\s+back|migrating"
+)
 # "running the tests now", but not "testing is now mandatory": no copula between the activity and "now"
 _NO_VERB_GAP = r"(?:(?!\b(?:is|are|was|were|has|have|will|be)\b)[^.!?\n]){0,80}?"
 _NOW = r"right\s+now|now|atm|at\s+the\s+moment"
 _A_MOMENT = r"a\s+(?:bit|sec|second|minute|min|few|moment)"
 _AWAY_TO = r"lunch|dinner|breakfast|coffee|bed|meeting|call|gym|standup"
 TRANSIENT_CUES: tuple[_Cue, ...] = (
-    _cue("brb"), _cue("afk"), _cue("be right back"), _cue("heading out"), _cue("logging off"), _cue("signing off"),
+    _cue("brb"),
+    _cue("afk"),
+    _cue("be right back"),
+    _cue("heading out"),
+    _cue("logging off"),
+    _cue("signing off"),
     _cue("out of office"),
     _cue("back in …", pattern=rf"\bback\s+in\s+(?:\d+|{_A_MOMENT})\b"),
     _cue("give me a minute", pattern=rf"\bgive\s+me\s+{_A_MOMENT}\b"),
-    _cue("off to lunch", pattern=rf"\b(?:going|heading|off|popping\s+out)\s+(?:to|for)\s+(?:a\s+|the\s+)?"
-                                 rf"(?:{_AWAY_TO})\b"),
+    _cue(
+        "off to lunch",
+        pattern=rf"\b(?:going|heading|off|popping\s+out)\s+(?:to|for)\s+(?:a\s+|the\s+)?"
+        rf"(?:{_AWAY_TO})\b",
+    ),
     _cue("in a meeting", pattern=r"\b(?:in|on)\s+a\s+(?:meeting|call)\b"),
     _cue("at lunch", pattern=r"\b(?:at|out\s+for)\s+lunch\b"),
     _cue("stepping out", pattern=r"\bstepping\s+(?:out|away)\b"),
     _cue("doing something now", pattern=rf"\b(?:{_ACTIVITY})\b{_NO_VERB_GAP}\b(?:{_NOW})\b"),
     _cue("currently …ing", pattern=r"\bcurrently\s+\w+ing\b"),
 )
-UNCERTAIN_CUES: tuple[_Cue, ...] = tuple(_cue(hedge) for hedge in (
-    "maybe", "I think", "not sure", "possibly", "might", "perhaps", "probably", "I guess", "I suspect",
-    "I believe", "unclear", "not certain", "unsure", "could be",
-))
+UNCERTAIN_CUES: tuple[_Cue, ...] = tuple(
+    _cue(hedge)
+    for hedge in (
+        "maybe",
+        "I think",
+        "not sure",
+        "possibly",
+        "might",
+        "perhaps",
+        "probably",
+        "I guess",
+        "I suspect",
+        "I believe",
+        "unclear",
+        "not certain",
+        "unsure",
+        "could be",
+    )
+)
 
 
 def _classify_retention(text: str, *, noise: bool, kind_cued: bool) -> tuple[str, float, list[str]]:
@@ -250,21 +342,31 @@ def _classify_retention(text: str, *, noise: bool, kind_cued: bool) -> tuple[str
 # --- sensitivity ---------------------------------------------------------------------------------------------
 
 _EMAIL = r"(?<![\w.+-])[\w.%+-]+@[A-Za-z0-9-]+(?:\.[A-Za-z0-9-]+)*\.[A-Za-z]{2,}(?![\w:])"
-_PHONE = "|".join((
-    r"(?<![\w+])\+\d{1,3}(?:[ .-]?\(?\d{2,4}\)?){2,4}(?![\w-])",  # +44 20 7946 0958
-    r"(?<![\w-])\(?\d{3}\)?[ .-]\d{3}[ .-]\d{4}(?![\w-])",  # (415) 555-2671
-    r"\b(?:phone|tel|mobile|cell)(?:\s+(?:number|no\.?))?\s*[:#]?\s*\+?\d[\d ().-]{6,}\d",  # phone: 0171 4960
-))
-_STREET = (r"(?-i:\b\d{1,5}\s+(?:[A-Z][a-z]+\s+){1,4}"  # 221 Baker Street: case matters here
-           r"(?:Street|St|Avenue|Ave|Road|Rd|Boulevard|Blvd|Lane|Ln|Drive|Dr|Court|Ct|Way|Place|Pl|Terrace|Close)\b)")
-_HEALTH = (r"\b(?:diagnos(?:ed|is|es)|allerg(?:y|ies|ic)|medications?|prescri(?:bed|ption)|illness|disease|"
-           r"pregnan(?:t|cy)|therapy|therapist|anxiety|depression|diabet(?:es|ic)|cancer|surgery|chemotherapy|"
-           r"disabilit(?:y|ies)|adhd|asthma|migraines?|mental\s+health|blood\s+pressure|sick\s+leave|"
-           r"medical\s+(?:leave|condition|history|records?))\b")
-_SALARY = (r"\b(?:salary|salaries|paycheck|payslip|pay\s+slip|pay\s+(?:rise|raise)|wages?|compensation\s+package|"
-           r"annual\s+compensation|hourly\s+rate)\b|\bearns\s+[$€£]?\d")
-_NATIONAL_ID = (r"\b(?:social\s+security\s+number|SSN|passport\s+number|national\s+id)\b"
-                r"|(?<![\w-])\d{3}-\d{2}-\d{4}(?![\w-])")  # 078-05-1120
+_PHONE = "|".join(
+    (
+        r"(?<![\w+])\+\d{1,3}(?:[ .-]?\(?\d{2,4}\)?){2,4}(?![\w-])",  # +44 20 7946 0958
+        r"(?<![\w-])\(?\d{3}\)?[ .-]\d{3}[ .-]\d{4}(?![\w-])",  # (415) 555-2671
+        r"\b(?:phone|tel|mobile|cell)(?:\s+(?:number|no\.?))?\s*[:#]?\s*\+?\d[\d ().-]{6,}\d",  # phone: 0171 4960
+    )
+)
+_STREET = (
+    r"(?-i:\b\d{1,5}\s+(?:[A-Z][a-z]+\s+){1,4}"  # 221 Baker Street: case matters here
+    r"(?:Street|St|Avenue|Ave|Road|Rd|Boulevard|Blvd|Lane|Ln|Drive|Dr|Court|Ct|Way|Place|Pl|Terrace|Close)\b)"
+)
+_HEALTH = (
+    r"\b(?:diagnos(?:ed|is|es)|allerg(?:y|ies|ic)|medications?|prescri(?:bed|ption)|illness|disease|"
+    r"pregnan(?:t|cy)|therapy|therapist|anxiety|depression|diabet(?:es|ic)|cancer|surgery|chemotherapy|"
+    r"disabilit(?:y|ies)|adhd|asthma|migraines?|mental\s+health|blood\s+pressure|sick\s+leave|"
+    r"medical\s+(?:leave|condition|history|records?))\b"
+)
+_SALARY = (
+    r"\b(?:salary|salaries|paycheck|payslip|pay\s+slip|pay\s+(?:rise|raise)|wages?|compensation\s+package|"
+    r"annual\s+compensation|hourly\s+rate)\b|\bearns\s+[$€£]?\d"
+)
+_NATIONAL_ID = (
+    r"\b(?:social\s+security\s+number|SSN|passport\s+number|national\s+id)\b"
+    r"|(?<![\w-])\d{3}-\d{2}-\d{4}(?![\w-])"
+)  # 078-05-1120
 PERSONAL_CUES: tuple[_Cue, ...] = (
     _cue("e-mail address", pattern=_EMAIL),
     _cue("phone number", pattern=_PHONE),
@@ -308,8 +410,9 @@ def parse_placement_rules(raw: object) -> list[PlacementRule]:
     if not isinstance(raw, list):
         raise ValidationFailed("placement_rules must be a list of rules", field="placement_rules")
     if len(raw) > MAX_PLACEMENT_RULES:
-        raise ValidationFailed(f"at most {MAX_PLACEMENT_RULES} placement rules, got {len(raw)}",
-                               field="placement_rules")
+        raise ValidationFailed(
+            f"at most {MAX_PLACEMENT_RULES} placement rules, got {len(raw)}", field="placement_rules"
+        )
     return [_parse_rule(index, entry) for index, entry in enumerate(raw)]
 
 
@@ -361,13 +464,16 @@ def clamp_confidence(x: float) -> float:
 def narrow_visibility(current: str, suggested: str | None) -> str:
     """The narrower of the two (private < workspace < tenant < public): a suggestion never widens."""
     if current not in VISIBILITIES:
-        raise ValidationFailed(f"visibility must be one of {', '.join(VISIBILITIES)}; got {current!r}",
-                               field="visibility")
+        raise ValidationFailed(
+            f"visibility must be one of {', '.join(VISIBILITIES)}; got {current!r}", field="visibility"
+        )
     if suggested is None:
         return current
     if suggested not in VISIBILITIES:
-        raise ValidationFailed(f"suggested visibility must be one of {', '.join(VISIBILITIES)}; got {suggested!r}",
-                               field="suggested_visibility")
+        raise ValidationFailed(
+            f"suggested visibility must be one of {', '.join(VISIBILITIES)}; got {suggested!r}",
+            field="suggested_visibility",
+        )
     return min(current, suggested, key=VISIBILITIES.index)
 
 

@@ -14,8 +14,7 @@ import numpy as np
 from engram.domain.models import RankedItem
 
 
-def mmr(ranked: Sequence[RankedItem], vectors: Mapping[str, np.ndarray], lam: float,
-        window: int) -> list[RankedItem]:
+def mmr(ranked: Sequence[RankedItem], vectors: Mapping[str, np.ndarray], lam: float, window: int) -> list[RankedItem]:
     """The first ``window`` items reordered by MMR (the rest follow unchanged); demoted items say why."""
     if lam >= 1.0 or len(ranked) < 2:
         return list(ranked)
@@ -24,6 +23,7 @@ def mmr(ranked: Sequence[RankedItem], vectors: Mapping[str, np.ndarray], lam: fl
     unit = {k: v / (np.linalg.norm(v) or 1.0) for k, v in vectors.items()}
     picked: list[RankedItem] = []
     while head:
+
         def value(r: RankedItem) -> tuple[float, float]:
             sim = _closest(unit.get(str(r.item.id)), [unit.get(str(p.item.id)) for p in picked])
             return lam * (r.score / best) - (1 - lam) * sim, sim

@@ -67,8 +67,11 @@ def decide(ctx: CallerContext, state: str, action: str, author_id: str) -> Trans
     transition = next((t for t in TRANSITIONS if t.from_state == state and t.action == action), None)
     if transition is None:
         allowed = sorted(t.action for t in TRANSITIONS if t.from_state == state)
-        raise Conflict(f"cannot {action} an item that is {state}; allowed: {', '.join(allowed) or 'none'}",
-                       field="action", code="invalid_transition")
+        raise Conflict(
+            f"cannot {action} an item that is {state}; allowed: {', '.join(allowed) or 'none'}",
+            field="action",
+            code="invalid_transition",
+        )
     is_author = ctx.principal_id == author_id
     permitted = {
         Who.REVIEWER: is_reviewer(ctx),
@@ -83,29 +86,31 @@ def decide(ctx: CallerContext, state: str, action: str, author_id: str) -> Trans
 
 def may_verify(ctx: CallerContext) -> None:
     if not is_reviewer(ctx):
-        raise PermissionDenied("verifying needs the review scope and a non-agent principal",
-                               code="review_not_allowed")
+        raise PermissionDenied("verifying needs the review scope and a non-agent principal", code="review_not_allowed")
 
 
 def may_invalidate(ctx: CallerContext, author_id: str) -> None:
     """The item's author, or a reviewer."""
     if ctx.principal_id != author_id and not is_reviewer(ctx):
-        raise PermissionDenied("invalidating another's item needs the review scope and a non-agent principal",
-                               code="review_not_allowed")
+        raise PermissionDenied(
+            "invalidating another's item needs the review scope and a non-agent principal", code="review_not_allowed"
+        )
 
 
 def may_delete(ctx: CallerContext, author_id: str) -> None:
     """Moving an item to the trash: its author, or a reviewer."""
     if ctx.principal_id != author_id and not is_reviewer(ctx):
-        raise PermissionDenied("deleting another's item needs the review scope and a non-agent principal",
-                               code="review_not_allowed")
+        raise PermissionDenied(
+            "deleting another's item needs the review scope and a non-agent principal", code="review_not_allowed"
+        )
 
 
 def may_restore(ctx: CallerContext, author_id: str, deleted_by: str | None) -> None:
     """Taking an item out of the trash: its author, whoever deleted it, or a reviewer."""
     if ctx.principal_id not in (author_id, deleted_by) and not is_reviewer(ctx):
-        raise PermissionDenied("restoring another's item needs the review scope and a non-agent principal",
-                               code="review_not_allowed")
+        raise PermissionDenied(
+            "restoring another's item needs the review scope and a non-agent principal", code="review_not_allowed"
+        )
 
 
 def _why(who: Who, action: str) -> str:

@@ -17,8 +17,19 @@ from engram.domain.models import MemoryItem, MemoryKind
 from engram.errors import ValidationFailed
 
 POLICIES = ("auto", "manual")
-BLOCKER_CODES = ("not_proposed", "invalidated", "expired", "kind_manual", "age", "unclassified", "noise",
-                 "confidence", "conflict", "disputed", "singleton_slot")  # in the order they are checked
+BLOCKER_CODES = (
+    "not_proposed",
+    "invalidated",
+    "expired",
+    "kind_manual",
+    "age",
+    "unclassified",
+    "noise",
+    "confidence",
+    "conflict",
+    "disputed",
+    "singleton_slot",
+)  # in the order they are checked
 
 
 @dataclass(frozen=True)
@@ -32,8 +43,12 @@ class Gates:
         return self.kinds.get(kind.name, "manual" if kind.requires_review else "auto")
 
     def as_dict(self) -> dict[str, Any]:
-        return {"min_age_minutes": self.min_age_minutes, "min_memory_confidence": self.min_memory_confidence,
-                "min_taxonomy_confidence": self.min_taxonomy_confidence, "kinds": dict(self.kinds)}
+        return {
+            "min_age_minutes": self.min_age_minutes,
+            "min_memory_confidence": self.min_memory_confidence,
+            "min_taxonomy_confidence": self.min_taxonomy_confidence,
+            "kinds": dict(self.kinds),
+        }
 
 
 def parse_gates(raw: Any) -> Gates:
@@ -69,8 +84,9 @@ class Facts:
     slot_holder: str | None = None  # the live item holding the singleton slot, when there is one
 
 
-def blockers(item: MemoryItem, kind: MemoryKind | None, gates: Gates, facts: Facts,
-             now: datetime) -> list[tuple[str, str]]:
+def blockers(
+    item: MemoryItem, kind: MemoryKind | None, gates: Gates, facts: Facts, now: datetime
+) -> list[tuple[str, str]]:
     """Every gate the item fails, as (code, detail); empty when it may be promoted."""
     found: list[tuple[str, str]] = []
     if item.review_status != "proposed":
@@ -89,12 +105,17 @@ def blockers(item: MemoryItem, kind: MemoryKind | None, gates: Gates, facts: Fac
     elif item.retention == "noise":
         found.append(("noise", "classified as noise"))
     if item.memory_confidence < gates.min_memory_confidence:
-        found.append(("confidence", f"memory confidence {item.memory_confidence:.2f} < "
-                                    f"{gates.min_memory_confidence:.2f}"))
-    if (item.classified_at is not None and item.taxonomy_confidence is not None
-            and item.taxonomy_confidence < gates.min_taxonomy_confidence):
-        found.append(("confidence", f"taxonomy confidence {item.taxonomy_confidence:.2f} < "
-                                    f"{gates.min_taxonomy_confidence:.2f}"))
+        found.append(
+            ("confidence", f"memory confidence {item.memory_confidence:.2f} < {gates.min_memory_confidence:.2f}")
+        )
+    if (
+        item.classified_at is not None
+        and item.taxonomy_confidence is not None
+        and item.taxonomy_confidence < gates.min_taxonomy_confidence
+    ):
+        found.append(
+            ("confidence", f"taxonomy confidence {item.taxonomy_confidence:.2f} < {gates.min_taxonomy_confidence:.2f}")
+        )
     if facts.open_conflicts:
         found.append(("conflict", f"{facts.open_conflicts} open conflict(s)"))
     if facts.was_disputed:

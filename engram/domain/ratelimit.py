@@ -56,8 +56,9 @@ def retry_after_header(wait_s: float) -> str:
 def validate_limits(limits: dict[str, int]) -> dict[str, int]:
     unknown = sorted(set(limits) - set(LIMITED_ROUTES))
     if unknown:
-        raise ValidationFailed(f"unknown rate-limited routes {unknown}; known: {', '.join(LIMITED_ROUTES)}",
-                               field="rate_limits")
+        raise ValidationFailed(
+            f"unknown rate-limited routes {unknown}; known: {', '.join(LIMITED_ROUTES)}", field="rate_limits"
+        )
     for route, value in limits.items():
         if not 1 <= value <= 1_000_000:
             raise ValidationFailed(f"rate limit for {route} must be 1–1000000 per minute", field="rate_limits")

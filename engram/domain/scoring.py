@@ -82,9 +82,13 @@ class RecallWeights:
     session_neighbours: float = SESSION_NEIGHBOURS  # the share of a hit's score lifting its session neighbours
 
     def as_dict(self) -> dict[str, float | bool]:
-        return {"dense_weight": self.dense_weight, "subject_boost": self.subject_boost,
-                "mmr_lambda": self.mmr_lambda, "graph_expansion": self.graph_expansion,
-                "session_neighbours": self.session_neighbours}
+        return {
+            "dense_weight": self.dense_weight,
+            "subject_boost": self.subject_boost,
+            "mmr_lambda": self.mmr_lambda,
+            "graph_expansion": self.graph_expansion,
+            "session_neighbours": self.session_neighbours,
+        }
 
 
 def parse_recall_weights(raw: Any) -> RecallWeights:
@@ -92,8 +96,11 @@ def parse_recall_weights(raw: Any) -> RecallWeights:
         return RecallWeights()
     known = {"dense_weight", "subject_boost", "mmr_lambda", "graph_expansion", "session_neighbours"}
     if not isinstance(raw, dict) or set(raw) - known:
-        raise ValidationFailed("recall takes dense_weight, subject_boost, mmr_lambda, session_neighbours (each "
-                               "0–1) and graph_expansion (true or false)", field="recall")
+        raise ValidationFailed(
+            "recall takes dense_weight, subject_boost, mmr_lambda, session_neighbours (each "
+            "0–1) and graph_expansion (true or false)",
+            field="recall",
+        )
     values: dict[str, Any] = {}
     for name, value in raw.items():
         if name == "graph_expansion":

@@ -82,13 +82,47 @@ class _Detector:
 
 # --- what a value must (not) look like -----------------------------------------------------------------------
 
-_PLACEHOLDER_WORDS = frozenset({
-    "password", "passwd", "pass", "pwd", "passphrase", "secret", "token", "apikey", "api_key", "api-key",
-    "changeme", "change_me", "change-me", "placeholder", "redacted", "example", "dummy", "required", "optional",
-    "undefined", "null", "none", "notset", "not_set", "unset",
-})
-_PLACEHOLDER_HINTS = ("redacted", "changeme", "change_me", "change-me", "placeholder", "your_", "your-", "xxxx",
-                      "****", "...")
+_PLACEHOLDER_WORDS = frozenset(
+    {
+        "password",
+        "passwd",
+        "pass",
+        "pwd",
+        "passphrase",
+        "secret",
+        "token",
+        "apikey",
+        "api_key",
+        "api-key",
+        "changeme",
+        "change_me",
+        "change-me",
+        "placeholder",
+        "redacted",
+        "example",
+        "dummy",
+        "required",
+        "optional",
+        "undefined",
+        "null",
+        "none",
+        "notset",
+        "not_set",
+        "unset",
+    }
+)
+_PLACEHOLDER_HINTS = (
+    "redacted",
+    "changeme",
+    "change_me",
+    "change-me",
+    "placeholder",
+    "your_",
+    "your-",
+    "xxxx",
+    "****",
+    "...",
+)
 _PLACEHOLDER_SHAPES = re.compile(
     r"""<.*>            # <your-api-key>
       | \$\{.*          # ${API_KEY}
@@ -96,19 +130,26 @@ _PLACEHOLDER_SHAPES = re.compile(
       | \$[A-Z_][A-Z0-9_]*   # $API_KEY
       | %\(.*           # %(password)s
       | [*xX.\#_-]+     # ********, xxxxxxxx
-    """, re.VERBOSE)
+    """,
+    re.VERBOSE,
+)
 _REFERENCE = re.compile(
     r"""[A-Za-z_][\w.]*[(\[].*          # a call or subscript: getenv("X"), os.environ["X"]
       | [A-Za-z_]\w*(?:\.[A-Za-z_]\w*)+  # a dotted name: settings.SECRET_KEY
       | [a-z]+(?:_[a-z]+)+ | [A-Z]+(?:_[A-Z]+)+  # an identifier: my_api_key, MY_API_KEY
       | (?:/|~/|\./|\.\./).*            # a path
-    """, re.VERBOSE)
+    """,
+    re.VERBOSE,
+)
 
 
 def _is_placeholder(value: str) -> bool:
     lowered = value.lower()
-    return (lowered in _PLACEHOLDER_WORDS or any(hint in lowered for hint in _PLACEHOLDER_HINTS)
-            or _PLACEHOLDER_SHAPES.fullmatch(value) is not None)
+    return (
+        lowered in _PLACEHOLDER_WORDS
+        or any(hint in lowered for hint in _PLACEHOLDER_HINTS)
+        or _PLACEHOLDER_SHAPES.fullmatch(value) is not None
+    )
 
 
 def _is_plain_word(value: str) -> bool:
@@ -153,8 +194,12 @@ def _assignment_span(match: re.Match[str]) -> Span | None:
         value, start = match.group("quoted"), match.start("quoted")
         return None if _is_placeholder(value) else (start, start + len(value))
     value, start = match.group("bare").rstrip(".)]}"), match.start("bare")
-    if (len(value) < MIN_ASSIGNED_SECRET or _is_placeholder(value) or _is_plain_word(value)
-            or _REFERENCE.fullmatch(value)):
+    if (
+        len(value) < MIN_ASSIGNED_SECRET
+        or _is_placeholder(value)
+        or _is_plain_word(value)
+        or _REFERENCE.fullmatch(value)
+    ):
         return None
     return start, start + len(value)
 
@@ -174,34 +219,58 @@ _NOT_AFTER = r"(?<![A-Za-z0-9_-])"
 _NOT_BEFORE = r"(?![A-Za-z0-9_-])"
 
 _DETECTORS: tuple[_Detector, ...] = (
-    _Detector("private_key", re.compile(
-        r"-----BEGIN[ A-Z0-9]*PRIVATE KEY(?: BLOCK)?-----"
-        r"(?:[\s\S]*?-----END[ A-Z0-9]*PRIVATE KEY(?: BLOCK)?-----|[\s\S]*?(?=\n[ \t]*\r?\n|\Z))"), _whole),
-    _Detector("engram_api_key", re.compile(rf"{_NOT_AFTER}eng_[0-9a-f]{{16}}_[A-Za-z0-9_-]{{43}}{_NOT_BEFORE}"),
-              _whole),
+    _Detector(
+        "private_key",
+        re.compile(
+            r"-----BEGIN[ A-Z0-9]*PRIVATE KEY(?: BLOCK)?-----"
+            r"(?:[\s\S]*?-----END[ A-Z0-9]*PRIVATE KEY(?: BLOCK)?-----|[\s\S]*?(?=\n[ \t]*\r?\n|\Z))"
+        ),
+        _whole,
+    ),
+    _Detector(
+        "engram_api_key", re.compile(rf"{_NOT_AFTER}eng_[0-9a-f]{{16}}_[A-Za-z0-9_-]{{43}}{_NOT_BEFORE}"), _whole
+    ),
     _Detector("aws_access_key", re.compile(r"(?<![A-Za-z0-9])(?:AKIA|ASIA)[A-Z0-9]{16}(?![A-Za-z0-9])"), _whole),
-    _Detector("github_token", re.compile(
-        r"(?<![A-Za-z0-9_])(?:gh[pousr]_[A-Za-z0-9]{36,}|github_pat_[A-Za-z0-9_]{22,})(?![A-Za-z0-9_])"), _whole),
+    _Detector(
+        "github_token",
+        re.compile(r"(?<![A-Za-z0-9_])(?:gh[pousr]_[A-Za-z0-9]{36,}|github_pat_[A-Za-z0-9_]{22,})(?![A-Za-z0-9_])"),
+        _whole,
+    ),
     _Detector("anthropic_api_key", re.compile(rf"{_NOT_AFTER}sk-ant-[A-Za-z0-9_-]{{20,}}"), _whole),
-    _Detector("openai_api_key", re.compile(rf"{_NOT_AFTER}sk-(?:proj-|svcacct-|admin-)?[A-Za-z0-9_-]{{20,}}"),
-              _whole_if(_body_has_letter_and_digit)),
+    _Detector(
+        "openai_api_key",
+        re.compile(rf"{_NOT_AFTER}sk-(?:proj-|svcacct-|admin-)?[A-Za-z0-9_-]{{20,}}"),
+        _whole_if(_body_has_letter_and_digit),
+    ),
     _Detector("slack_token", re.compile(rf"{_NOT_AFTER}xox[baprs]-[A-Za-z0-9-]{{10,}}"), _whole_if(_has_digit)),
-    _Detector("jwt", re.compile(
-        rf"{_NOT_AFTER}eyJ[A-Za-z0-9_-]{{10,}}\.[A-Za-z0-9_-]{{10,}}\.[A-Za-z0-9_-]{{10,}}{_NOT_BEFORE}"), _whole),
-    _Detector("connection_string_password", re.compile(
-        r"(?<![A-Za-z0-9+.-])[A-Za-z][A-Za-z0-9+.-]*://[^\s:/@]*:(?P<secret>[^\s/@]+)@[^\s/@]+"),
-        _group_unless_placeholder),
+    _Detector(
+        "jwt",
+        re.compile(rf"{_NOT_AFTER}eyJ[A-Za-z0-9_-]{{10,}}\.[A-Za-z0-9_-]{{10,}}\.[A-Za-z0-9_-]{{10,}}{_NOT_BEFORE}"),
+        _whole,
+    ),
+    _Detector(
+        "connection_string_password",
+        re.compile(r"(?<![A-Za-z0-9+.-])[A-Za-z][A-Za-z0-9+.-]*://[^\s:/@]*:(?P<secret>[^\s/@]+)@[^\s/@]+"),
+        _group_unless_placeholder,
+    ),
     _Detector("bearer_token", re.compile(r"\b(?i:bearer)[ \t]+(?P<secret>[A-Za-z0-9._~+/-]+=*)"), _bearer_span),
-    _Detector("basic_auth", re.compile(
-        r"\b(?i:authorization)[ \t]*:[ \t]*(?i:basic)[ \t]+(?P<secret>[A-Za-z0-9+/]{8,}={0,2})"),
-        _group_unless_placeholder),
-    _Detector("generic_api_key", re.compile(
-        r"""(?<![A-Za-z0-9_.-])[A-Za-z0-9_.-]*?
+    _Detector(
+        "basic_auth",
+        re.compile(r"\b(?i:authorization)[ \t]*:[ \t]*(?i:basic)[ \t]+(?P<secret>[A-Za-z0-9+/]{8,}={0,2})"),
+        _group_unless_placeholder,
+    ),
+    _Detector(
+        "generic_api_key",
+        re.compile(
+            r"""(?<![A-Za-z0-9_.-])[A-Za-z0-9_.-]*?
             (?:api[_-]?key|secret|token|password|passwd|pwd|passphrase)(?:[_-]?(?:access[_-]?)?key)?
             ['"]?[ \t]*(?::=|=>|[:=])[ \t]*
             (?:(?P<quote>['"`])(?P<quoted>[^'"`\s]{8,})(?P=quote)
               |(?P<bare>(?:[^\s'"`,;&]|[,;&](?!\s|\Z|[A-Za-z_][\w.-]*=))+))""",
-        re.IGNORECASE | re.VERBOSE), _assignment_span),
+            re.IGNORECASE | re.VERBOSE,
+        ),
+        _assignment_span,
+    ),
 )
 _PRIORITY = {detector.kind: rank for rank, detector in enumerate(_DETECTORS)}
 SECRET_KINDS: tuple[str, ...] = tuple(detector.kind for detector in _DETECTORS)
@@ -234,7 +303,7 @@ def redact(text: str, findings: Sequence[SecretFinding]) -> str:
     for finding in sorted(findings, key=lambda f: (f.start, f.end)):
         if finding.end <= cursor:
             continue
-        parts.append(text[cursor:max(finding.start, cursor)])
+        parts.append(text[cursor : max(finding.start, cursor)])
         parts.append(f"[REDACTED:{finding.kind}]")
         cursor = finding.end
     parts.append(text[cursor:])

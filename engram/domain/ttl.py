@@ -57,14 +57,24 @@ def overlay(base: Matrix | None, patch: Matrix | None) -> dict[str, dict[str, in
     return result
 
 
-def expiry(*, kind: str, importance: float, pinned: bool, tags: Sequence[str], requested: datetime | None,
-           now: datetime, overrides: Matrix | None = None) -> datetime | None:
+def expiry(
+    *,
+    kind: str,
+    importance: float,
+    pinned: bool,
+    tags: Sequence[str],
+    requested: datetime | None,
+    now: datetime,
+    overrides: Matrix | None = None,
+) -> datetime | None:
     """``expires_at`` for a new item: the requested time, or the matrix default, or None (never)."""
     protected = protection(pinned, importance, tags)
     if requested is not None:
         if protected:
-            raise ValidationFailed(f"this memory is protected from expiry ({protected}); drop expires_at or the "
-                                   "protection", field="expires_at")
+            raise ValidationFailed(
+                f"this memory is protected from expiry ({protected}); drop expires_at or the protection",
+                field="expires_at",
+            )
         if requested <= now:
             raise ValidationFailed("expires_at must be in the future", field="expires_at")
         return requested
@@ -85,11 +95,14 @@ def parse_overrides(raw: Any) -> dict[str, dict[str, int | None]]:
             raise ValidationFailed(f"ttl_days.{kind} must be an object with low and/or medium", field="ttl_days")
         for column, days in cells.items():
             if column not in BANDS:
-                raise ValidationFailed(f"ttl_days.{kind}.{column}: bands are {', '.join(BANDS)} (importance ≥ "
-                                       f"{PROTECTED_IMPORTANCE} never expires)", field="ttl_days")
-            if days is not None and (isinstance(days, bool) or not isinstance(days, int)
-                                     or not 1 <= days <= MAX_DAYS):
-                raise ValidationFailed(f"ttl_days.{kind}.{column} must be 1–{MAX_DAYS} days or null (never)",
-                                       field="ttl_days")
+                raise ValidationFailed(
+                    f"ttl_days.{kind}.{column}: bands are {', '.join(BANDS)} (importance ≥ "
+                    f"{PROTECTED_IMPORTANCE} never expires)",
+                    field="ttl_days",
+                )
+            if days is not None and (isinstance(days, bool) or not isinstance(days, int) or not 1 <= days <= MAX_DAYS):
+                raise ValidationFailed(
+                    f"ttl_days.{kind}.{column} must be 1–{MAX_DAYS} days or null (never)", field="ttl_days"
+                )
         parsed[str(kind)] = {str(column): days for column, days in cells.items()}
     return parsed

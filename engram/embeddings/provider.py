@@ -57,8 +57,9 @@ class OpenAICompatibleProvider:
     """The ``openai`` client against ENGRAM_EMBEDDING_BASE_URL. ``input_mode`` says how query and passage
     are told apart: an ``input_type`` field the server understands, e5 prefixes added here, or nothing."""
 
-    def __init__(self, base_url: str, api_key: str, model: str, profile: str, dimensions: int,
-                 timeout_s: float, input_mode: str) -> None:
+    def __init__(
+        self, base_url: str, api_key: str, model: str, profile: str, dimensions: int, timeout_s: float, input_mode: str
+    ) -> None:
         from openai import AsyncOpenAI
 
         self._client = AsyncOpenAI(base_url=base_url, api_key=api_key, timeout=timeout_s, max_retries=2)
@@ -78,12 +79,15 @@ class OpenAICompatibleProvider:
             response = await self._client.embeddings.create(model=self._model, input=texts, extra_body=extra)
         except OpenAIError as exc:
             raise Unavailable(f"embedding endpoint failed: {exc}") from exc
-        vectors = [_unit(np.asarray(d.embedding, dtype=np.float32)) for d in sorted(response.data,
-                                                                                     key=lambda d: d.index)]
+        vectors = [
+            _unit(np.asarray(d.embedding, dtype=np.float32)) for d in sorted(response.data, key=lambda d: d.index)
+        ]
         for vector in vectors:
             if vector.shape[0] != self.dimensions:
-                raise EngramError(f"embedding endpoint returned {vector.shape[0]} dimensions, "
-                                  f"the profile {self.profile} needs {self.dimensions}")
+                raise EngramError(
+                    f"embedding endpoint returned {vector.shape[0]} dimensions, "
+                    f"the profile {self.profile} needs {self.dimensions}"
+                )
         return vectors
 
     async def embed_passages(self, texts: list[str]) -> list[np.ndarray]:
@@ -105,10 +109,15 @@ def create_provider(settings: Settings) -> EmbeddingProvider:
     if settings.embedding_provider == "local":
         return LocalE5Provider(settings.embedding_profile, settings.embedding_dimensions)
     if not settings.embedding_base_url:
-        raise EngramError("ENGRAM_EMBEDDING_BASE_URL is required when ENGRAM_EMBEDDING_PROVIDER=openai",
-                          code="config_invalid")
+        raise EngramError(
+            "ENGRAM_EMBEDDING_BASE_URL is required when ENGRAM_EMBEDDING_PROVIDER=openai", code="config_invalid"
+        )
     return OpenAICompatibleProvider(
-        settings.embedding_base_url, settings.embedding_api_key, settings.embedding_model,
-        settings.embedding_profile, settings.embedding_dimensions, settings.embedding_timeout_s,
+        settings.embedding_base_url,
+        settings.embedding_api_key,
+        settings.embedding_model,
+        settings.embedding_profile,
+        settings.embedding_dimensions,
+        settings.embedding_timeout_s,
         settings.embedding_input_mode,
     )

@@ -123,8 +123,14 @@ def retry_delay(attempt: int) -> float:
     return float(min(0.5 * 2 ** max(attempt - 1, 0), 30.0))
 
 
-def register_consumer(broker: NatsBroker, settings: Settings, spec: ConsumerSpec, handle: BatchHandler,
-                      on_dead: DeadHandler | None = None, drain: Drain | None = None) -> None:
+def register_consumer(
+    broker: NatsBroker,
+    settings: Settings,
+    spec: ConsumerSpec,
+    handle: BatchHandler,
+    on_dead: DeadHandler | None = None,
+    drain: Drain | None = None,
+) -> None:
     """Subscribe ``handle`` as the durable consumer ``spec.name``."""
     patch_nats_fetch_timeout()
     drain = drain or Drain()
@@ -132,8 +138,9 @@ def register_consumer(broker: NatsBroker, settings: Settings, spec: ConsumerSpec
 
     async def dead_letter(raw: Msg, reason: str) -> None:
         headers = {"Engram-Dead-Reason": reason[:500], "Engram-Original-Subject": raw.subject}
-        await broker.publish(raw.data, deadletter_subject(settings, spec.name), headers=headers,
-                             stream=deadletter_stream(settings))  # a JetStream publish: acknowledged before term
+        await broker.publish(
+            raw.data, deadletter_subject(settings, spec.name), headers=headers, stream=deadletter_stream(settings)
+        )  # a JetStream publish: acknowledged before term
         DEAD_LETTERED.labels(spec.name).inc()
         await raw.term()
 

@@ -59,8 +59,13 @@ class Event:
         if missing or body.get("specversion") != SPEC_VERSION:
             raise ValueError(f"not an Engram CloudEvent (missing {missing or 'specversion 1.0'})")
         return cls(
-            type=body["type"], tenant_id=body["tenantid"], subject=body["subject"], data=body["data"],
-            id=body["id"], time=body.get("time", ""), traceparent=body.get("traceparent", ""),
+            type=body["type"],
+            tenant_id=body["tenantid"],
+            subject=body["subject"],
+            data=body["data"],
+            id=body["id"],
+            time=body.get("time", ""),
+            traceparent=body.get("traceparent", ""),
             source=body.get("source", SOURCE),
         )
 

@@ -16,6 +16,10 @@ class Outbox:
         self.subject_prefix = subject_prefix
 
     async def add(self, conn: asyncpg.Connection, event: Event) -> None:
-        await rows.add(conn, tenant_id=event.tenant_id, event_id=event.id,
-                       subject=subject_for(self.subject_prefix, event.tenant_id, event.entity_action),
-                       envelope=event.to_json())
+        await rows.add(
+            conn,
+            tenant_id=event.tenant_id,
+            event_id=event.id,
+            subject=subject_for(self.subject_prefix, event.tenant_id, event.entity_action),
+            envelope=event.to_json(),
+        )

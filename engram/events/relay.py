@@ -24,8 +24,16 @@ log = logging.getLogger(__name__)
 
 
 class OutboxRelay:
-    def __init__(self, pool: asyncpg.Pool, js: JetStreamContext, subject_prefix: str, *, batch_size: int = 200,
-                 poll_interval_s: float = 1.0, publish_timeout_s: float = 5.0) -> None:
+    def __init__(
+        self,
+        pool: asyncpg.Pool,
+        js: JetStreamContext,
+        subject_prefix: str,
+        *,
+        batch_size: int = 200,
+        poll_interval_s: float = 1.0,
+        publish_timeout_s: float = 5.0,
+    ) -> None:
         self._pool = pool
         self._js = js
         self._subject_prefix = subject_prefix
@@ -40,11 +48,17 @@ class OutboxRelay:
             rows = await outbox.claim(conn, self._subject_prefix, self._batch_size)
             if not rows:
                 return 0
-            await asyncio.gather(*(
-                self._js.publish(row.subject, row.envelope.encode(), headers={"Nats-Msg-Id": row.event_id},
-                                 timeout=self._publish_timeout_s)
-                for row in rows
-            ))
+            await asyncio.gather(
+                *(
+                    self._js.publish(
+                        row.subject,
+                        row.envelope.encode(),
+                        headers={"Nats-Msg-Id": row.event_id},
+                        timeout=self._publish_timeout_s,
+                    )
+                    for row in rows
+                )
+            )
             await outbox.mark_sent(conn, [row.id for row in rows])
         OUTBOX_PUBLISHED.inc(len(rows))
         return len(rows)

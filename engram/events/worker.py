@@ -44,8 +44,9 @@ Build = Callable[[asyncpg.Pool], Awaitable[Sequence[Subscription]]]
 Background = Callable[[asyncpg.Pool, asyncio.Event], Coroutine[Any, Any, None]]
 
 
-async def run_worker(name: str, settings: Settings, stop: asyncio.Event, build: Build,
-                     background: Background | None = None) -> None:
+async def run_worker(
+    name: str, settings: Settings, stop: asyncio.Event, build: Build, background: Background | None = None
+) -> None:
     """Serve ``build``'s subscriptions (and an optional ``background`` task) until ``stop`` is set."""
     if not settings.database_url or not settings.nats_url:
         raise SystemExit(f"{name} needs ENGRAM_DATABASE_URL and ENGRAM_NATS_URL")
@@ -54,8 +55,9 @@ async def run_worker(name: str, settings: Settings, stop: asyncio.Event, build: 
     serve_metrics(settings.metrics_port, settings.metrics_host)
     pool = await service_pool(settings)
     nc = await nats.connect(settings.nats_url, max_reconnect_attempts=-1, reconnect_time_wait=1, connect_timeout=5)
-    broker = NatsBroker(settings.nats_url, max_reconnect_attempts=-1, reconnect_time_wait=1,
-                        logger=logging.getLogger("faststream"))
+    broker = NatsBroker(
+        settings.nats_url, max_reconnect_attempts=-1, reconnect_time_wait=1, logger=logging.getLogger("faststream")
+    )
     drain = Drain()
     tasks: list[asyncio.Task[None]] = []
     try:

@@ -36,84 +36,189 @@ class Changes:
     def __init__(self, outbox: Outbox) -> None:
         self.outbox = outbox
 
-    async def change_status(self, conn: asyncpg.Connection, actor: Actor, item: MemoryItem, to_state: str,
-                            action: str, reason: str | None) -> MemoryItem:
+    async def change_status(
+        self, conn: asyncpg.Connection, actor: Actor, item: MemoryItem, to_state: str, action: str, reason: str | None
+    ) -> MemoryItem:
         """Move ``item`` (locked by the caller) to ``to_state``: ``review.<action>`` in the trail and
         ``memory.review_changed`` on the bus."""
         changed = await items.set_review_status(conn, str(item.id), to_state)
         if item.review_status == "proposed" and to_state != "proposed":  # promotion has nothing left to decide
-            await items.finish_stage(conn, str(item.id), "promotion",
-                                     f"{to_state} by {actor.by or 'review'} ({action})")
-        await items.add_event(conn, tenant_id=actor.tenant_id, item_id=item.id, actor_id=actor.principal_id,
-                              action=f"review.{action}", old_value={"review_status": item.review_status},
-                              new_value={"review_status": to_state}, reason=reason, request_id=actor.request_id)
-        data: dict[str, Any] = {"item_id": str(item.id), "action": action, "from": item.review_status,
-                                "to": to_state, "actor_id": actor.principal_id, "kind": item.kind}
+            await items.finish_stage(
+                conn, str(item.id), "promotion", f"{to_state} by {actor.by or 'review'} ({action})"
+            )
+        await items.add_event(
+            conn,
+            tenant_id=actor.tenant_id,
+            item_id=item.id,
+            actor_id=actor.principal_id,
+            action=f"review.{action}",
+            old_value={"review_status": item.review_status},
+            new_value={"review_status": to_state},
+            reason=reason,
+            request_id=actor.request_id,
+        )
+        data: dict[str, Any] = {
+            "item_id": str(item.id),
+            "action": action,
+            "from": item.review_status,
+            "to": to_state,
+            "actor_id": actor.principal_id,
+            "kind": item.kind,
+        }
         if actor.by:
             data["by"] = actor.by
-        await self.outbox.add(conn, Event(type="engram.memory.review_changed", tenant_id=actor.tenant_id,
-                                          subject=str(item.id), traceparent=actor.traceparent, data=data))
+        await self.outbox.add(
+            conn,
+            Event(
+                type="engram.memory.review_changed",
+                tenant_id=actor.tenant_id,
+                subject=str(item.id),
+                traceparent=actor.traceparent,
+                data=data,
+            ),
+        )
         return changed
 
-    async def supersede(self, conn: asyncpg.Connection, actor: Actor, old: MemoryItem, new: MemoryItem,
-                        reason: str | None = None, **extra: Any) -> None:
+    async def supersede(
+        self,
+        conn: asyncpg.Connection,
+        actor: Actor,
+        old: MemoryItem,
+        new: MemoryItem,
+        reason: str | None = None,
+        **extra: Any,
+    ) -> None:
         """``new`` replaces ``old`` (both locked by the caller): the pointer and typed link, ``superseded`` in
         the old item's trail, ``memory.superseded`` on the bus (``extra`` adds data fields)."""
         await items.supersede(conn, str(old.id), str(new.id), actor.principal_id)
-        await items.add_event(conn, tenant_id=actor.tenant_id, item_id=old.id, actor_id=actor.principal_id,
-                              action="superseded", old_value={"review_status": old.review_status},
-                              new_value={"review_status": "superseded", "superseded_by": str(new.id)},
-                              reason=reason, request_id=actor.request_id)
-        data: dict[str, Any] = {"item_id": str(old.id), "superseded_by": str(new.id),
-                                "actor_id": actor.principal_id, "kind": old.kind, "authority": new.authority, **extra}
+        await items.add_event(
+            conn,
+            tenant_id=actor.tenant_id,
+            item_id=old.id,
+            actor_id=actor.principal_id,
+            action="superseded",
+            old_value={"review_status": old.review_status},
+            new_value={"review_status": "superseded", "superseded_by": str(new.id)},
+            reason=reason,
+            request_id=actor.request_id,
+        )
+        data: dict[str, Any] = {
+            "item_id": str(old.id),
+            "superseded_by": str(new.id),
+            "actor_id": actor.principal_id,
+            "kind": old.kind,
+            "authority": new.authority,
+            **extra,
+        }
         if actor.by:
             data["by"] = actor.by
-        await self.outbox.add(conn, Event(type="engram.memory.superseded", tenant_id=actor.tenant_id,
-                                          subject=str(old.id), traceparent=actor.traceparent, data=data))
+        await self.outbox.add(
+            conn,
+            Event(
+                type="engram.memory.superseded",
+                tenant_id=actor.tenant_id,
+                subject=str(old.id),
+                traceparent=actor.traceparent,
+                data=data,
+            ),
+        )
 
-    async def open_conflict(self, conn: asyncpg.Connection, actor: Actor, existing: MemoryItem, new: MemoryItem,
-                            conflict_type: str, detector: str, *, score: float | None = None, rule: str | None = None,
-                            explanation: str | None = None) -> str | None:
+    async def open_conflict(
+        self,
+        conn: asyncpg.Connection,
+        actor: Actor,
+        existing: MemoryItem,
+        new: MemoryItem,
+        conflict_type: str,
+        detector: str,
+        *,
+        score: float | None = None,
+        rule: str | None = None,
+        explanation: str | None = None,
+    ) -> str | None:
         """Open a conflict between two items and announce it; None when the pair already has an open one."""
-        conflict_id = await conflicts.open(conn, actor.tenant_id, str(existing.id), str(new.id), conflict_type,
-                                           detector, score=score, rule=rule, explanation=explanation)
+        conflict_id = await conflicts.open(
+            conn,
+            actor.tenant_id,
+            str(existing.id),
+            str(new.id),
+            conflict_type,
+            detector,
+            score=score,
+            rule=rule,
+            explanation=explanation,
+        )
         if conflict_id is None:
             return None
-        await self.outbox.add(conn, Event(
-            type="engram.conflict.detected", tenant_id=actor.tenant_id, subject=conflict_id,
-            traceparent=actor.traceparent,
-            data={"conflict_id": conflict_id, "existing_item_id": str(existing.id), "new_item_id": str(new.id),
-                  "type": conflict_type, "detector": detector, "rule": rule, "score": score, "kind": new.kind,
-                  "existing_authority": existing.authority, "new_authority": new.authority},
-        ))
+        await self.outbox.add(
+            conn,
+            Event(
+                type="engram.conflict.detected",
+                tenant_id=actor.tenant_id,
+                subject=conflict_id,
+                traceparent=actor.traceparent,
+                data={
+                    "conflict_id": conflict_id,
+                    "existing_item_id": str(existing.id),
+                    "new_item_id": str(new.id),
+                    "type": conflict_type,
+                    "detector": detector,
+                    "rule": rule,
+                    "score": score,
+                    "kind": new.kind,
+                    "existing_authority": existing.authority,
+                    "new_authority": new.authority,
+                },
+            ),
+        )
         return conflict_id
 
-    async def resolve_conflicts(self, conn: asyncpg.Connection, actor: Actor, item_id: str, resolution: str,
-                                reason: str | None, *, other: str | None = None,
-                                conflict_id: str | None = None) -> list[conflicts.Resolved]:
+    async def resolve_conflicts(
+        self,
+        conn: asyncpg.Connection,
+        actor: Actor,
+        item_id: str,
+        resolution: str,
+        reason: str | None,
+        *,
+        other: str | None = None,
+        conflict_id: str | None = None,
+    ) -> list[conflicts.Resolved]:
         """Resolve the open conflicts of ``item_id`` (only the one with ``other``, or only ``conflict_id``) and
         announce each with ``conflict.resolved``."""
-        resolved = await conflicts.resolve_open(conn, item_id, resolution, actor.principal_id, reason, other=other,
-                                                conflict_id=conflict_id)
+        resolved = await conflicts.resolve_open(
+            conn, item_id, resolution, actor.principal_id, reason, other=other, conflict_id=conflict_id
+        )
         for r in resolved:
-            await self.outbox.add(conn, Event(
-                type="engram.conflict.resolved", tenant_id=actor.tenant_id, subject=r.id,
-                traceparent=actor.traceparent,
-                data={"conflict_id": r.id, "item_a": r.item_a, "item_b": r.item_b, "type": r.type,
-                      "resolution": resolution, "resolver_id": actor.principal_id},
-            ))
+            await self.outbox.add(
+                conn,
+                Event(
+                    type="engram.conflict.resolved",
+                    tenant_id=actor.tenant_id,
+                    subject=r.id,
+                    traceparent=actor.traceparent,
+                    data={
+                        "conflict_id": r.id,
+                        "item_a": r.item_a,
+                        "item_b": r.item_b,
+                        "type": r.type,
+                        "resolution": resolution,
+                        "resolver_id": actor.principal_id,
+                    },
+                ),
+            )
         return resolved
 
-    async def settle_conflicts_of(self, conn: asyncpg.Connection, actor: Actor, item_id: str,
-                                  reason: str | None) -> list[conflicts.Resolved]:
+    async def settle_conflicts_of(
+        self, conn: asyncpg.Connection, actor: Actor, item_id: str, reason: str | None
+    ) -> list[conflicts.Resolved]:
         """``item_id`` left the running (rejected, archived, withdrawn): each of its open conflicts is resolved
         for the other side — ``keep_existing`` when it was the newcomer, ``accept_new`` when it was the
         incumbent."""
         settled: list[conflicts.Resolved] = []
         for conflict_id, existing, _new in await conflicts.open_pairs(conn, item_id):
             resolution = "accept_new" if existing == item_id else "keep_existing"
-            settled += await self.resolve_conflicts(conn, actor, item_id, resolution, reason,
-                                                    conflict_id=conflict_id)
+            settled += await self.resolve_conflicts(conn, actor, item_id, resolution, reason, conflict_id=conflict_id)
         return settled
 
 
@@ -122,5 +227,11 @@ async def stage_failed(pool: asyncpg.Pool, event: Event, stage: str, error: Exce
     still there)."""
     async with tenant_tx(pool, event.tenant_id) as conn:
         if await items.get(conn, event.subject) is not None:
-            await items.set_stage(conn, tenant_id=event.tenant_id, item_id=event.subject, stage=stage,
-                                  status="failed", detail=repr(error)[:500])
+            await items.set_stage(
+                conn,
+                tenant_id=event.tenant_id,
+                item_id=event.subject,
+                stage=stage,
+                status="failed",
+                detail=repr(error)[:500],
+            )

@@ -34,9 +34,9 @@ SYSTEM_PROMPT = (
 def answer_schema(kinds: Sequence[str]) -> dict[str, object]:
     """The strict JSON schema the model must answer in (``kinds``: the tenant's enabled kinds)."""
     return {
-        "type": "object", "additionalProperties": False,
-        "required": ["kind", "retention", "sensitivity", "wing", "room", "taxonomy_confidence",
-                     "retention_confidence"],
+        "type": "object",
+        "additionalProperties": False,
+        "required": ["kind", "retention", "sensitivity", "wing", "room", "taxonomy_confidence", "retention_confidence"],
         "properties": {
             "kind": {"type": "string", "enum": list(kinds)},
             "retention": {"type": "string", "enum": list(RETENTIONS)},
@@ -61,16 +61,21 @@ class _Answer(BaseModel):
     retention_confidence: float = Field(ge=0, le=1)
 
 
-async def classify(content: str, placement_rules: Sequence[PlacementRule], kinds: Sequence[str],
-                   llm: JsonChat | None) -> tuple[Classification, str | None]:
+async def classify(
+    content: str, placement_rules: Sequence[PlacementRule], kinds: Sequence[str], llm: JsonChat | None
+) -> tuple[Classification, str | None]:
     """The classification, and why the model's answer was not used (None when it was, or no model is set)."""
     rules = classify_by_rules(content, placement_rules)
     if llm is None:
         return rules, None
     findings = find_secrets(content)  # a model never sees a credential, whatever the tenant's policy
     try:
-        raw = await llm.ask(SYSTEM_PROMPT, redact(content, findings) if findings else content,
-                            "memory_classification", answer_schema(kinds))
+        raw = await llm.ask(
+            SYSTEM_PROMPT,
+            redact(content, findings) if findings else content,
+            "memory_classification",
+            answer_schema(kinds),
+        )
     except LLMUnavailable as exc:
         return rules, f"model unavailable: {exc}"
     try:
@@ -82,9 +87,12 @@ async def classify(content: str, placement_rules: Sequence[PlacementRule], kinds
     sensitivity = max(rules.sensitivity, answer.sensitivity, key=SENSITIVITY_ORDER.index)
     placed = rules.wing is not None  # a tenant's placement rule outranks the model's guess
     return Classification(
-        kind=answer.kind, taxonomy_confidence=clamp_confidence(answer.taxonomy_confidence),
-        retention=answer.retention, retention_confidence=clamp_confidence(answer.retention_confidence),
-        sensitivity=sensitivity, wing=rules.wing if placed else (answer.wing or None),
+        kind=answer.kind,
+        taxonomy_confidence=clamp_confidence(answer.taxonomy_confidence),
+        retention=answer.retention,
+        retention_confidence=clamp_confidence(answer.retention_confidence),
+        sensitivity=sensitivity,
+        wing=rules.wing if placed else (answer.wing or None),
         room=rules.room if placed else (answer.room or None),
         suggested_visibility="private" if sensitivity != "normal" else None,
         reasons=(f"model {llm.model}", *(r for r in rules.reasons if not r.startswith(("kind cue", "also a")))),

@@ -27,8 +27,9 @@ async def gates(conn: asyncpg.Connection) -> promotion.Gates:
     return promotion.parse_gates(await identity.config_value(conn, "promotion"))
 
 
-async def evaluate(conn: asyncpg.Connection, item: MemoryItem, rules: promotion.Gates, now: datetime,
-                   viewer: str | None = None) -> list[tuple[str, str]]:
+async def evaluate(
+    conn: asyncpg.Connection, item: MemoryItem, rules: promotion.Gates, now: datetime, viewer: str | None = None
+) -> list[tuple[str, str]]:
     """The blockers standing between ``item`` and promotion (empty: it may be promoted). With ``viewer``, an
     item the viewer may not read is not named."""
     kind = await kinds.get_kind(conn, item.kind)
@@ -37,13 +38,23 @@ async def evaluate(conn: asyncpg.Connection, item: MemoryItem, rules: promotion.
         found = await items.slot_holder(conn, str(item.workspace_id), item.subject, item.kind, exclude=str(item.id))
         hidden = viewer is not None and found is not None and await items.get(conn, found, viewer) is None
         holder = "a memory you cannot see" if hidden else found
-    facts = promotion.Facts(open_conflicts=await conflicts.open_count(conn, str(item.id)),
-                            was_disputed=await items.was_disputed(conn, str(item.id)), slot_holder=holder)
+    facts = promotion.Facts(
+        open_conflicts=await conflicts.open_count(conn, str(item.id)),
+        was_disputed=await items.was_disputed(conn, str(item.id)),
+        slot_holder=holder,
+    )
     return promotion.blockers(item, kind, rules, facts, now)
 
 
-async def promote_item(conn: asyncpg.Connection, writer: changes.Changes, tenant_id: str, item_id: str, *,
-                       dry_run: bool, traceparent: str = "") -> str:
+async def promote_item(
+    conn: asyncpg.Connection,
+    writer: changes.Changes,
+    tenant_id: str,
+    item_id: str,
+    *,
+    dry_run: bool,
+    traceparent: str = "",
+) -> str:
     """Promote one item if every gate passes; returns ``promoted`` or ``skipped_<first blocker>``
     (``skipped_gone`` for an item deleted meanwhile)."""
     item = await items.get(conn, item_id, for_update=not dry_run)
@@ -56,18 +67,26 @@ async def promote_item(conn: asyncpg.Connection, writer: changes.Changes, tenant
         return outcome
     PROMOTION_OUTCOMES.labels(outcome).inc()
     if blockers:
-        await items.set_stage(conn, tenant_id=tenant_id, item_id=item.id, stage="promotion", status="pending",
-                              detail="; ".join(detail for _, detail in blockers)[:500])
+        await items.set_stage(
+            conn,
+            tenant_id=tenant_id,
+            item_id=item.id,
+            stage="promotion",
+            status="pending",
+            detail="; ".join(detail for _, detail in blockers)[:500],
+        )
         return outcome
     actor = changes.Actor(tenant_id, by=BY, traceparent=traceparent)
     await writer.change_status(conn, actor, item, "active", "promote", "every promotion gate passed")
-    await items.set_stage(conn, tenant_id=tenant_id, item_id=item.id, stage="promotion", status="done",
-                          detail="promoted")
+    await items.set_stage(
+        conn, tenant_id=tenant_id, item_id=item.id, stage="promotion", status="done", detail="promoted"
+    )
     return outcome
 
 
-async def promote_proposed(pool: asyncpg.Pool, prefix: str, *, tenant_id: str | None = None, limit: int = 100,
-                           dry_run: bool = False) -> Counter[str]:
+async def promote_proposed(
+    pool: asyncpg.Pool, prefix: str, *, tenant_id: str | None = None, limit: int = 100, dry_run: bool = False
+) -> Counter[str]:
     """Decide up to ``limit`` proposed items (oldest first) of one tenant, or of every tenant; counts per
     outcome. Changes are announced under the subject ``prefix``."""
     writer = changes.Changes(Outbox(prefix))

@@ -40,41 +40,72 @@ def from_struct(message: Any, field: str) -> dict[str, Any]:
 
 def item_to_proto(item: MemoryItem) -> memory_pb2.MemoryItem:
     return memory_pb2.MemoryItem(
-        id=str(item.id), tenant_id=str(item.tenant_id), workspace_id=str(item.workspace_id),
-        principal_id=str(item.principal_id), content=item.content, content_hash=item.content_hash.hex(),
-        kind=item.kind, subject=item.subject or "", wing=item.wing or "", room=item.room or "", tags=item.tags,
-        importance=item.importance, pinned=item.pinned, visibility=item.visibility,
-        review_status=item.review_status, authority=item.authority, source_type=item.source_type,
-        source_uri=item.source_uri or "", source_session=item.source_session or "",
-        source_trust=item.source_trust, memory_confidence=item.memory_confidence,
-        human_verified=item.human_verified, valid_from=timestamp(item.valid_from),
-        valid_to=timestamp(item.valid_to), created_at=timestamp(item.created_at),
-        expires_at=timestamp(item.expires_at), superseded_by=str(item.superseded_by or ""),
-        invalidated_at=timestamp(item.invalidated_at), external_id=item.external_id or "",
-        metadata=struct(item.metadata), recall_count=item.recall_count, retention=item.retention or "",
-        retention_confidence=item.retention_confidence, taxonomy_confidence=item.taxonomy_confidence,
-        sensitivity=item.sensitivity or "", classified_at=timestamp(item.classified_at),
+        id=str(item.id),
+        tenant_id=str(item.tenant_id),
+        workspace_id=str(item.workspace_id),
+        principal_id=str(item.principal_id),
+        content=item.content,
+        content_hash=item.content_hash.hex(),
+        kind=item.kind,
+        subject=item.subject or "",
+        wing=item.wing or "",
+        room=item.room or "",
+        tags=item.tags,
+        importance=item.importance,
+        pinned=item.pinned,
+        visibility=item.visibility,
+        review_status=item.review_status,
+        authority=item.authority,
+        source_type=item.source_type,
+        source_uri=item.source_uri or "",
+        source_session=item.source_session or "",
+        source_trust=item.source_trust,
+        memory_confidence=item.memory_confidence,
+        human_verified=item.human_verified,
+        valid_from=timestamp(item.valid_from),
+        valid_to=timestamp(item.valid_to),
+        created_at=timestamp(item.created_at),
+        expires_at=timestamp(item.expires_at),
+        superseded_by=str(item.superseded_by or ""),
+        invalidated_at=timestamp(item.invalidated_at),
+        external_id=item.external_id or "",
+        metadata=struct(item.metadata),
+        recall_count=item.recall_count,
+        retention=item.retention or "",
+        retention_confidence=item.retention_confidence,
+        taxonomy_confidence=item.taxonomy_confidence,
+        sensitivity=item.sensitivity or "",
+        classified_at=timestamp(item.classified_at),
         kind_explicit=item.kind_explicit,
     )
 
 
 def ranked_to_proto(ranked: RankedItem) -> memory_pb2.RecalledItem:
     return memory_pb2.RecalledItem(
-        item=item_to_proto(ranked.item), score=ranked.score, reasons=ranked.reasons, origin=ranked.origin,
+        item=item_to_proto(ranked.item),
+        score=ranked.score,
+        reasons=ranked.reasons,
+        origin=ranked.origin,
         matched_via=ranked.matched_via,
     )
 
 
 def stage_to_proto(stage: Stage) -> recall_pb2.Stage:
-    return recall_pb2.Stage(name=stage.name, status=stage.status, detail=stage.detail,
-                            updated_at=timestamp(stage.updated_at))
+    return recall_pb2.Stage(
+        name=stage.name, status=stage.status, detail=stage.detail, updated_at=timestamp(stage.updated_at)
+    )
 
 
 def event_to_proto(event: ItemEvent) -> recall_pb2.ItemEvent:
     """One row of an item's audit trail as a protobuf message."""
-    message = recall_pb2.ItemEvent(id=event.id, action=event.action, actor_id=event.actor_id or "",
-                                   reason=event.reason or "", request_id=event.request_id or "",
-                                   created_at=timestamp(event.created_at))
+    message = recall_pb2.ItemEvent(
+        id=event.id,
+        action=event.action,
+        actor_id=event.actor_id or "",
+        reason=event.reason or "",
+        request_id=event.request_id or "",
+        created_at=timestamp(event.created_at),
+    )
     if event.old_value is not None:
         message.old_value.update(event.old_value)
     if event.new_value is not None:
@@ -83,14 +114,30 @@ def event_to_proto(event: ItemEvent) -> recall_pb2.ItemEvent:
 
 
 def edge_to_proto(edge: Edge) -> memory_pb2.Edge:
-    return memory_pb2.Edge(id=edge.id, src_id=edge.src_id, dst_id=edge.dst_id, type=edge.type,
-                           created_by=edge.created_by or "", created_at=timestamp(edge.created_at))
+    return memory_pb2.Edge(
+        id=edge.id,
+        src_id=edge.src_id,
+        dst_id=edge.dst_id,
+        type=edge.type,
+        created_by=edge.created_by or "",
+        created_at=timestamp(edge.created_at),
+    )
 
 
 def conflict_to_proto(conflict: ConflictRecord) -> memory_pb2.Conflict:
     return memory_pb2.Conflict(
-        id=conflict.id, existing_item_id=conflict.item_a, new_item_id=conflict.item_b, type=conflict.type,
-        detector=conflict.detector, score=conflict.score, rule=conflict.rule or "",
-        explanation=conflict.explanation or "", status=conflict.status, resolution=conflict.resolution or "",
-        resolver_id=conflict.resolver_id or "", reason=conflict.reason or "", created_at=timestamp(conflict.created_at),
-        resolved_at=timestamp(conflict.resolved_at))
+        id=conflict.id,
+        existing_item_id=conflict.item_a,
+        new_item_id=conflict.item_b,
+        type=conflict.type,
+        detector=conflict.detector,
+        score=conflict.score,
+        rule=conflict.rule or "",
+        explanation=conflict.explanation or "",
+        status=conflict.status,
+        resolution=conflict.resolution or "",
+        resolver_id=conflict.resolver_id or "",
+        reason=conflict.reason or "",
+        created_at=timestamp(conflict.created_at),
+        resolved_at=timestamp(conflict.resolved_at),
+    )

@@ -86,6 +86,10 @@ def from_rpc_error(exc: grpc.aio.AioRpcError) -> EngramError:
         return EngramError(exc.details() or "internal error")
     cls = _BY_NAME.get(trailing.get(CLASS_KEY, "")) or _BY_STATUS.get(exc.code(), EngramError)
     if issubclass(cls, RateLimited):
-        return RateLimited(exc.details() or "", retry_after_s=float(trailing.get(RETRY_AFTER_KEY, "1")),
-                           field=trailing.get(FIELD_KEY), code=code)
+        return RateLimited(
+            exc.details() or "",
+            retry_after_s=float(trailing.get(RETRY_AFTER_KEY, "1")),
+            field=trailing.get(FIELD_KEY),
+            code=code,
+        )
     return cls(exc.details() or "", field=trailing.get(FIELD_KEY), code=code)

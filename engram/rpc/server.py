@@ -25,7 +25,8 @@ class MetricsInterceptor(grpc.aio.ServerInterceptor):
         self._service = service
 
     async def intercept_service(
-        self, continuation: Callable[[grpc.HandlerCallDetails], Awaitable[grpc.RpcMethodHandler]],
+        self,
+        continuation: Callable[[grpc.HandlerCallDetails], Awaitable[grpc.RpcMethodHandler]],
         handler_call_details: grpc.HandlerCallDetails,
     ) -> grpc.RpcMethodHandler:
         handler = await continuation(handler_call_details)
@@ -47,7 +48,8 @@ class MetricsInterceptor(grpc.aio.ServerInterceptor):
                 RPC_LATENCY.labels(service, method, code).observe(time.perf_counter() - started)
 
         return grpc.unary_unary_rpc_method_handler(
-            timed, request_deserializer=handler.request_deserializer,
+            timed,
+            request_deserializer=handler.request_deserializer,
             response_serializer=handler.response_serializer,
         )
 
@@ -59,7 +61,8 @@ class InternalTokenInterceptor(grpc.aio.ServerInterceptor):
         self._token = token.encode()
 
     async def intercept_service(
-        self, continuation: Callable[[grpc.HandlerCallDetails], Awaitable[grpc.RpcMethodHandler]],
+        self,
+        continuation: Callable[[grpc.HandlerCallDetails], Awaitable[grpc.RpcMethodHandler]],
         handler_call_details: grpc.HandlerCallDetails,
     ) -> grpc.RpcMethodHandler:
         if handler_call_details.method.startswith("/grpc.health.v1.Health/"):
@@ -82,7 +85,8 @@ class EdgeInterceptor(grpc.aio.ServerInterceptor):
     only: Engram serves no streaming one."""
 
     async def intercept_service(
-        self, continuation: Callable[[grpc.HandlerCallDetails], Awaitable[grpc.RpcMethodHandler]],
+        self,
+        continuation: Callable[[grpc.HandlerCallDetails], Awaitable[grpc.RpcMethodHandler]],
         handler_call_details: grpc.HandlerCallDetails,
     ) -> grpc.RpcMethodHandler:
         handler = await continuation(handler_call_details)
@@ -101,14 +105,19 @@ class EdgeInterceptor(grpc.aio.ServerInterceptor):
                 await abort_with(context, as_engram_error(exc, method))
 
         return grpc.unary_unary_rpc_method_handler(
-            edge, request_deserializer=handler.request_deserializer,
+            edge,
+            request_deserializer=handler.request_deserializer,
             response_serializer=handler.response_serializer,
         )
 
 
-async def start_server(address: str, service_label: str, service_names: list[str],
-                       register: Callable[[grpc.aio.Server], None],
-                       internal_token: str | None = None) -> tuple[grpc.aio.Server, HealthServicer]:
+async def start_server(
+    address: str,
+    service_label: str,
+    service_names: list[str],
+    register: Callable[[grpc.aio.Server], None],
+    internal_token: str | None = None,
+) -> tuple[grpc.aio.Server, HealthServicer]:
     """Bind, register the servicers and the standard health service (SERVING), and start. With
     ``internal_token`` every other call must present it. Outermost first: the token check, the latency
     metric (so it sees the final status), the edge."""

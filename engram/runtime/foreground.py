@@ -59,8 +59,9 @@ class ForegroundServer:
         self.prepare()
         argv, extra = self.popen_args()
         with self.log_path.open("ab") as log:
-            self._process = subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=log, stderr=subprocess.STDOUT,
-                                             start_new_session=True, **extra)
+            self._process = subprocess.Popen(
+                argv, stdin=subprocess.DEVNULL, stdout=log, stderr=subprocess.STDOUT, start_new_session=True, **extra
+            )
         deadline = time.monotonic() + timeout
         while not self.is_ready():
             code = self._process.poll()

@@ -119,8 +119,14 @@ async def _start(
     url = gateway_url(settings.gateway_host, settings.gateway_port)
     # every port in one call, so no two services are handed the same one
     ports = iter(free_ports(2 + sum(name != "gateway" for name in services)))
-    base_env = _service_env(settings, home, database_url, nats_url, embedded_database=not external_database,
-                            grpc_ports=(next(ports), next(ports)))
+    base_env = _service_env(
+        settings,
+        home,
+        database_url,
+        nats_url,
+        embedded_database=not external_database,
+        grpc_ports=(next(ports), next(ports)),
+    )
     metrics: dict[str, str] = {}
     for name in services:
         env = dict(base_env)
@@ -173,8 +179,14 @@ async def _start_nats(supervisor: Supervisor, home: Path) -> str:
     return nats.url
 
 
-def _service_env(settings: Settings, home: Path, database_url: str, nats_url: str,
-                 embedded_database: bool, grpc_ports: tuple[int, int]) -> dict[str, str]:
+def _service_env(
+    settings: Settings,
+    home: Path,
+    database_url: str,
+    nats_url: str,
+    embedded_database: bool,
+    grpc_ports: tuple[int, int],
+) -> dict[str, str]:
     python_path = [str(source_root()), *filter(None, os.environ.get("PYTHONPATH", "").split(os.pathsep))]
     return {
         **os.environ,
@@ -207,12 +219,19 @@ def _http_ready(url: str) -> Callable[[], Awaitable[bool]]:
 STACK_FILE = "stack.json"
 
 
-def _write_stack_file(home: Path, gateway: str, database_url: str, nats_url: str, env: dict[str, str],
-                      metrics: dict[str, str]) -> None:
+def _write_stack_file(
+    home: Path, gateway: str, database_url: str, nats_url: str, env: dict[str, str], metrics: dict[str, str]
+) -> None:
     """Where the running stack's parts are, for operators and tools (removed again on stop)."""
-    info = {"gateway": gateway, "database_url": database_url, "nats_url": nats_url,
-            "ingest_addr": env["ENGRAM_INGEST_ADDR"], "recall_addr": env["ENGRAM_RECALL_ADDR"],
-            "metrics": {"gateway": f"{gateway}/metrics", **metrics}, "pid": os.getpid()}
+    info = {
+        "gateway": gateway,
+        "database_url": database_url,
+        "nats_url": nats_url,
+        "ingest_addr": env["ENGRAM_INGEST_ADDR"],
+        "recall_addr": env["ENGRAM_RECALL_ADDR"],
+        "metrics": {"gateway": f"{gateway}/metrics", **metrics},
+        "pid": os.getpid(),
+    }
     (home / STACK_FILE).write_text(json.dumps(info, indent=2) + "\n")
 
 

@@ -9,27 +9,41 @@ from collections.abc import Iterator
 from prometheus_client import Counter, Gauge, Histogram, start_http_server
 
 RPC_LATENCY = Histogram(
-    "engram_rpc_duration_seconds", "gRPC handler latency", ["service", "method", "code"],
+    "engram_rpc_duration_seconds",
+    "gRPC handler latency",
+    ["service", "method", "code"],
     buckets=(0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5),
 )
 HTTP_LATENCY = Histogram(
-    "engram_http_request_duration_seconds", "Gateway request latency", ["route", "method", "status"],
+    "engram_http_request_duration_seconds",
+    "Gateway request latency",
+    ["route", "method", "status"],
     buckets=(0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5),
 )
-CONFLICT_OUTCOMES = Counter("engram_conflict_outcomes_total", "Pairs judged by the conflicts consumer",
-                            ["label", "action"])
-PROMOTION_OUTCOMES = Counter("engram_promotion_outcomes_total", "Promotion decisions by outcome "
-                             "(promoted, skipped_<blocker>)", ["outcome"])
+CONFLICT_OUTCOMES = Counter(
+    "engram_conflict_outcomes_total", "Pairs judged by the conflicts consumer", ["label", "action"]
+)
+PROMOTION_OUTCOMES = Counter(
+    "engram_promotion_outcomes_total", "Promotion decisions by outcome (promoted, skipped_<blocker>)", ["outcome"]
+)
 RECALL_TELEMETRY = Counter("engram_recall_telemetry_total", "Recall log entries by fate", ["outcome"])
 RECALL_STAGE = Histogram(
-    "engram_recall_stage_seconds", "Time spent in each stage of a recall or search (the recall process)", ["stage"],
-    buckets=(0.0005, 0.001, 0.002, 0.005, 0.01, 0.02, 0.05, 0.1, 0.2, 0.5, 1.0))
+    "engram_recall_stage_seconds",
+    "Time spent in each stage of a recall or search (the recall process)",
+    ["stage"],
+    buckets=(0.0005, 0.001, 0.002, 0.005, 0.01, 0.02, 0.05, 0.1, 0.2, 0.5, 1.0),
+)
 REMEMBER_STAGE = Histogram(
-    "engram_remember_stage_seconds", "Time spent in each stage of a remember (the ingest process)", ["stage"],
-    buckets=(0.0005, 0.001, 0.002, 0.005, 0.01, 0.02, 0.05, 0.1, 0.2, 0.5, 1.0))
-SWEPT = Counter("engram_sweep_items_total", "Items the sweep expired to the trash, trash entries it emptied and "
-                "recall log rows it deleted",
-                ["outcome"])
+    "engram_remember_stage_seconds",
+    "Time spent in each stage of a remember (the ingest process)",
+    ["stage"],
+    buckets=(0.0005, 0.001, 0.002, 0.005, 0.01, 0.02, 0.05, 0.1, 0.2, 0.5, 1.0),
+)
+SWEPT = Counter(
+    "engram_sweep_items_total",
+    "Items the sweep expired to the trash, trash entries it emptied and recall log rows it deleted",
+    ["outcome"],
+)
 REMEMBERED = Counter("engram_remember_total", "Remember outcomes", ["status"])
 OUTBOX_PUBLISHED = Counter("engram_outbox_published_total", "Outbox events published to JetStream")
 OUTBOX_FAILURES = Counter("engram_outbox_publish_failures_total", "Failed outbox publish attempts")
@@ -40,12 +54,15 @@ REDELIVERED = Counter("engram_consumer_redeliveries_total", "Messages seen more 
 DEAD_LETTERED = Counter("engram_consumer_dead_letters_total", "Messages sent to the dead letter", ["consumer"])
 CONSUMER_LAG = Gauge("engram_consumer_pending", "Messages not yet delivered to a consumer", ["consumer"])
 EMBED_LATENCY = Histogram(
-    "engram_embedding_batch_seconds", "Embedding latency per batch", ["profile"],
+    "engram_embedding_batch_seconds",
+    "Embedding latency per batch",
+    ["profile"],
     buckets=(0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5),
 )
 EMBED_BATCH = Histogram("engram_embedding_batch_size", "Texts per embedding batch", buckets=(1, 2, 4, 8, 16, 32, 64))
 SEARCHABLE_LAG = Histogram(
-    "engram_ingest_to_searchable_seconds", "From remember commit to embedding stored",
+    "engram_ingest_to_searchable_seconds",
+    "From remember commit to embedding stored",
     buckets=(0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30),
 )
 

@@ -64,11 +64,15 @@ class ClassifierService:
                 return
             await self._apply(conn, event, current, result, fallback)
 
-    async def _apply(self, conn: asyncpg.Connection, event: Event, item: MemoryItem, result: Classification,
-                     fallback: str | None) -> None:
+    async def _apply(
+        self, conn: asyncpg.Connection, event: Event, item: MemoryItem, result: Classification, fallback: str | None
+    ) -> None:
         values: dict[str, Any] = {
-            "taxonomy_confidence": result.taxonomy_confidence, "retention": result.retention,
-            "retention_confidence": result.retention_confidence, "sensitivity": result.sensitivity}
+            "taxonomy_confidence": result.taxonomy_confidence,
+            "retention": result.retention,
+            "retention_confidence": result.retention_confidence,
+            "sensitivity": result.sensitivity,
+        }
         notes: list[str] = []
         if result.kind != item.kind:
             why_not = await _kind_change_refused(conn, item, result.kind)
@@ -84,29 +88,65 @@ class ClassifierService:
         if narrowed != item.visibility:
             values["visibility"] = narrowed
         changed = await classifications.apply(conn, str(item.id), values)
-        applied = {name: [_plain(getattr(item, name)), _plain(value)] for name, value in values.items()
-                   if _plain(getattr(item, name)) != _plain(value)}
+        applied = {
+            name: [_plain(getattr(item, name)), _plain(value)]
+            for name, value in values.items()
+            if _plain(getattr(item, name)) != _plain(value)
+        }
         output = {**dataclasses.asdict(result), "reasons": list(result.reasons), "notes": notes}
-        await classifications.add_receipt(conn, tenant_id=event.tenant_id, item_id=str(item.id),
-                                          classifier=result.classifier, fallback_reason=fallback, output=output,
-                                          applied=applied)
+        await classifications.add_receipt(
+            conn,
+            tenant_id=event.tenant_id,
+            item_id=str(item.id),
+            classifier=result.classifier,
+            fallback_reason=fallback,
+            output=output,
+            applied=applied,
+        )
         structural = {k: v for k, v in applied.items() if k in ("kind", "wing", "room", "visibility")}
         if structural:
-            await items.add_event(conn, tenant_id=event.tenant_id, item_id=item.id, actor_id=None,
-                                  action="classified", old_value={k: v[0] for k, v in structural.items()},
-                                  new_value={k: v[1] for k, v in structural.items()},
-                                  reason=f"{result.classifier}: {'; '.join(result.reasons)[:500]}")
-        await items.set_stage(conn, tenant_id=event.tenant_id, item_id=item.id, stage=STAGE, status="done",
-                              detail=result.classifier + (f" (fallback: {fallback})" if fallback else ""))
-        await self._outbox.add(conn, Event(
-            type="engram.memory.classified", tenant_id=event.tenant_id, subject=str(item.id),
-            traceparent=event.traceparent,
-            data={"item_id": str(item.id), "kind": changed.kind, "suggested_kind": result.kind,
-                  "retention": result.retention, "retention_confidence": result.retention_confidence,
-                  "taxonomy_confidence": result.taxonomy_confidence, "sensitivity": result.sensitivity,
-                  "wing": changed.wing, "room": changed.room, "visibility": changed.visibility,
-                  "changed": sorted(applied), "classifier": result.classifier, "fallback": fallback is not None},
-        ))
+            await items.add_event(
+                conn,
+                tenant_id=event.tenant_id,
+                item_id=item.id,
+                actor_id=None,
+                action="classified",
+                old_value={k: v[0] for k, v in structural.items()},
+                new_value={k: v[1] for k, v in structural.items()},
+                reason=f"{result.classifier}: {'; '.join(result.reasons)[:500]}",
+            )
+        await items.set_stage(
+            conn,
+            tenant_id=event.tenant_id,
+            item_id=item.id,
+            stage=STAGE,
+            status="done",
+            detail=result.classifier + (f" (fallback: {fallback})" if fallback else ""),
+        )
+        await self._outbox.add(
+            conn,
+            Event(
+                type="engram.memory.classified",
+                tenant_id=event.tenant_id,
+                subject=str(item.id),
+                traceparent=event.traceparent,
+                data={
+                    "item_id": str(item.id),
+                    "kind": changed.kind,
+                    "suggested_kind": result.kind,
+                    "retention": result.retention,
+                    "retention_confidence": result.retention_confidence,
+                    "taxonomy_confidence": result.taxonomy_confidence,
+                    "sensitivity": result.sensitivity,
+                    "wing": changed.wing,
+                    "room": changed.room,
+                    "visibility": changed.visibility,
+                    "changed": sorted(applied),
+                    "classifier": result.classifier,
+                    "fallback": fallback is not None,
+                },
+            ),
+        )
 
     async def mark_failed(self, event: Event, error: Exception) -> None:
         await changes.stage_failed(self._pool, event, STAGE, error)

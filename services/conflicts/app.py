@@ -19,8 +19,7 @@ async def serve(settings: Settings, stop: asyncio.Event) -> None:
 
     async def build(pool: asyncpg.Pool) -> Sequence[Subscription]:
         service = ConflictsService(pool, settings, llm)
-        return [Subscription(ConsumerSpec(name=CONSUMER, event="memory.embedded"), service.handle,
-                             service.mark_failed)]
+        return [Subscription(ConsumerSpec(name=CONSUMER, event="memory.embedded"), service.handle, service.mark_failed)]
 
     try:
         await run_worker("conflicts", settings, stop, build)

@@ -72,8 +72,15 @@ class ConflictsService:
             vector = await embeddings.vector(conn, event.subject, profile)
             near: list[tuple[MemoryItem, float]] = []
             if item is not None and vector is not None and _live(item) and item.kind not in EPISODIC_KINDS:
-                near = await conflicts.nearest_live(conn, item, vector, profile, dimensions, NEIGHBOURS,
-                                                    self._settings.conflict_similarity_floor - CANDIDATE_MARGIN)
+                near = await conflicts.nearest_live(
+                    conn,
+                    item,
+                    vector,
+                    profile,
+                    dimensions,
+                    NEIGHBOURS,
+                    self._settings.conflict_similarity_floor - CANDIDATE_MARGIN,
+                )
         judged, judge_unavailable = await self._judge_all(item, near) if item is not None else ([], False)
         async with tenant_tx(self._pool, event.tenant_id) as conn:
             if not await inbox.claim(conn, CONSUMER, event.id, event.tenant_id):
@@ -83,13 +90,16 @@ class ConflictsService:
                 log.info("item %s of event %s no longer exists; nothing to compare", event.subject, event.id)
                 return
             notes = [await self._apply(conn, event, current, j) for j in judged] if _live(current) else []
-            detail = (f"{current.kind} is episodic: not compared" if current.kind in EPISODIC_KINDS
-                      else _summary(len(near), [n for n in notes if n], judge_unavailable))
-            await items.set_stage(conn, tenant_id=event.tenant_id, item_id=current.id, stage=STAGE, status="done",
-                                  detail=detail)
+            detail = (
+                f"{current.kind} is episodic: not compared"
+                if current.kind in EPISODIC_KINDS
+                else _summary(len(near), [n for n in notes if n], judge_unavailable)
+            )
+            await items.set_stage(
+                conn, tenant_id=event.tenant_id, item_id=current.id, stage=STAGE, status="done", detail=detail
+            )
 
-    async def _judge_all(self, item: MemoryItem,
-                         near: list[tuple[MemoryItem, float]]) -> tuple[list[Judged], bool]:
+    async def _judge_all(self, item: MemoryItem, near: list[tuple[MemoryItem, float]]) -> tuple[list[Judged], bool]:
         """The verdicts on ``item`` and each neighbour that has one, and whether the model judge was unavailable
         for any pair (then those pairs were judged by the rules only)."""
         judged: list[Judged] = []
@@ -101,14 +111,14 @@ class ConflictsService:
                 judged.append(verdict)
         return judged, judge_unavailable
 
-    async def _judge(self, item: MemoryItem, neighbour: MemoryItem,
-                     similarity: float) -> tuple[Judged | None, bool]:
+    async def _judge(self, item: MemoryItem, neighbour: MemoryItem, similarity: float) -> tuple[Judged | None, bool]:
         """The verdict on the pair, oriented by age: the older memory is the existing one (a neighbour can be
         newer when both arrived in one batch); and whether the model judge was wanted but unavailable (the
         rules' answer stands)."""
         older, newer = (neighbour, item) if neighbour.created_at <= item.created_at else (item, neighbour)
-        verdict = conflict_rules.judge(older.content, newer.content, similarity,
-                                       floor=self._settings.conflict_similarity_floor)
+        verdict = conflict_rules.judge(
+            older.content, newer.content, similarity, floor=self._settings.conflict_similarity_floor
+        )
         if verdict is not None:
             return Judged(neighbour, similarity, verdict, f"rules:{verdict.rule}"), False
         if self._llm is None:
@@ -141,22 +151,36 @@ class ConflictsService:
         if action == "none":
             return note
         if action == "supersede":
-            await self._changes.supersede(conn, actor, existing, new, f"{judged.detector}: {verdict.explanation}",
-                                          detector=judged.detector)
+            await self._changes.supersede(
+                conn, actor, existing, new, f"{judged.detector}: {verdict.explanation}", detector=judged.detector
+            )
             return note
         conflict_type = "refinement" if verdict.label == "refinement" else "contradiction"
-        opened = await self._changes.open_conflict(conn, actor, existing, new, conflict_type, judged.detector,
-                                                   score=round(verdict.score * judged.similarity, 4),
-                                                   rule=verdict.rule, explanation=verdict.explanation)
+        opened = await self._changes.open_conflict(
+            conn,
+            actor,
+            existing,
+            new,
+            conflict_type,
+            judged.detector,
+            score=round(verdict.score * judged.similarity, 4),
+            rule=verdict.rule,
+            explanation=verdict.explanation,
+        )
         if opened is None:
             return f"{note}: already in an open conflict"
         weaker = {"propose": new, "dispute_new": new, "dispute_existing": existing}.get(action)
         if weaker is not None:
             to_state = "proposed" if action == "propose" else "disputed"
             if weaker.review_status != to_state and (to_state == "disputed" or weaker.review_status == "active"):
-                await self._changes.change_status(conn, actor, weaker, to_state,
-                                                  "propose" if to_state == "proposed" else "dispute",
-                                                  f"{judged.detector}: {verdict.explanation}")
+                await self._changes.change_status(
+                    conn,
+                    actor,
+                    weaker,
+                    to_state,
+                    "propose" if to_state == "proposed" else "dispute",
+                    f"{judged.detector}: {verdict.explanation}",
+                )
         return note
 
     async def mark_failed(self, event: Event, error: Exception) -> None:

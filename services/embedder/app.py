@@ -20,9 +20,14 @@ async def serve(settings: Settings, stop: asyncio.Event) -> None:
 
     async def build(pool: asyncpg.Pool) -> Sequence[Subscription]:
         service = EmbedderService(pool, settings, provider)
-        return [Subscription(ConsumerSpec(name=durable, event=event, batch_size=settings.embedding_batch_size),
-                             service.handle, service.mark_failed)
-                for durable, event in ((CONSUMER, "memory.created"), (f"{CONSUMER}_restored", "memory.restored"))]
+        return [
+            Subscription(
+                ConsumerSpec(name=durable, event=event, batch_size=settings.embedding_batch_size),
+                service.handle,
+                service.mark_failed,
+            )
+            for durable, event in ((CONSUMER, "memory.created"), (f"{CONSUMER}_restored", "memory.restored"))
+        ]
 
     try:
         await run_worker("embedder", settings, stop, build)

@@ -88,14 +88,29 @@ class EmbedderService:
                 log.info("item %s of event %s was deleted while it was embedded; nothing stored", item.id, event.id)
                 return
             await embeddings.upsert(conn, event.tenant_id, item.id, self._provider.profile, vector)
-            await items.set_stage(conn, tenant_id=event.tenant_id, item_id=item.id, stage="embedding", status="done",
-                                  detail=self._provider.profile)
-            await self._outbox.add(conn, Event(
-                type="engram.memory.embedded", tenant_id=event.tenant_id, subject=str(item.id),
-                traceparent=event.traceparent,
-                data={"item_id": str(item.id), "profile": self._provider.profile,
-                      "dimensions": self._provider.dimensions, "kind": item.kind},
-            ))
+            await items.set_stage(
+                conn,
+                tenant_id=event.tenant_id,
+                item_id=item.id,
+                stage="embedding",
+                status="done",
+                detail=self._provider.profile,
+            )
+            await self._outbox.add(
+                conn,
+                Event(
+                    type="engram.memory.embedded",
+                    tenant_id=event.tenant_id,
+                    subject=str(item.id),
+                    traceparent=event.traceparent,
+                    data={
+                        "item_id": str(item.id),
+                        "profile": self._provider.profile,
+                        "dimensions": self._provider.dimensions,
+                        "kind": item.kind,
+                    },
+                ),
+            )
         if event.type == "engram.memory.created":  # a restored item's age says nothing about the pipeline
             SEARCHABLE_LAG.observe(max((datetime.now(UTC) - item.created_at).total_seconds(), 0.0))
 

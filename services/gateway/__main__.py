@@ -12,8 +12,14 @@ from services.gateway.app import create_app
 
 
 async def serve(settings: Settings, stop: asyncio.Event) -> None:
-    config = uvicorn.Config(create_app(settings), host=settings.gateway_host, port=settings.gateway_port,
-                            log_level="warning", access_log=False, lifespan="on")
+    config = uvicorn.Config(
+        create_app(settings),
+        host=settings.gateway_host,
+        port=settings.gateway_port,
+        log_level="warning",
+        access_log=False,
+        lifespan="on",
+    )
     server = uvicorn.Server(config)  # uvicorn captures SIGTERM/SIGINT while serving, drains, then re-raises them
     task = asyncio.create_task(server.serve())
     await asyncio.wait([task, asyncio.create_task(stop.wait())], return_when=asyncio.FIRST_COMPLETED)

@@ -12,7 +12,7 @@ from datetime import UTC, datetime
 from typing import Any, Literal
 
 import asyncpg
-from fastapi import APIRouter, Depends, Request, Response
+from fastapi import APIRouter, Request, Response
 from fastapi.responses import JSONResponse
 from pydantic import Field
 
@@ -21,12 +21,12 @@ from engram.db.pool import tenant_tx
 from engram.domain import promotion, scoring, ttl
 from engram.domain.classification import parse_placement_rules
 from engram.domain.keys import normalize_scopes
-from engram.domain.models import CallerContext
+from engram.domain.models import CallerContext, Tunnel
 from engram.domain.ratelimit import validate_limits
 from engram.domain.validation import is_uuid
 from engram.errors import Conflict, NotFound, PermissionDenied, ValidationFailed
 from engram.pipeline import promotion as promotion_runs
-from services.gateway.auth import caller, policy
+from services.gateway.auth import Caller, policy
 from services.gateway.schemas import Body
 
 router = APIRouter(prefix="/v1/admin", tags=["admin"])
@@ -63,7 +63,8 @@ class ApiKeyBody(Body):
 
 
 def _pool(request: Request) -> asyncpg.Pool:
-    return request.app.state.pool  # type: ignore[no-any-return]
+    pool: asyncpg.Pool = request.app.state.pool
+    return pool
 
 
 async def _tenant(pool: asyncpg.Pool, ctx: CallerContext, requested: str | None) -> str:
@@ -76,7 +77,6 @@ async def _tenant(pool: asyncpg.Pool, ctx: CallerContext, requested: str | None)
     return tenant_id
 
 
-
 async def _principal(pool: asyncpg.Pool, tenant_id: str, principal_id: str) -> str:
     if not is_uuid(principal_id) or not await identity.principal_exists(pool, tenant_id, principal_id):
         raise NotFound("no such principal in this tenant", field="principal_id")
@@ -84,8 +84,7 @@ async def _principal(pool: asyncpg.Pool, tenant_id: str, principal_id: str) -> s
 
 
 @router.post("/tenants", status_code=201, summary="Create a tenant (platform administrator)", **policy("admin"))
-async def create_tenant(body: TenantBody, request: Request,
-                        ctx: CallerContext = Depends(caller)) -> dict[str, str]:  # noqa: B008
+async def create_tenant(body: TenantBody, request: Request, ctx: Caller) -> dict[str, str]:
     if ctx.principal_type != "admin":
         raise PermissionDenied("creating tenants needs the platform administrator", code="platform_admin_only")
     try:
@@ -95,8 +94,7 @@ async def create_tenant(body: TenantBody, request: Request,
 
 
 @router.post("/workspaces", status_code=201, summary="Create a workspace", **policy("admin"))
-async def create_workspace(body: WorkspaceBody, request: Request,
-                           ctx: CallerContext = Depends(caller)) -> dict[str, str]:  # noqa: B008
+async def create_workspace(body: WorkspaceBody, request: Request, ctx: Caller) -> dict[str, str]:
     pool = _pool(request)
     tenant_id = await _tenant(pool, ctx, body.tenant_id)
     try:
@@ -106,57 +104,71 @@ async def create_workspace(body: WorkspaceBody, request: Request,
 
 
 @router.post("/workspaces/{workspace_id}/members", summary="Add a member (or change its role)", **policy("admin"))
-async def add_member(workspace_id: str, body: MemberBody, request: Request,
-                     ctx: CallerContext = Depends(caller)) -> dict[str, str]:  # noqa: B008
+async def add_member(workspace_id: str, body: MemberBody, request: Request, ctx: Caller) -> dict[str, str]:
     pool = _pool(request)
     tenant_id = await _tenant(pool, ctx, body.tenant_id)
     if not is_uuid(workspace_id) or not await identity.workspace_exists(pool, tenant_id, workspace_id):
         raise NotFound("no such workspace")
-    await identity.add_member(pool, tenant_id, workspace_id, await _principal(pool, tenant_id, body.principal_id),
-                              body.role)
+    await identity.add_member(
+        pool, tenant_id, workspace_id, await _principal(pool, tenant_id, body.principal_id), body.role
+    )
     return {"workspace_id": workspace_id, "principal_id": body.principal_id, "role": body.role}
 
 
-@router.post("/principals", status_code=201, summary="Create a principal (agent, user, system, admin)",
-             **policy("admin"))
-async def create_principal(body: PrincipalBody, request: Request,
-                           ctx: CallerContext = Depends(caller)) -> dict[str, str]:  # noqa: B008
+@router.post(
+    "/principals", status_code=201, summary="Create a principal (agent, user, system, admin)", **policy("admin")
+)
+async def create_principal(body: PrincipalBody, request: Request, ctx: Caller) -> dict[str, str]:
     pool = _pool(request)
     tenant_id = await _tenant(pool, ctx, body.tenant_id)
     if body.type == "admin" and ctx.principal_type != "admin":
-        raise PermissionDenied("only the platform administrator creates admin principals",
-                               code="platform_admin_only")
+        raise PermissionDenied("only the platform administrator creates admin principals", code="platform_admin_only")
     return {"id": await identity.create_principal(pool, tenant_id, body.name, body.type, body.trusted)}
 
 
 @router.post("/api-keys", status_code=201, summary="Issue an API key (shown once)", **policy("admin"))
-async def create_api_key(body: ApiKeyBody, request: Request,
-                         ctx: CallerContext = Depends(caller)) -> dict[str, Any]:  # noqa: B008
+async def create_api_key(body: ApiKeyBody, request: Request, ctx: Caller) -> dict[str, Any]:
     pool = _pool(request)
     scopes = normalize_scopes(body.scopes)
     tenant_id = await _tenant(pool, ctx, body.tenant_id)
     principal_id = await _principal(pool, tenant_id, body.principal_id)
     if await identity.principal_type(pool, tenant_id, principal_id) == "admin" and ctx.principal_type != "admin":
-        raise PermissionDenied("only the platform administrator issues keys for admin principals",
-                               code="platform_admin_only")
+        raise PermissionDenied(
+            "only the platform administrator issues keys for admin principals", code="platform_admin_only"
+        )
     issued = await identity.create_key(pool, tenant_id, principal_id, scopes, body.label)
-    return {"id": issued.key_id, "key": issued.key, "tenant_id": tenant_id, "principal_id": principal_id,
-            "scopes": scopes, "label": body.label}
+    return {
+        "id": issued.key_id,
+        "key": issued.key,
+        "tenant_id": tenant_id,
+        "principal_id": principal_id,
+        "scopes": scopes,
+        "label": body.label,
+    }
 
 
 @router.get("/api-keys", summary="List API keys (never their secrets)", **policy("admin"))
-async def list_api_keys(request: Request, tenant_id: str | None = None,
-                        ctx: CallerContext = Depends(caller)) -> dict[str, Any]:  # noqa: B008
+async def list_api_keys(request: Request, ctx: Caller, tenant_id: str | None = None) -> dict[str, Any]:
     pool = _pool(request)
     keys = await identity.list_keys(pool, await _tenant(pool, ctx, tenant_id))
-    return {"items": [{"id": k.key_id, "principal_id": k.principal_id, "scopes": k.scopes, "label": k.label,
-                       "created_at": _iso(k.created_at), "revoked_at": _iso(k.revoked_at),
-                       "last_used_at": _iso(k.last_used_at)} for k in keys]}
+    return {
+        "items": [
+            {
+                "id": k.key_id,
+                "principal_id": k.principal_id,
+                "scopes": k.scopes,
+                "label": k.label,
+                "created_at": _iso(k.created_at),
+                "revoked_at": _iso(k.revoked_at),
+                "last_used_at": _iso(k.last_used_at),
+            }
+            for k in keys
+        ]
+    }
 
 
 @router.delete("/api-keys/{key_id}", status_code=204, summary="Revoke an API key", **policy("admin"))
-async def revoke_api_key(key_id: str, request: Request, tenant_id: str | None = None,
-                         ctx: CallerContext = Depends(caller)) -> Response:  # noqa: B008
+async def revoke_api_key(key_id: str, request: Request, ctx: Caller, tenant_id: str | None = None) -> Response:
     pool = _pool(request)
     if not await identity.revoke_key(pool, await _tenant(pool, ctx, tenant_id), key_id):
         raise NotFound("no such API key")
@@ -166,42 +178,57 @@ async def revoke_api_key(key_id: str, request: Request, tenant_id: str | None = 
 class TenantConfigBody(Body):
     tenant_id: str | None = None
     rate_limits: dict[str, int] | None = Field(
-        default=None, description="Requests a minute per principal, by route class: remember, recall, feedback.")
+        default=None, description="Requests a minute per principal, by route class: remember, recall, feedback."
+    )
     public_enabled: bool | None = Field(
-        default=None, description="Let callers of every tenant read this tenant's `public` items.")
-    feedback_daily_limit: int | None = Field(default=None, ge=1, le=1_000_000,
-                                             description="Feedback verdicts a principal may give per 24 hours.")
+        default=None, description="Let callers of every tenant read this tenant's `public` items."
+    )
+    feedback_daily_limit: int | None = Field(
+        default=None, ge=1, le=1_000_000, description="Feedback verdicts a principal may give per 24 hours."
+    )
     ttl_days: dict[str, Any] | None = Field(
-        default=None, description="Default lifetimes by kind and importance band, merged over the built-in matrix: "
-        '{"observation": {"low": 30, "medium": 90}}; null means never. Importance ≥ 0.8 never expires.')
+        default=None,
+        description="Default lifetimes by kind and importance band, merged over the built-in matrix: "
+        '{"observation": {"low": 30, "medium": 90}}; null means never. Importance ≥ 0.8 never expires.',
+    )
     secret_policy: Literal["refuse", "redact"] | None = Field(
-        default=None, description="What remember does with content holding credentials: refuse it (422, the "
-        "default) or store it with each secret replaced by [REDACTED:<kind>].")
+        default=None,
+        description="What remember does with content holding credentials: refuse it (422, the "
+        "default) or store it with each secret replaced by [REDACTED:<kind>].",
+    )
     promotion: dict[str, Any] | None = Field(
-        default=None, description='Promotion gates: {"min_age_minutes": 10, "min_memory_confidence": 0.6, '
-        '"min_taxonomy_confidence": 0.5, "kinds": {"doctrine": "manual", "observation": "auto"}}. Replaces them.')
+        default=None,
+        description='Promotion gates: {"min_age_minutes": 10, "min_memory_confidence": 0.6, '
+        '"min_taxonomy_confidence": 0.5, "kinds": {"doctrine": "manual", "observation": "auto"}}. Replaces them.',
+    )
     recall: dict[str, Any] | None = Field(
-        default=None, description='Recall tuning: {"dense_weight": 0.5, "subject_boost": 0.0}. Replaces it.')
+        default=None, description='Recall tuning: {"dense_weight": 0.5, "subject_boost": 0.0}. Replaces it.'
+    )
     placement_rules: list[Any] | None = Field(
-        default=None, description='Where the classifier places memories: [{"wing": "infra", "room": "db", '
-        '"any_of": ["postgres", "replica"]}]; the first rule with a phrase in the content wins. Replaces the list.')
-    trash_retention_days: int | None = Field(default=None, ge=1, le=3650,
-                                             description="Days a deleted or expired memory stays restorable.")
+        default=None,
+        description='Where the classifier places memories: [{"wing": "infra", "room": "db", '
+        '"any_of": ["postgres", "replica"]}]; the first rule with a phrase in the content wins. Replaces the list.',
+    )
+    trash_retention_days: int | None = Field(
+        default=None, ge=1, le=3650, description="Days a deleted or expired memory stays restorable."
+    )
 
 
 @router.get("/tenant-config", summary="Read a tenant's configuration", **policy("admin"))
-async def get_tenant_config(request: Request, tenant_id: str | None = None,
-                            ctx: CallerContext = Depends(caller)) -> dict[str, Any]:  # noqa: B008
+async def get_tenant_config(request: Request, ctx: Caller, tenant_id: str | None = None) -> dict[str, Any]:
     pool = _pool(request)
     tenant = await _tenant(pool, ctx, tenant_id)
     config, version = await identity.tenant_config(pool, tenant)
-    return {"tenant_id": tenant, "config": config, "version": version,
-            "public_enabled": await identity.tenant_public(pool, tenant)}
+    return {
+        "tenant_id": tenant,
+        "config": config,
+        "version": version,
+        "public_enabled": await identity.tenant_public(pool, tenant),
+    }
 
 
 @router.patch("/tenant-config", summary="Change a tenant's configuration (merged, versioned)", **policy("admin"))
-async def patch_tenant_config(body: TenantConfigBody, request: Request,
-                              ctx: CallerContext = Depends(caller)) -> dict[str, Any]:  # noqa: B008
+async def patch_tenant_config(body: TenantConfigBody, request: Request, ctx: Caller) -> dict[str, Any]:
     pool = _pool(request)
     tenant = await _tenant(pool, ctx, body.tenant_id)
     changes = body.model_dump(exclude={"tenant_id"}, exclude_none=True)
@@ -209,8 +236,11 @@ async def patch_tenant_config(body: TenantConfigBody, request: Request,
         settings = ", ".join(sorted(set(TenantConfigBody.model_fields) - {"tenant_id"}))
         raise ValidationFailed(f"nothing to change: give one of {settings}", field="body")
     if body.public_enabled is not None and ctx.principal_type != "admin":
-        raise PermissionDenied("publishing a tenant to every other tenant is the platform administrator's call",
-                               code="platform_admin_only", field="public_enabled")
+        raise PermissionDenied(
+            "publishing a tenant to every other tenant is the platform administrator's call",
+            code="platform_admin_only",
+            field="public_enabled",
+        )
     patch: dict[str, Any] = {}
     if body.rate_limits is not None:
         current, _ = await identity.tenant_config(pool, tenant)
@@ -230,13 +260,20 @@ async def patch_tenant_config(body: TenantConfigBody, request: Request,
         patch["promotion"] = promotion.parse_gates(body.promotion).as_dict()
     if body.placement_rules is not None:
         patch["placement_rules"] = [dataclasses.asdict(r) for r in parse_placement_rules(body.placement_rules)]
-    config, version = (await identity.merge_tenant_config(pool, tenant, patch, ctx.principal_id) if patch
-                       else await identity.tenant_config(pool, tenant))
+    config, version = (
+        await identity.merge_tenant_config(pool, tenant, patch, ctx.principal_id)
+        if patch
+        else await identity.tenant_config(pool, tenant)
+    )
     if body.public_enabled is not None:
         await identity.set_tenant_public(pool, tenant, body.public_enabled)
     request.app.state.limits.forget(tenant)
-    return {"tenant_id": tenant, "config": config, "version": version,
-            "public_enabled": await identity.tenant_public(pool, tenant)}
+    return {
+        "tenant_id": tenant,
+        "config": config,
+        "version": version,
+        "public_enabled": await identity.tenant_public(pool, tenant),
+    }
 
 
 KIND_NAME = r"^[a-z][a-z0-9_]{0,63}$"
@@ -260,15 +297,13 @@ class KindPatchBody(Body):
 
 
 @router.get("/kinds", summary="The memory kinds a tenant can use (built-in and custom)", **policy("admin"))
-async def list_kinds(request: Request, tenant_id: str | None = None,
-                     ctx: CallerContext = Depends(caller)) -> dict[str, Any]:  # noqa: B008
+async def list_kinds(request: Request, ctx: Caller, tenant_id: str | None = None) -> dict[str, Any]:
     pool = _pool(request)
     return {"items": await kinds.list_kinds(pool, await _tenant(pool, ctx, tenant_id))}
 
 
 @router.post("/kinds", status_code=201, summary="Register a custom memory kind", **policy("admin"))
-async def create_kind(body: KindBody, request: Request, tenant_id: str | None = None,
-                      ctx: CallerContext = Depends(caller)) -> dict[str, Any]:  # noqa: B008
+async def create_kind(body: KindBody, request: Request, ctx: Caller, tenant_id: str | None = None) -> dict[str, Any]:
     pool = _pool(request)
     tenant = await _tenant(pool, ctx, tenant_id)
     existing = await kinds.list_kinds(pool, tenant)
@@ -282,10 +317,12 @@ async def create_kind(body: KindBody, request: Request, tenant_id: str | None = 
         raise Conflict(f"kind {body.name!r} exists", field="name", code="name_taken") from exc
 
 
-@router.patch("/kinds/{name}", **policy("admin"),
-              summary="Change a custom kind, or enable/disable any kind for the tenant (never deleted)")
-async def patch_kind(name: str, body: KindPatchBody, request: Request,
-                     ctx: CallerContext = Depends(caller)) -> dict[str, Any]:  # noqa: B008
+@router.patch(
+    "/kinds/{name}",
+    **policy("admin"),
+    summary="Change a custom kind, or enable/disable any kind for the tenant (never deleted)",
+)
+async def patch_kind(name: str, body: KindPatchBody, request: Request, ctx: Caller) -> dict[str, Any]:
     pool = _pool(request)
     tenant = await _tenant(pool, ctx, body.tenant_id)
     changes = body.model_dump(exclude={"tenant_id"}, exclude_none=True)
@@ -293,8 +330,9 @@ async def patch_kind(name: str, body: KindPatchBody, request: Request,
         raise ValidationFailed("nothing to change", field="body")
     if any(k["name"] == name and k["built_in"] for k in await kinds.list_kinds(pool, tenant)):
         if set(changes) != {"enabled"}:
-            raise PermissionDenied(f"{name!r} is a built-in kind: a tenant may only enable or disable it",
-                                   code="built_in_kind")
+            raise PermissionDenied(
+                f"{name!r} is a built-in kind: a tenant may only enable or disable it", code="built_in_kind"
+            )
         return await kinds.switch_built_in(pool, tenant, name, changes["enabled"])
     changed = await kinds.update(pool, tenant, name, changes)
     if changed is None:
@@ -313,16 +351,21 @@ class PromoteBody(Body):
     limit: int = Field(default=100, ge=1, le=10_000)
 
 
-@router.post("/promote", summary="Promote the proposals every gate lets through (or report, with dry_run)",
-             **policy("admin"))
-async def promote(body: PromoteBody, request: Request,
-                  ctx: CallerContext = Depends(caller)) -> dict[str, Any]:  # noqa: B008
+@router.post(
+    "/promote", summary="Promote the proposals every gate lets through (or report, with dry_run)", **policy("admin")
+)
+async def promote(body: PromoteBody, request: Request, ctx: Caller) -> dict[str, Any]:
     """The same decisions as the promotion consumer and ``engram promote-proposed``: oldest proposals first,
     counts per outcome (``promoted``, ``skipped_<blocker>``)."""
     pool = _pool(request)
     tenant = await _tenant(pool, ctx, body.tenant_id)
-    counts = await promotion_runs.promote_proposed(pool, request.app.state.downstream.settings.events_subject_prefix,
-                                                   tenant_id=tenant, limit=body.limit, dry_run=body.dry_run)
+    counts = await promotion_runs.promote_proposed(
+        pool,
+        request.app.state.downstream.settings.events_subject_prefix,
+        tenant_id=tenant,
+        limit=body.limit,
+        dry_run=body.dry_run,
+    )
     return {"tenant_id": tenant, "dry_run": body.dry_run, "decided": sum(counts.values()), "counts": dict(counts)}
 
 
@@ -334,36 +377,41 @@ class TunnelBody(Body):
     to_room: str = Field(default="", max_length=200, description="Empty: the whole wing.")
 
 
-def _tunnel_json(t: edges.Tunnel) -> dict[str, Any]:
-    return {"id": t.id, "from_wing": t.from_wing, "from_room": t.from_room or None, "to_wing": t.to_wing,
-            "to_room": t.to_room or None, "created_by": t.created_by, "created_at": _iso(t.created_at)}
+def _tunnel_json(t: Tunnel) -> dict[str, Any]:
+    return {
+        "id": t.id,
+        "from_wing": t.from_wing,
+        "from_room": t.from_room or None,
+        "to_wing": t.to_wing,
+        "to_room": t.to_room or None,
+        "created_by": t.created_by,
+        "created_at": _iso(t.created_at),
+    }
 
 
 @router.post("/tunnels", status_code=201, summary="Connect two (wing, room) areas for recall", **policy("admin"))
-async def add_tunnel(body: TunnelBody, request: Request,
-                     ctx: CallerContext = Depends(caller)) -> JSONResponse:  # noqa: B008
+async def add_tunnel(body: TunnelBody, request: Request, ctx: Caller) -> JSONResponse:
     """Recall lifts candidates in an area a tunnel connects to the area of its best hits (both directions)."""
     pool = _pool(request)
     tenant = await _tenant(pool, ctx, body.tenant_id)
     if (body.from_wing, body.from_room) == (body.to_wing, body.to_room):
         raise ValidationFailed("a tunnel connects two different areas", field="to_wing")
     async with tenant_tx(pool, tenant) as conn:
-        tunnel, created = await edges.add_tunnel(conn, tenant, body.from_wing, body.from_room, body.to_wing,
-                                                 body.to_room, ctx.principal_id)
+        tunnel, created = await edges.add_tunnel(
+            conn, tenant, body.from_wing, body.from_room, body.to_wing, body.to_room, ctx.principal_id
+        )
     return JSONResponse(_tunnel_json(tunnel), status_code=201 if created else 200)
 
 
 @router.get("/tunnels", summary="The tenant's tunnels", **policy("admin"))
-async def list_tunnels(request: Request, tenant_id: str | None = None,
-                       ctx: CallerContext = Depends(caller)) -> dict[str, Any]:  # noqa: B008
+async def list_tunnels(request: Request, ctx: Caller, tenant_id: str | None = None) -> dict[str, Any]:
     pool = _pool(request)
     async with tenant_tx(pool, await _tenant(pool, ctx, tenant_id)) as conn:
         return {"items": [_tunnel_json(t) for t in await edges.tunnels(conn)]}
 
 
 @router.delete("/tunnels/{tunnel_id}", status_code=204, summary="Remove a tunnel", **policy("admin"))
-async def remove_tunnel(tunnel_id: str, request: Request, tenant_id: str | None = None,
-                        ctx: CallerContext = Depends(caller)) -> Response:  # noqa: B008
+async def remove_tunnel(tunnel_id: str, request: Request, ctx: Caller, tenant_id: str | None = None) -> Response:
     pool = _pool(request)
     async with tenant_tx(pool, await _tenant(pool, ctx, tenant_id)) as conn:
         if not is_uuid(tunnel_id) or not await edges.remove_tunnel(conn, tunnel_id):

@@ -36,8 +36,12 @@ def create_app(settings: Settings) -> FastAPI:
             await app.state.downstream.close()
             await app.state.pool.close()
 
-    app = FastAPI(title="Engram", version="0.1.0", lifespan=lifespan,
-                  description="Trustable memory for AI agents: remember, recall, and know why.")
+    app = FastAPI(
+        title="Engram",
+        version="0.1.0",
+        lifespan=lifespan,
+        description="Trustable memory for AI agents: remember, recall, and know why.",
+    )
     problems.install(app)
     app.include_router(router)
     app.include_router(admin.router)

@@ -40,13 +40,20 @@ class Authenticator:
 
     async def authenticate(self, request: Request) -> CallerContext:
         ctx = await self._authenticate(request)
-        return replace(ctx, request_id=request.headers.get("x-request-id") or str(uuid.uuid4()),
-                       traceparent=trace_context(request.headers.get("traceparent", "")))
+        return replace(
+            ctx,
+            request_id=request.headers.get("x-request-id") or str(uuid.uuid4()),
+            traceparent=trace_context(request.headers.get("traceparent", "")),
+        )
 
     async def _authenticate(self, request: Request) -> CallerContext:
         if not self._enabled:  # the explicit opt-out: the development admin, through the same scope checks
-            return CallerContext(tenant_id=DEFAULT_TENANT_ID, principal_id=DEFAULT_ADMIN_ID, principal_type="admin",
-                                 scopes=frozenset({"admin"}))
+            return CallerContext(
+                tenant_id=DEFAULT_TENANT_ID,
+                principal_id=DEFAULT_ADMIN_ID,
+                principal_type="admin",
+                scopes=frozenset({"admin"}),
+            )
         header = request.headers.get("authorization", "")
         scheme, _, presented = header.partition(" ")
         parsed = parse_key(presented.strip()) if scheme.lower() == "bearer" else None
@@ -58,8 +65,12 @@ class Authenticator:
             raise _refused()
         if record.last_used_stale:
             await identity.touch_key(self._pool, record.tenant_id, key_id)
-        return CallerContext(tenant_id=record.tenant_id, principal_id=record.principal_id,
-                             principal_type=record.principal_type, scopes=frozenset(record.scopes))
+        return CallerContext(
+            tenant_id=record.tenant_id,
+            principal_id=record.principal_id,
+            principal_type=record.principal_type,
+            scopes=frozenset(record.scopes),
+        )
 
 
 _TRACEPARENT = re.compile(r"^00-[0-9a-f]{32}-[0-9a-f]{16}-[0-9a-f]{2}$")

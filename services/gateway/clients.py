@@ -34,8 +34,13 @@ class Downstream:
     def connect(cls, settings: Settings) -> Downstream:
         ingest_channel = grpc.aio.insecure_channel(settings.ingest_addr)
         recall_channel = grpc.aio.insecure_channel(settings.recall_addr)
-        return cls(settings, ingest_channel, recall_channel, ingest_pb2_grpc.IngestServiceStub(ingest_channel),
-                   recall_pb2_grpc.RecallServiceStub(recall_channel))
+        return cls(
+            settings,
+            ingest_channel,
+            recall_channel,
+            ingest_pb2_grpc.IngestServiceStub(ingest_channel),
+            recall_pb2_grpc.RecallServiceStub(recall_channel),
+        )
 
     async def close(self) -> None:
         await self.ingest_channel.close()
@@ -52,7 +57,8 @@ class Downstream:
     async def readiness(self) -> dict[str, str]:
         """Each dependency: "ok" or why not."""
         checks = await asyncio.gather(
-            self._probe_database(), self._probe_nats(),
+            self._probe_database(),
+            self._probe_nats(),
             self._probe_grpc(self.ingest_channel, "engram.v1.IngestService"),
             self._probe_grpc(self.recall_channel, "engram.v1.RecallService"),
         )
@@ -75,8 +81,9 @@ class Downstream:
         if not self.settings.nats_url:
             return "not configured"
         try:
-            nc = await nats.connect(self.settings.nats_url, connect_timeout=PROBE_TIMEOUT_S, allow_reconnect=False,
-                                    max_reconnect_attempts=0)
+            nc = await nats.connect(
+                self.settings.nats_url, connect_timeout=PROBE_TIMEOUT_S, allow_reconnect=False, max_reconnect_attempts=0
+            )
             try:
                 await nc.jetstream().stream_info(self.settings.events_stream)
             finally:
@@ -88,11 +95,12 @@ class Downstream:
     async def _probe_grpc(self, channel: grpc.aio.Channel, service: str) -> str:
         try:
             reply = await health_pb2_grpc.HealthStub(channel).Check(
-                health_pb2.HealthCheckRequest(service=service), timeout=PROBE_TIMEOUT_S)
+                health_pb2.HealthCheckRequest(service=service), timeout=PROBE_TIMEOUT_S
+            )
         except grpc.aio.AioRpcError as exc:
             return f"unreachable: {exc.code().name}"
         if reply.status != health_pb2.HealthCheckResponse.SERVING:
-            return health_pb2.HealthCheckResponse.ServingStatus.Name(reply.status).lower()
+            return str(health_pb2.HealthCheckResponse.ServingStatus.Name(reply.status)).lower()
         return "ok"
 
 

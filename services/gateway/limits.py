@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Awaitable, Callable
-from typing import Any
+from typing import Annotated, Any
 
 import asyncpg
 from fastapi import Depends, Request
@@ -14,7 +14,7 @@ from engram.db import identity
 from engram.domain.models import CallerContext
 from engram.domain.ratelimit import RateLimiter
 from engram.errors import RateLimited
-from services.gateway.auth import caller
+from services.gateway.auth import Caller
 
 CONFIG_TTL_S = 10.0
 
@@ -24,9 +24,11 @@ class Limits:
         self._pool = pool
         self._clock = clock
         self._limiter = RateLimiter(clock=clock)
-        self._defaults = {"remember": settings.rate_limit_remember_per_minute,
-                          "recall": settings.rate_limit_recall_per_minute,
-                          "feedback": settings.rate_limit_feedback_per_minute}
+        self._defaults = {
+            "remember": settings.rate_limit_remember_per_minute,
+            "recall": settings.rate_limit_recall_per_minute,
+            "feedback": settings.rate_limit_feedback_per_minute,
+        }
         self._tenant_limits: dict[str, tuple[float, dict[str, int]]] = {}
 
     async def per_minute(self, tenant_id: str, route: str) -> int:
@@ -51,9 +53,14 @@ class Limits:
 def limited(route: str) -> Callable[..., Awaitable[CallerContext]]:
     """A dependency: the authenticated caller, after its request was counted against ``route``'s limit."""
 
-    async def dependency(request: Request, ctx: CallerContext = Depends(caller)) -> CallerContext:  # noqa: B008
+    async def dependency(request: Request, ctx: Caller) -> CallerContext:
         limits: Any = request.app.state.limits
         await limits.check(ctx, route)
         return ctx
 
     return dependency
+
+
+RememberCaller = Annotated[CallerContext, Depends(limited("remember"))]
+RecallCaller = Annotated[CallerContext, Depends(limited("recall"))]
+FeedbackCaller = Annotated[CallerContext, Depends(limited("feedback"))]

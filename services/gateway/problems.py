@@ -45,10 +45,23 @@ def http_status(error: type[EngramError]) -> tuple[int, str]:
     return most_specific(HTTP_STATUS, error)
 
 
-def problem(status: int, code: str, title: str, detail: str, *, field: str | None = None,
-            extra: dict[str, Any] | None = None, headers: dict[str, str] | None = None) -> JSONResponse:
-    body: dict[str, Any] = {"type": f"https://engram.dev/problems/{code}", "title": title, "status": status,
-                            "detail": detail, "code": code}
+def problem(
+    status: int,
+    code: str,
+    title: str,
+    detail: str,
+    *,
+    field: str | None = None,
+    extra: dict[str, Any] | None = None,
+    headers: dict[str, str] | None = None,
+) -> JSONResponse:
+    body: dict[str, Any] = {
+        "type": f"https://engram.dev/problems/{code}",
+        "title": title,
+        "status": status,
+        "detail": detail,
+        "code": code,
+    }
     if field:
         body["field"] = field
     if extra:
@@ -77,8 +90,9 @@ def install(app: FastAPI) -> None:
         errors = [{"field": _field(tuple(e["loc"])), "rule": e["type"], "message": e["msg"]} for e in exc.errors()]
         first = errors[0] if errors else {"field": "body", "message": "invalid request"}
         detail = "; ".join(f"{e['field']}: {e['message']}" for e in errors)
-        return problem(422, "validation_failed", "Invalid request", detail, field=first["field"],
-                       extra={"errors": errors})
+        return problem(
+            422, "validation_failed", "Invalid request", detail, field=first["field"], extra={"errors": errors}
+        )
 
     @app.exception_handler(Exception)
     async def unexpected(_: Request, exc: Exception) -> JSONResponse:

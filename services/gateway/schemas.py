@@ -31,8 +31,9 @@ class RememberBody(Body):
     external_id: str | None = None
     metadata: dict[str, Any] = Field(default_factory=dict)
     workspace_id: str | None = None
-    supersedes: list[str] = Field(default_factory=list, description="Ids this memory replaces (atomically; "
-                                  "each needs authority ≤ this memory's).")
+    supersedes: list[str] = Field(
+        default_factory=list, description="Ids this memory replaces (atomically; each needs authority ≤ this memory's)."
+    )
 
 
 class FilterFields(Body):
@@ -50,8 +51,10 @@ class RecallBody(FilterFields):
     item_budget: int | None = Field(default=None, description="Most items to return (default 10, max 200).")
     byte_budget: int | None = None
     token_budget: int | None = None
-    include_superseded: bool = Field(default=False, description="Show superseded items (history) instead of "
-                                     "redirecting hits on them to their successors.")
+    include_superseded: bool = Field(
+        default=False,
+        description="Show superseded items (history) instead of redirecting hits on them to their successors.",
+    )
     explain: bool = Field(default=False, description="Also return the best candidates the budgets cut, and why.")
 
 
@@ -87,7 +90,8 @@ class BulkFilterBody(Body):
     wing: str | None = None
     room: str | None = None
     review_status: list[Literal["proposed", "active", "disputed", "rejected", "superseded", "archived"]] = Field(
-        default_factory=list)
+        default_factory=list
+    )
     author_id: str | None = None
     created_before: datetime | None = None
     created_after: datetime | None = None

@@ -35,8 +35,9 @@ async def run_relay(settings: Settings, pool: asyncpg.Pool, stop: asyncio.Event)
     backoff = 0.2
     while not stop.is_set():
         try:
-            nc = await nats.connect(settings.nats_url, max_reconnect_attempts=-1, reconnect_time_wait=0.5,
-                                    connect_timeout=2)
+            nc = await nats.connect(
+                settings.nats_url, max_reconnect_attempts=-1, reconnect_time_wait=0.5, connect_timeout=2
+            )
             try:
                 js = nc.jetstream()
                 await ensure_streams(js, settings)
@@ -70,11 +71,18 @@ async def serve(settings: Settings, stop: asyncio.Event) -> None:
     llm = JsonChat.from_settings(settings)
     try:
         ingest = IngestService(pool, settings, llm)
-        servicer = IngestServicer(ingest, ReviewService(pool, settings), FeedbackService(pool, settings),
-                                  TrashService(pool, settings), ConflictService(pool, settings, ingest),
-                                  EdgeService(pool, settings))
+        servicer = IngestServicer(
+            ingest,
+            ReviewService(pool, settings),
+            FeedbackService(pool, settings),
+            TrashService(pool, settings),
+            ConflictService(pool, settings, ingest),
+            EdgeService(pool, settings),
+        )
         server, health = await start_server(
-            settings.ingest_addr, "ingest", ["engram.v1.IngestService"],
+            settings.ingest_addr,
+            "ingest",
+            ["engram.v1.IngestService"],
             lambda s: ingest_pb2_grpc.add_IngestServiceServicer_to_server(servicer, s),
             internal_token=settings.internal_token,
         )

@@ -42,16 +42,19 @@ class ConflictService:
         self._ingest = ingest
         self._changes = changes.Changes(Outbox(settings.events_subject_prefix))
 
-    async def resolve(self, ctx: CallerContext, conflict_id: str, resolution: str, reason: str,
-                      content: str) -> Decision:
+    async def resolve(
+        self, ctx: CallerContext, conflict_id: str, resolution: str, reason: str, content: str
+    ) -> Decision:
         if not validation.is_uuid(conflict_id):
             raise NotFound(f"no conflict {conflict_id}")
         if resolution not in RESOLUTIONS:
-            raise ValidationFailed(f"resolution must be one of {', '.join(RESOLUTIONS)}; got {resolution!r}",
-                                   field="resolution")
+            raise ValidationFailed(
+                f"resolution must be one of {', '.join(RESOLUTIONS)}; got {resolution!r}", field="resolution"
+            )
         if not lifecycle.is_reviewer(ctx):
-            raise PermissionDenied("resolving a conflict needs the review scope and a non-agent principal",
-                                   code="review_not_allowed")
+            raise PermissionDenied(
+                "resolving a conflict needs the review scope and a non-agent principal", code="review_not_allowed"
+            )
         if (resolution == "merge") != bool(content.strip()):
             raise ValidationFailed("content is required for merge, and only for merge", field="content")
         reason = reason.strip()[:2_000]
@@ -61,17 +64,29 @@ class ConflictService:
                 row = await self._open_conflict(conn, ctx, conflict_id)
                 existing = await items.get(conn, row.item_a, ctx.principal_id)
             assert existing is not None
-            merged = (await self._ingest.remember(ctx, RememberCommand(
-                content=content, kind=existing.kind, subject=existing.subject or "", wing=existing.wing or "",
-                room=existing.room or "", visibility=existing.visibility, workspace_id=str(existing.workspace_id),
-                supersedes=[row.item_a, row.item_b]))).item
+            merged = (
+                await self._ingest.remember(
+                    ctx,
+                    RememberCommand(
+                        content=content,
+                        kind=existing.kind,
+                        subject=existing.subject or "",
+                        wing=existing.wing or "",
+                        room=existing.room or "",
+                        visibility=existing.visibility,
+                        workspace_id=str(existing.workspace_id),
+                        supersedes=[row.item_a, row.item_b],
+                    ),
+                )
+            ).item
         async with tenant_tx(self._pool, ctx.tenant_id) as conn:
             row = await self._open_conflict(conn, ctx, conflict_id)
             existing_item = await items.get(conn, row.item_a, for_update=True)
             new_item = await items.get(conn, row.item_b, for_update=True)
             assert existing_item is not None and new_item is not None
-            actor = changes.Actor(ctx.tenant_id, ctx.principal_id, request_id=ctx.request_id,
-                                  traceparent=ctx.traceparent)
+            actor = changes.Actor(
+                ctx.tenant_id, ctx.principal_id, request_id=ctx.request_id, traceparent=ctx.traceparent
+            )
             why = f"conflict {conflict_id} resolved ({resolution})" + (f": {reason}" if reason else "")
             if resolution == "keep_existing":
                 if new_item.review_status in ("proposed", "disputed"):
@@ -81,21 +96,27 @@ class ConflictService:
                 existing_item = await self._reinstate(conn, actor, existing_item, why)
             elif resolution == "accept_new":
                 if new_item.invalidated_at is not None or new_item.superseded_by is not None:
-                    raise Conflict("the new memory is no longer live; keep the existing one or merge",
-                                   field="resolution", code="not_live")
+                    raise Conflict(
+                        "the new memory is no longer live; keep the existing one or merge",
+                        field="resolution",
+                        code="not_live",
+                    )
                 if existing_item.review_status in lifecycle.LIVE_STATES and existing_item.superseded_by is None:
-                    await self._changes.supersede(conn, actor, existing_item, new_item, why,
-                                                  accepted_by_review=True)
+                    await self._changes.supersede(conn, actor, existing_item, new_item, why, accepted_by_review=True)
                 new_item = await self._reinstate(conn, actor, new_item, why)
             elif resolution == "keep_both":
                 kind = await kinds.get_kind(conn, new_item.kind)
                 if kind is not None and kind.singleton and new_item.subject:
-                    raise Conflict(f"a {kind.name} holds one memory per subject; keep one, accept the new, or merge",
-                                   field="resolution", code="singleton_keep_both")
+                    raise Conflict(
+                        f"a {kind.name} holds one memory per subject; keep one, accept the new, or merge",
+                        field="resolution",
+                        code="singleton_keep_both",
+                    )
                 existing_item = await self._reinstate(conn, actor, existing_item, why)
                 new_item = await self._reinstate(conn, actor, new_item, why)
-            await self._changes.resolve_conflicts(conn, actor, row.item_a, resolution, reason or None,
-                                                  conflict_id=conflict_id)
+            await self._changes.resolve_conflicts(
+                conn, actor, row.item_a, resolution, reason or None, conflict_id=conflict_id
+            )
             loser = {"keep_existing": row.item_b, "accept_new": row.item_a}.get(resolution)
             if loser is not None:  # it left the running: its other conflicts are settled for their other sides
                 await self._changes.settle_conflicts_of(conn, actor, loser, why)
@@ -105,8 +126,7 @@ class ConflictService:
         assert resolved is not None and existing_now is not None and new_now is not None
         return Decision(resolved, existing_now, new_now, merged)
 
-    async def _open_conflict(self, conn: asyncpg.Connection, ctx: CallerContext,
-                             conflict_id: str) -> ConflictRecord:
+    async def _open_conflict(self, conn: asyncpg.Connection, ctx: CallerContext, conflict_id: str) -> ConflictRecord:
         row = await conflicts.get(conn, conflict_id, ctx.principal_id, for_update=True)
         if row is None:
             raise NotFound(f"no conflict {conflict_id}")
@@ -114,8 +134,9 @@ class ConflictService:
             raise Conflict(f"conflict {conflict_id} is already resolved ({row.resolution})", code="already_resolved")
         return row
 
-    async def _reinstate(self, conn: asyncpg.Connection, actor: changes.Actor, item: MemoryItem,
-                         why: str) -> MemoryItem:
+    async def _reinstate(
+        self, conn: asyncpg.Connection, actor: changes.Actor, item: MemoryItem, why: str
+    ) -> MemoryItem:
         """A disputed or proposed memory the reviewer upheld becomes active."""
         if item.review_status in ("disputed", "proposed") and item.invalidated_at is None:
             return await self._changes.change_status(conn, actor, item, "active", "activate", why)

@@ -36,13 +36,22 @@ class EdgeService:
                 raise NotFound(f"no item {dst_id}", field="dst_id")
             role = await items.workspace_role(conn, str(src.workspace_id), ctx.principal_id)
             if role not in WRITING_ROLES:
-                raise PermissionDenied("linking from this memory needs a writing role in its workspace",
-                                       field="src_id", code="workspace_read_only")
+                raise PermissionDenied(
+                    "linking from this memory needs a writing role in its workspace",
+                    field="src_id",
+                    code="workspace_read_only",
+                )
             edge, created = await edges.link(conn, ctx.tenant_id, src_id, dst_id, edge_type, ctx.principal_id)
             if created:
-                await items.add_event(conn, tenant_id=ctx.tenant_id, item_id=src.id, actor_id=ctx.principal_id,
-                                      action="linked", new_value={"type": edge_type, "dst_id": dst_id,
-                                                                  "edge_id": edge.id}, request_id=ctx.request_id)
+                await items.add_event(
+                    conn,
+                    tenant_id=ctx.tenant_id,
+                    item_id=src.id,
+                    actor_id=ctx.principal_id,
+                    action="linked",
+                    new_value={"type": edge_type, "dst_id": dst_id, "edge_id": edge.id},
+                    request_id=ctx.request_id,
+                )
         return edge, created
 
     async def unlink(self, ctx: CallerContext, edge_id: str) -> None:
@@ -58,9 +67,17 @@ class EdgeService:
             src = await items.get(conn, edge.src_id)
             author = str(src.principal_id) if src else ""
             if ctx.principal_id not in (edge.created_by, author) and not lifecycle.is_reviewer(ctx):
-                raise PermissionDenied("removing another's link needs the review scope and a non-agent principal",
-                                       code="review_not_allowed")
+                raise PermissionDenied(
+                    "removing another's link needs the review scope and a non-agent principal",
+                    code="review_not_allowed",
+                )
             await edges.unlink(conn, edge_id)
-            await items.add_event(conn, tenant_id=ctx.tenant_id, item_id=edge.src_id, actor_id=ctx.principal_id,
-                                  action="unlinked", old_value={"type": edge.type, "dst_id": edge.dst_id,
-                                                                "edge_id": edge_id}, request_id=ctx.request_id)
+            await items.add_event(
+                conn,
+                tenant_id=ctx.tenant_id,
+                item_id=edge.src_id,
+                actor_id=ctx.principal_id,
+                action="unlinked",
+                old_value={"type": edge.type, "dst_id": edge.dst_id, "edge_id": edge_id},
+                request_id=ctx.request_id,
+            )

@@ -35,8 +35,9 @@ class FeedbackService:
 
     async def record(self, ctx: CallerContext, item_id: str, verdict: str, recall_id: str) -> FeedbackResult:
         if verdict not in feedback.VERDICTS:
-            raise ValidationFailed(f"verdict must be one of {', '.join(feedback.VERDICTS)}; got {verdict!r}",
-                                   field="verdict")
+            raise ValidationFailed(
+                f"verdict must be one of {', '.join(feedback.VERDICTS)}; got {verdict!r}", field="verdict"
+            )
         validation.require_uuid(item_id, "item_id")
         if recall_id:
             validation.require_uuid(recall_id, "recall_id")
@@ -54,19 +55,43 @@ class FeedbackService:
                 return FeedbackResult(item_id, verdict, previous, current_importance)
             await _within_daily_allowance(conn, ctx.principal_id)
             importance = feedback.adjusted_importance(current_importance, verdict, previous)
-            await verdicts.record(conn, tenant_id=ctx.tenant_id, item_id=item_id, principal_id=ctx.principal_id,
-                                  verdict=verdict, recall_id=recall_id or None, importance_before=current_importance,
-                                  importance_after=importance)
+            await verdicts.record(
+                conn,
+                tenant_id=ctx.tenant_id,
+                item_id=item_id,
+                principal_id=ctx.principal_id,
+                verdict=verdict,
+                recall_id=recall_id or None,
+                importance_before=current_importance,
+                importance_after=importance,
+            )
             await items.add_event(
-                conn, tenant_id=ctx.tenant_id, item_id=item.id, actor_id=ctx.principal_id, action=f"feedback.{verdict}",
+                conn,
+                tenant_id=ctx.tenant_id,
+                item_id=item.id,
+                actor_id=ctx.principal_id,
+                action=f"feedback.{verdict}",
                 old_value={"importance": current_importance, "verdict": previous},
-                new_value={"importance": importance, "verdict": verdict}, request_id=ctx.request_id)
-            await self._outbox.add(conn, Event(
-                type="engram.feedback.recorded", tenant_id=ctx.tenant_id, subject=item_id,
-                traceparent=ctx.traceparent,
-                data={"item_id": item_id, "principal_id": ctx.principal_id, "verdict": verdict, "previous": previous,
-                      "recall_id": recall_id or None, "importance": importance},
-            ))
+                new_value={"importance": importance, "verdict": verdict},
+                request_id=ctx.request_id,
+            )
+            await self._outbox.add(
+                conn,
+                Event(
+                    type="engram.feedback.recorded",
+                    tenant_id=ctx.tenant_id,
+                    subject=item_id,
+                    traceparent=ctx.traceparent,
+                    data={
+                        "item_id": item_id,
+                        "principal_id": ctx.principal_id,
+                        "verdict": verdict,
+                        "previous": previous,
+                        "recall_id": recall_id or None,
+                        "importance": importance,
+                    },
+                ),
+            )
         return FeedbackResult(item_id, verdict, previous, importance)
 
 
@@ -77,4 +102,3 @@ async def _within_daily_allowance(conn: asyncpg.Connection, principal_id: str) -
         now = feedback.now()
         wait = feedback.seconds_until_allowance(oldest or now, now)
         raise RateLimited(f"daily feedback limit of {limit} reached", retry_after_s=wait)
-

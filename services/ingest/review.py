@@ -33,32 +33,36 @@ class ReviewService:
             transition = lifecycle.decide(ctx, item.review_status, action, str(item.principal_id))
             actor = _actor(ctx)
             # a duplicate coming back to life is refused (Conflict, duplicate_live_item)
-            changed = await self._changes.change_status(conn, actor, item, transition.to_state, action,
-                                                        reason or None)
+            changed = await self._changes.change_status(conn, actor, item, transition.to_state, action, reason or None)
             if changed.review_status == "active":
                 await self._take_singleton_slot(conn, ctx, changed, reason)
             elif changed.review_status in ("rejected", "archived"):
-                await self._changes.settle_conflicts_of(conn, actor, item_id,
-                                                        reason or f"the other side was {changed.review_status}")
+                await self._changes.settle_conflicts_of(
+                    conn, actor, item_id, reason or f"the other side was {changed.review_status}"
+                )
         return changed
 
-    async def _take_singleton_slot(self, conn: asyncpg.Connection, ctx: CallerContext, item: MemoryItem,
-                                   reason: str) -> None:
+    async def _take_singleton_slot(
+        self, conn: asyncpg.Connection, ctx: CallerContext, item: MemoryItem, reason: str
+    ) -> None:
         """An activated item of a singleton kind takes its (workspace, subject, kind) slot: the holder is
         superseded, whatever its authority. This is the reviewer's explicit acceptance that a lower-authority
         write may never give itself; any open conflict between the two is resolved as ``accept_new``."""
         kind = await kinds.get_kind(conn, item.kind)
         if kind is None or not kind.singleton or not item.subject:
             return
-        holder = await items.live_singleton(conn, str(item.workspace_id), item.subject, item.kind, ctx.principal_id,
-                                            exclude=str(item.id))
+        holder = await items.live_singleton(
+            conn, str(item.workspace_id), item.subject, item.kind, ctx.principal_id, exclude=str(item.id)
+        )
         if holder is None:
             return
         actor = _actor(ctx)
-        await self._changes.supersede(conn, actor, holder, item, reason or "a reviewer accepted the replacement",
-                                      accepted_by_review=True)
-        await self._changes.resolve_conflicts(conn, actor, str(item.id), "accept_new",
-                                              reason or "activated by a reviewer", other=str(holder.id))
+        await self._changes.supersede(
+            conn, actor, holder, item, reason or "a reviewer accepted the replacement", accepted_by_review=True
+        )
+        await self._changes.resolve_conflicts(
+            conn, actor, str(item.id), "accept_new", reason or "activated by a reviewer", other=str(holder.id)
+        )
 
     async def verify(self, ctx: CallerContext, item_id: str, reason: str) -> MemoryItem:
         reason = _reason(reason)
@@ -70,15 +74,27 @@ class ReviewService:
                 return item
             changed = await items.set_verified(conn, item_id, ctx.principal_id)
             await items.add_event(
-                conn, tenant_id=ctx.tenant_id, item_id=item.id, actor_id=ctx.principal_id, action="verified",
-                old_value={"human_verified": False}, new_value={"human_verified": True}, reason=reason or None,
-                request_id=ctx.request_id)
-            await self._outbox.add(conn, Event(
-                type="engram.memory.verified", tenant_id=ctx.tenant_id, subject=str(item.id),
-                traceparent=ctx.traceparent, data={"item_id": str(item.id), "actor_id": ctx.principal_id},
-            ))
+                conn,
+                tenant_id=ctx.tenant_id,
+                item_id=item.id,
+                actor_id=ctx.principal_id,
+                action="verified",
+                old_value={"human_verified": False},
+                new_value={"human_verified": True},
+                reason=reason or None,
+                request_id=ctx.request_id,
+            )
+            await self._outbox.add(
+                conn,
+                Event(
+                    type="engram.memory.verified",
+                    tenant_id=ctx.tenant_id,
+                    subject=str(item.id),
+                    traceparent=ctx.traceparent,
+                    data={"item_id": str(item.id), "actor_id": ctx.principal_id},
+                ),
+            )
         return changed
-
 
     async def invalidate(self, ctx: CallerContext, item_id: str, reason: str) -> MemoryItem:
         """Gone, with nothing replacing it: out of recall, kept for audit. The author or a reviewer."""
@@ -92,14 +108,26 @@ class ReviewService:
                 raise Conflict(f"item {item_id} is already invalidated", code="already_invalidated")
             changed = await items.invalidate(conn, item_id, reason)
             await items.add_event(
-                conn, tenant_id=ctx.tenant_id, item_id=item.id, actor_id=ctx.principal_id, action="invalidated",
-                old_value={"invalidated": False}, new_value={"invalidated": True}, reason=reason,
-                request_id=ctx.request_id)
-            await self._outbox.add(conn, Event(
-                type="engram.memory.invalidated", tenant_id=ctx.tenant_id, subject=str(item.id),
-                traceparent=ctx.traceparent,
-                data={"item_id": str(item.id), "actor_id": ctx.principal_id, "kind": item.kind},
-            ))
+                conn,
+                tenant_id=ctx.tenant_id,
+                item_id=item.id,
+                actor_id=ctx.principal_id,
+                action="invalidated",
+                old_value={"invalidated": False},
+                new_value={"invalidated": True},
+                reason=reason,
+                request_id=ctx.request_id,
+            )
+            await self._outbox.add(
+                conn,
+                Event(
+                    type="engram.memory.invalidated",
+                    tenant_id=ctx.tenant_id,
+                    subject=str(item.id),
+                    traceparent=ctx.traceparent,
+                    data={"item_id": str(item.id), "actor_id": ctx.principal_id, "kind": item.kind},
+                ),
+            )
         return changed
 
 

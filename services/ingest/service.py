@@ -103,7 +103,8 @@ class IngestService:
             kind = await _resolve_kind(conn, cmd.kind or DEFAULT_KIND)
             targets = [await _live_target(conn, ctx, target_id) for target_id in cmd.supersedes]
             workspace_id = await _resolve_workspace(
-                conn, ctx, cmd.workspace_id or (str(targets[0].workspace_id) if targets else None))
+                conn, ctx, cmd.workspace_id or (str(targets[0].workspace_id) if targets else None)
+            )
             authority = await _resolve_authority(conn, ctx, checked.source_type)
             slot = _Slot(targets)
             if kind.singleton and cmd.subject and not targets:
@@ -113,9 +114,19 @@ class IngestService:
                 slot = _singleton_slot(holder, authority, kind)
             await _check_may_supersede(conn, ctx, cmd, kind, slot.targets, authority)
             now = await clock.now(conn)
-            new = await self._new_item(conn, ctx, cmd, checked, content=content, digest=digest, kind=kind,
-                                       workspace_id=workspace_id, authority=authority, now=now,
-                                       proposed=kind.requires_review or slot.rival is not None)
+            new = await self._new_item(
+                conn,
+                ctx,
+                cmd,
+                checked,
+                content=content,
+                digest=digest,
+                kind=kind,
+                workspace_id=workspace_id,
+                authority=authority,
+                now=now,
+                proposed=kind.requires_review or slot.rival is not None,
+            )
             stored = await self._insert(conn, ctx, new, now, superseding=bool(slot.targets))
             if isinstance(stored, RememberResult):
                 return stored
@@ -146,28 +157,65 @@ class IngestService:
             validation.require_uuid(target_id, "supersedes")
         return _Checked(tags, visibility, source_type)
 
-    async def _new_item(self, conn: asyncpg.Connection, ctx: CallerContext, cmd: RememberCommand, checked: _Checked,
-                        *, content: str, digest: bytes, kind: MemoryKind, workspace_id: str, authority: Authority,
-                        now: datetime, proposed: bool) -> items.NewItem:
+    async def _new_item(
+        self,
+        conn: asyncpg.Connection,
+        ctx: CallerContext,
+        cmd: RememberCommand,
+        checked: _Checked,
+        *,
+        content: str,
+        digest: bytes,
+        kind: MemoryKind,
+        workspace_id: str,
+        authority: Authority,
+        now: datetime,
+        proposed: bool,
+    ) -> items.NewItem:
         """The row to insert: the command's fields with the kind's defaults and the time to live applied."""
         importance = cmd.importance if cmd.importance is not None else kind.default_importance
-        expires_at = ttl.expiry(kind=kind.name, importance=importance, pinned=cmd.pinned, tags=checked.tags,
-                                requested=cmd.expires_at, now=now,
-                                overrides=await identity.config_value(conn, "ttl_days"))
+        expires_at = ttl.expiry(
+            kind=kind.name,
+            importance=importance,
+            pinned=cmd.pinned,
+            tags=checked.tags,
+            requested=cmd.expires_at,
+            now=now,
+            overrides=await identity.config_value(conn, "ttl_days"),
+        )
         return items.NewItem(
-            id=uuid.uuid4(), tenant_id=ctx.tenant_id, workspace_id=workspace_id, principal_id=ctx.principal_id,
-            content=content, content_hash=digest, kind=kind.name, importance=importance,
-            review_status="proposed" if proposed else "active", authority=int(authority),
-            source_type=checked.source_type, source_trust=source_trust(authority), subject=cmd.subject or None,
-            wing=cmd.wing or None, room=cmd.room or None, tags=checked.tags, pinned=cmd.pinned,
-            visibility=checked.visibility, source_uri=cmd.source_uri or None,
-            source_session=cmd.source_session or None, valid_from=cmd.valid_from, valid_to=cmd.valid_to,
-            kind_explicit=bool(cmd.kind), index_context=index_context(cmd.subject, cmd.valid_from),
-            expires_at=expires_at, external_id=cmd.external_id or None, metadata=cmd.metadata,
+            id=uuid.uuid4(),
+            tenant_id=ctx.tenant_id,
+            workspace_id=workspace_id,
+            principal_id=ctx.principal_id,
+            content=content,
+            content_hash=digest,
+            kind=kind.name,
+            importance=importance,
+            review_status="proposed" if proposed else "active",
+            authority=int(authority),
+            source_type=checked.source_type,
+            source_trust=source_trust(authority),
+            subject=cmd.subject or None,
+            wing=cmd.wing or None,
+            room=cmd.room or None,
+            tags=checked.tags,
+            pinned=cmd.pinned,
+            visibility=checked.visibility,
+            source_uri=cmd.source_uri or None,
+            source_session=cmd.source_session or None,
+            valid_from=cmd.valid_from,
+            valid_to=cmd.valid_to,
+            kind_explicit=bool(cmd.kind),
+            index_context=index_context(cmd.subject, cmd.valid_from),
+            expires_at=expires_at,
+            external_id=cmd.external_id or None,
+            metadata=cmd.metadata,
         )
 
-    async def _insert(self, conn: asyncpg.Connection, ctx: CallerContext, new: items.NewItem, now: datetime, *,
-                      superseding: bool) -> MemoryItem | RememberResult:
+    async def _insert(
+        self, conn: asyncpg.Connection, ctx: CallerContext, new: items.NewItem, now: datetime, *, superseding: bool
+    ) -> MemoryItem | RememberResult:
         """Insert the item, or answer ``deduplicated`` with the live item holding the same content. A duplicate
         whose time is up but that the sweep has not reached goes to the trash first, and the new one is stored."""
         with timed("insert", REMEMBER_STAGE):
@@ -176,31 +224,52 @@ class IngestService:
             return stored
         existing = await items.find_live_duplicate(conn, new.workspace_id, ctx.principal_id, new.content_hash)
         if existing is not None and existing.expires_at is not None and existing.expires_at <= now:
-            await discard(conn, self._outbox, existing, reason="expired", actor_id=None, request_id=ctx.request_id,
-                          traceparent=ctx.traceparent, why="time to live ended")
+            await discard(
+                conn,
+                self._outbox,
+                existing,
+                reason="expired",
+                actor_id=None,
+                request_id=ctx.request_id,
+                traceparent=ctx.traceparent,
+                why="time to live ended",
+            )
             stored = await items.insert(conn, new)
             if stored is not None:
                 return stored
             existing = None
         if existing is not None and superseding:
-            raise Conflict(f"this content is already live as {existing.id}; nothing to supersede with",
-                           field="content", code="duplicate_live_item")
+            raise Conflict(
+                f"this content is already live as {existing.id}; nothing to supersede with",
+                field="content",
+                code="duplicate_live_item",
+            )
         if existing is not None:
             return _deduplicated(existing)
         raise Conflict("a concurrent write of the same content changed its state; retry", code="concurrent_write")
 
-    async def _record_creation(self, conn: asyncpg.Connection, ctx: CallerContext, stored: MemoryItem,
-                               redacted: list[str]) -> None:
+    async def _record_creation(
+        self, conn: asyncpg.Connection, ctx: CallerContext, stored: MemoryItem, redacted: list[str]
+    ) -> None:
         """The ``created`` audit row, the pending pipeline stages and ``memory.created`` on the outbox."""
         await items.add_event(
-            conn, tenant_id=ctx.tenant_id, item_id=stored.id, actor_id=ctx.principal_id, action="created",
-            new_value={"review_status": stored.review_status, "kind": stored.kind,
-                       **({"redacted_secrets": redacted} if redacted else {}),
-                       "authority": stored.authority, "visibility": stored.visibility},
+            conn,
+            tenant_id=ctx.tenant_id,
+            item_id=stored.id,
+            actor_id=ctx.principal_id,
+            action="created",
+            new_value={
+                "review_status": stored.review_status,
+                "kind": stored.kind,
+                **({"redacted_secrets": redacted} if redacted else {}),
+                "authority": stored.authority,
+                "visibility": stored.visibility,
+            },
             request_id=ctx.request_id,
         )
         for stage in ("embedding", "classification", "conflict_check") + (
-                ("promotion",) if stored.review_status == "proposed" else ()):
+            ("promotion",) if stored.review_status == "proposed" else ()
+        ):
             await items.set_stage(conn, tenant_id=ctx.tenant_id, item_id=stored.id, stage=stage, status="pending")
         await self._outbox.add(conn, created_event(stored, ctx.traceparent))
 
@@ -210,27 +279,48 @@ class IngestService:
         for target in slot.targets:
             await self._changes.supersede(conn, actor, target, stored)
         if slot.rival is not None:  # lower authority: a proposal with an open conflict, never a swap
-            await self._changes.open_conflict(conn, actor, slot.rival, stored, "contradiction", "singleton",
-                                              rule="singleton",
-                                              explanation=f"both claim the {stored.kind} slot for {stored.subject!r}")
+            await self._changes.open_conflict(
+                conn,
+                actor,
+                slot.rival,
+                stored,
+                "contradiction",
+                "singleton",
+                rule="singleton",
+                explanation=f"both claim the {stored.kind} slot for {stored.subject!r}",
+            )
 
-    async def _possible_supersedes(self, conn: asyncpg.Connection, ctx: CallerContext, stored: MemoryItem,
-                                   targets: list[MemoryItem]) -> list[items.Similar]:
+    async def _possible_supersedes(
+        self, conn: asyncpg.Connection, ctx: CallerContext, stored: MemoryItem, targets: list[MemoryItem]
+    ) -> list[items.Similar]:
         """Live items of the same kind whose text is close to the new one's: reported, never applied."""
         with timed("possible_supersedes", REMEMBER_STAGE):
             return await items.similar_live(
-                conn, stored.content, stored.kind, ctx.principal_id,
-                [str(stored.id), *(str(t.id) for t in targets)], self._settings.possible_supersedes_threshold)
+                conn,
+                stored.content,
+                stored.kind,
+                ctx.principal_id,
+                [str(stored.id), *(str(t.id) for t in targets)],
+                self._settings.possible_supersedes_threshold,
+            )
 
 
 def created_event(item: MemoryItem, traceparent: str) -> Event:
     """``memory.created``: ids and metadata only, never the content."""
     return Event(
-        type="engram.memory.created", tenant_id=str(item.tenant_id), subject=str(item.id), traceparent=traceparent,
+        type="engram.memory.created",
+        tenant_id=str(item.tenant_id),
+        subject=str(item.id),
+        traceparent=traceparent,
         data={
-            "item_id": str(item.id), "workspace_id": str(item.workspace_id), "principal_id": str(item.principal_id),
-            "kind": item.kind, "review_status": item.review_status, "authority": item.authority,
-            "visibility": item.visibility, "content_hash": item.content_hash.hex(),
+            "item_id": str(item.id),
+            "workspace_id": str(item.workspace_id),
+            "principal_id": str(item.principal_id),
+            "kind": item.kind,
+            "review_status": item.review_status,
+            "authority": item.authority,
+            "visibility": item.visibility,
+            "content_hash": item.content_hash.hex(),
             "created_at": item.created_at.isoformat(),
         },
     )
@@ -257,8 +347,9 @@ async def _resolve_workspace(conn: asyncpg.Connection, ctx: CallerContext, reque
     if workspace_id is None or role is None:  # missing and not-a-member look the same
         raise NotFound("no such workspace", field="workspace_id")
     if role not in WRITING_ROLES:
-        raise PermissionDenied(f"a {role} cannot write into this workspace", field="workspace_id",
-                               code="workspace_read_only")
+        raise PermissionDenied(
+            f"a {role} cannot write into this workspace", field="workspace_id", code="workspace_read_only"
+        )
     return workspace_id
 
 
@@ -275,22 +366,37 @@ def _singleton_slot(holder: MemoryItem | None, authority: Authority, kind: Memor
     return _Slot([], rival=holder)
 
 
-async def _check_may_supersede(conn: asyncpg.Connection, ctx: CallerContext, cmd: RememberCommand,
-                               kind: MemoryKind, targets: list[MemoryItem], authority: Authority) -> None:
+async def _check_may_supersede(
+    conn: asyncpg.Connection,
+    ctx: CallerContext,
+    cmd: RememberCommand,
+    kind: MemoryKind,
+    targets: list[MemoryItem],
+    authority: Authority,
+) -> None:
     """A proposal replaces nothing; each target needs a writing role in its workspace and no more authority
     than the write carries."""
     if cmd.supersedes and kind.requires_review:
-        raise Conflict(f"a {kind.name} starts as a proposal and cannot replace anything before review",
-                       field="supersedes", code="proposal_cannot_supersede")
+        raise Conflict(
+            f"a {kind.name} starts as a proposal and cannot replace anything before review",
+            field="supersedes",
+            code="proposal_cannot_supersede",
+        )
     for target in targets:
         target_role = await items.workspace_role(conn, str(target.workspace_id), ctx.principal_id)
         if target_role not in WRITING_ROLES:
-            raise PermissionDenied(f"superseding {target.id} needs a writing role in its workspace",
-                                   field="supersedes", code="workspace_read_only")
+            raise PermissionDenied(
+                f"superseding {target.id} needs a writing role in its workspace",
+                field="supersedes",
+                code="workspace_read_only",
+            )
         if int(authority) < target.authority:
             raise PermissionDenied(
                 f"authority {int(authority)} cannot supersede {target.id} (authority {target.authority}); "
-                "propose the change for review instead", field="supersedes", code="authority_too_low")
+                "propose the change for review instead",
+                field="supersedes",
+                code="authority_too_low",
+            )
 
 
 async def _guard_secrets(conn: asyncpg.Connection, content: str) -> tuple[str, list[str]]:
@@ -310,10 +416,14 @@ async def _live_target(conn: asyncpg.Connection, ctx: CallerContext, item_id: st
     if item is None:
         raise NotFound(f"no item {item_id}", field="supersedes")
     expired = item.expires_at is not None and item.expires_at <= datetime.now(UTC)
-    if (item.invalidated_at is not None or item.superseded_by is not None
-            or item.review_status not in lifecycle.LIVE_STATES or expired):
+    if (
+        item.invalidated_at is not None
+        or item.superseded_by is not None
+        or item.review_status not in lifecycle.LIVE_STATES
+        or expired
+    ):
         state = "invalidated" if item.invalidated_at is not None else "expired" if expired else item.review_status
-        raise Conflict(f"item {item_id} is {state}; only live items can be superseded", field="supersedes",
-                       code="not_live")
+        raise Conflict(
+            f"item {item_id} is {state}; only live items can be superseded", field="supersedes", code="not_live"
+        )
     return item
-

@@ -29,23 +29,52 @@ SWEEP_BATCH = 500
 RECALL_LOG_BATCH = 10_000  # recall log rows deleted per tenant per pass (a busy tenant logs thousands a minute)
 
 
-async def discard(conn: asyncpg.Connection, outbox: Outbox, item: MemoryItem, *, reason: str,
-                  actor_id: str | None, request_id: str = "", traceparent: str = "", why: str | None = None) -> str:
+async def discard(
+    conn: asyncpg.Connection,
+    outbox: Outbox,
+    item: MemoryItem,
+    *,
+    reason: str,
+    actor_id: str | None,
+    request_id: str = "",
+    traceparent: str = "",
+    why: str | None = None,
+) -> str:
     """Move ``item`` (locked by the caller) to the trash with its audit row and event; return the entry id.
     ``reason`` is ``deleted`` or ``expired``."""
     entry_id = await trash.move(conn, str(item.id), reason, actor_id)
     action = "deleted" if reason == "deleted" else "expired"
-    await items.add_event(conn, tenant_id=str(item.tenant_id), item_id=item.id, actor_id=actor_id, action=action,
-                          old_value={"review_status": item.review_status},
-                          new_value={"trash_id": entry_id}, reason=why, request_id=request_id)
-    data: dict[str, str | None] = {"item_id": str(item.id), "trash_id": entry_id, "kind": item.kind,
-                                   "workspace_id": str(item.workspace_id)}
+    await items.add_event(
+        conn,
+        tenant_id=str(item.tenant_id),
+        item_id=item.id,
+        actor_id=actor_id,
+        action=action,
+        old_value={"review_status": item.review_status},
+        new_value={"trash_id": entry_id},
+        reason=why,
+        request_id=request_id,
+    )
+    data: dict[str, str | None] = {
+        "item_id": str(item.id),
+        "trash_id": entry_id,
+        "kind": item.kind,
+        "workspace_id": str(item.workspace_id),
+    }
     if reason == "deleted":
         data["actor_id"] = actor_id
     else:
         data["expires_at"] = item.expires_at.isoformat() if item.expires_at else None
-    await outbox.add(conn, Event(type=f"engram.memory.{action}", tenant_id=str(item.tenant_id), subject=str(item.id),
-                                 traceparent=traceparent, data=data))
+    await outbox.add(
+        conn,
+        Event(
+            type=f"engram.memory.{action}",
+            tenant_id=str(item.tenant_id),
+            subject=str(item.id),
+            traceparent=traceparent,
+            data=data,
+        ),
+    )
     return entry_id
 
 
@@ -62,8 +91,19 @@ class BulkFilter:
     created_after: datetime | None = None
 
     def is_empty(self) -> bool:
-        return not any((self.kinds, self.tags, self.workspace_id, self.wing, self.room, self.review_statuses,
-                        self.author_id, self.created_before, self.created_after))
+        return not any(
+            (
+                self.kinds,
+                self.tags,
+                self.workspace_id,
+                self.wing,
+                self.room,
+                self.review_statuses,
+                self.author_id,
+                self.created_before,
+                self.created_after,
+            )
+        )
 
 
 @dataclass
@@ -91,8 +131,16 @@ class TrashService:
             if item is None:
                 raise NotFound(f"no item {item_id}")
             lifecycle.may_delete(ctx, str(item.principal_id))
-            return await discard(conn, self._outbox, item, reason="deleted", actor_id=ctx.principal_id,
-                                 request_id=ctx.request_id, traceparent=ctx.traceparent, why=reason.strip() or None)
+            return await discard(
+                conn,
+                self._outbox,
+                item,
+                reason="deleted",
+                actor_id=ctx.principal_id,
+                request_id=ctx.request_id,
+                traceparent=ctx.traceparent,
+                why=reason.strip() or None,
+            )
 
     async def restore(self, ctx: CallerContext, entry_id: str) -> MemoryItem:
         """Bring an item back from the trash as it was (an invalidated item stays invalidated; an expired one
@@ -104,20 +152,38 @@ class TrashService:
                 raise NotFound(f"no trash entry {entry_id}")
             lifecycle.may_restore(ctx, entry.principal_id, entry.deleted_by)
             item, counts = await trash.restore(conn, entry_id, clear_expiry=entry.reason == "expired")
-            await items.add_event(conn, tenant_id=ctx.tenant_id, item_id=item.id, actor_id=ctx.principal_id,
-                                  action="restored", old_value={"trash_id": entry_id},
-                                  new_value={"review_status": item.review_status, **counts},
-                                  request_id=ctx.request_id)
-            await self._outbox.add(conn, Event(
-                type="engram.memory.restored", tenant_id=ctx.tenant_id, subject=str(item.id),
-                traceparent=ctx.traceparent,
-                data={"item_id": str(item.id), "trash_id": entry_id, "actor_id": ctx.principal_id, "kind": item.kind,
-                      "review_status": item.review_status, "embedded": counts["embeddings"] > 0},
-            ))
+            await items.add_event(
+                conn,
+                tenant_id=ctx.tenant_id,
+                item_id=item.id,
+                actor_id=ctx.principal_id,
+                action="restored",
+                old_value={"trash_id": entry_id},
+                new_value={"review_status": item.review_status, **counts},
+                request_id=ctx.request_id,
+            )
+            await self._outbox.add(
+                conn,
+                Event(
+                    type="engram.memory.restored",
+                    tenant_id=ctx.tenant_id,
+                    subject=str(item.id),
+                    traceparent=ctx.traceparent,
+                    data={
+                        "item_id": str(item.id),
+                        "trash_id": entry_id,
+                        "actor_id": ctx.principal_id,
+                        "kind": item.kind,
+                        "review_status": item.review_status,
+                        "embedded": counts["embeddings"] > 0,
+                    },
+                ),
+            )
         return item
 
-    async def bulk(self, ctx: CallerContext, action: str, where: BulkFilter, *, dry_run: bool, limit: int,
-                   reason: str) -> BulkResult:
+    async def bulk(
+        self, ctx: CallerContext, action: str, where: BulkFilter, *, dry_run: bool, limit: int, reason: str
+    ) -> BulkResult:
         """Archive or delete every item matching ``where`` that the caller may change, in one transaction;
         ``dry_run`` reports the same answer and writes nothing."""
         if action not in BULK_ACTIONS:
@@ -125,18 +191,28 @@ class TrashService:
         if not 1 <= limit <= MAX_BULK:
             raise ValidationFailed(f"limit must be 1–{MAX_BULK}", field="limit")
         if where.is_empty():
-            raise ValidationFailed("filter must name at least one criterion (a bulk change of everything is refused)",
-                                   field="filter")
+            raise ValidationFailed(
+                "filter must name at least one criterion (a bulk change of everything is refused)", field="filter"
+            )
         for value, name in ((where.workspace_id, "filter.workspace_id"), (where.author_id, "filter.author_id")):
             if value:
                 validation.require_uuid(value, name)
         async with tenant_tx(self._pool, ctx.tenant_id) as conn:
             statuses = where.review_statuses or (list(ARCHIVABLE) if action == "archive" else [])
-            matched = await items.matching(conn, ctx.principal_id, limit + 1, kinds=where.kinds, tags=where.tags,
-                                           workspace_id=where.workspace_id or None, wing=where.wing or None,
-                                           room=where.room or None, review_statuses=statuses,
-                                           author_id=where.author_id or None, created_before=where.created_before,
-                                           created_after=where.created_after)
+            matched = await items.matching(
+                conn,
+                ctx.principal_id,
+                limit + 1,
+                kinds=where.kinds,
+                tags=where.tags,
+                workspace_id=where.workspace_id or None,
+                wing=where.wing or None,
+                room=where.room or None,
+                review_statuses=statuses,
+                author_id=where.author_id or None,
+                created_before=where.created_before,
+                created_after=where.created_after,
+            )
             truncated = len(matched) > limit
             matched = matched[:limit]
             affected: list[str] = []
@@ -156,15 +232,26 @@ class TrashService:
                 if dry_run:
                     continue
                 if action == "delete":
-                    await discard(conn, self._outbox, item, reason="deleted", actor_id=ctx.principal_id,
-                                  request_id=ctx.request_id, traceparent=ctx.traceparent, why=reason or None)
+                    await discard(
+                        conn,
+                        self._outbox,
+                        item,
+                        reason="deleted",
+                        actor_id=ctx.principal_id,
+                        request_id=ctx.request_id,
+                        traceparent=ctx.traceparent,
+                        why=reason or None,
+                    )
                 else:
-                    actor = changes.Actor(ctx.tenant_id, ctx.principal_id, request_id=ctx.request_id,
-                                          traceparent=ctx.traceparent)
+                    actor = changes.Actor(
+                        ctx.tenant_id, ctx.principal_id, request_id=ctx.request_id, traceparent=ctx.traceparent
+                    )
                     await self._changes.change_status(conn, actor, item, "archived", "archive", reason or None)
-                    await self._changes.settle_conflicts_of(conn, actor, str(item.id),
-                                                            reason or "the other side was archived")
+                    await self._changes.settle_conflicts_of(
+                        conn, actor, str(item.id), reason or "the other side was archived"
+                    )
         return BulkResult(action, dry_run, len(matched), affected, skipped, truncated)
+
 
 @dataclass
 class SweepReport:
@@ -188,12 +275,15 @@ async def sweep(pool: asyncpg.Pool, settings: Settings, *, batch: int = SWEEP_BA
                 report.expired += 1
             retention = await identity.config_value(conn, "trash_retention_days") or settings.trash_retention_days
             report.purged += await trash.purge(conn, int(retention), batch)
-            report.recall_logs += await recall_logs.prune(conn, settings.recall_log_retention_days,
-                                                          RECALL_LOG_BATCH)
+            report.recall_logs += await recall_logs.prune(conn, settings.recall_log_retention_days, RECALL_LOG_BATCH)
     SWEPT.labels("expired").inc(report.expired)
     SWEPT.labels("purged").inc(report.purged)
     SWEPT.labels("recall_logs").inc(report.recall_logs)
     if report.expired or report.purged or report.recall_logs:
-        log.info("sweep: %d items expired to the trash, %d trash entries emptied, %d recall log rows deleted",
-                 report.expired, report.purged, report.recall_logs)
+        log.info(
+            "sweep: %d items expired to the trash, %d trash entries emptied, %d recall log rows deleted",
+            report.expired,
+            report.purged,
+            report.recall_logs,
+        )
     return report

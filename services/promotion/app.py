@@ -22,8 +22,7 @@ log = logging.getLogger(__name__)
 async def serve(settings: Settings, stop: asyncio.Event) -> None:
     async def build(pool: asyncpg.Pool) -> Sequence[Subscription]:
         service = PromotionService(pool, settings)
-        return [Subscription(ConsumerSpec(name=durable, event=event), service.handle)
-                for durable, event in TRIGGERS]
+        return [Subscription(ConsumerSpec(name=durable, event=event), service.handle) for durable, event in TRIGGERS]
 
     async def sweeper(pool: asyncpg.Pool, stop: asyncio.Event) -> None:
         while not stop.is_set():

@@ -15,8 +15,12 @@ from engram.events.outbox import Outbox
 from engram.pipeline import changes, promotion
 
 # (durable consumer, event) pairs
-TRIGGERS = (("promotion_classified", "memory.classified"), ("promotion_conflicts", "conflict.resolved"),
-            ("promotion_feedback", "feedback.recorded"), ("promotion_review", "memory.review_changed"))
+TRIGGERS = (
+    ("promotion_classified", "memory.classified"),
+    ("promotion_conflicts", "conflict.resolved"),
+    ("promotion_feedback", "feedback.recorded"),
+    ("promotion_review", "memory.review_changed"),
+)
 CONSUMER = "promotion"
 
 
@@ -47,5 +51,6 @@ class PromotionService:
             if not await inbox.claim(conn, CONSUMER, event.id, event.tenant_id):
                 return
             for item_id in items_named(event):
-                await promotion.promote_item(conn, self._changes, event.tenant_id, item_id, dry_run=False,
-                                             traceparent=event.traceparent)
+                await promotion.promote_item(
+                    conn, self._changes, event.tenant_id, item_id, dry_run=False, traceparent=event.traceparent
+                )

@@ -30,7 +30,9 @@ async def serve(settings: Settings, stop: asyncio.Event) -> None:
         writer = asyncio.create_task(telemetry.run(writer_stop))
         service = RecallService(pool, settings, embedder, telemetry)
         server, health = await start_server(
-            settings.recall_addr, "recall", ["engram.v1.RecallService"],
+            settings.recall_addr,
+            "recall",
+            ["engram.v1.RecallService"],
             lambda s: recall_pb2_grpc.add_RecallServiceServicer_to_server(RecallServicer(service), s),
             internal_token=settings.internal_token,
         )

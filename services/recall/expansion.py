@@ -17,8 +17,14 @@ TUNNEL_LIFT = 0.1  # candidates across a tunnel gain this much
 SESSION_SEEDS = 10  # how many of the best hits lift the memories recorded near them in their sessions
 
 
-async def expand(conn: asyncpg.Connection, ranked: list[RankedItem], viewer: str, filters: Filters,
-                 session_weight: float = 0.0, links: bool = True) -> list[RankedItem]:
+async def expand(
+    conn: asyncpg.Connection,
+    ranked: list[RankedItem],
+    viewer: str,
+    filters: Filters,
+    session_weight: float = 0.0,
+    links: bool = True,
+) -> list[RankedItem]:
     """``ranked`` with linked memories added and tunnel-connected candidates lifted, re-sorted. With
     ``session_weight``, the memories recorded near the best hits in their sessions are lifted (or join)."""
     seeds = ranked[:SEEDS]
@@ -37,16 +43,29 @@ async def expand(conn: asyncpg.Connection, ranked: list[RankedItem], viewer: str
             continue
         seed = by_id[from_id]
         trust = scoring.trust_score(item)  # its own standing counts, as it would for any hit
-        added = RankedItem(item=item, score=round(seed.score * EDGE_DECAY * trust, 6), origin="graph",
-                           reasons=[reason, scoring.trust_reason(item, trust)])
+        added = RankedItem(
+            item=item,
+            score=round(seed.score * EDGE_DECAY * trust, 6),
+            origin="graph",
+            reasons=[reason, scoring.trust_reason(item, trust)],
+        )
         by_id[str(item.id)] = added
         ranked.append(added)
     routes = await edges.through_tunnels(conn, sorted({_area(s.item) for s in seeds if s.item.wing})) if links else []
     if routes:
         above: set[tuple[str, str]] = set()  # the areas of the seeds ranked above the candidate
         for r in list(ranked):
-            route = next(((fw, fr) for fw, fr, tw, tr in routes if (fw, fr) in above and r.item.wing == tw
-                          and (not tr or tr == (r.item.room or "")) and (fw, fr) != _area(r.item)), None)
+            route = next(
+                (
+                    (fw, fr)
+                    for fw, fr, tw, tr in routes
+                    if (fw, fr) in above
+                    and r.item.wing == tw
+                    and (not tr or tr == (r.item.room or ""))
+                    and (fw, fr) != _area(r.item)
+                ),
+                None,
+            )
             if route is not None:
                 r.score = round(r.score * (1 + TUNNEL_LIFT), 6)
                 r.reasons.append(f"linked via tunnel from {route[0]}{'/' + route[1] if route[1] else ''}")
@@ -56,33 +75,39 @@ async def expand(conn: asyncpg.Connection, ranked: list[RankedItem], viewer: str
     return ranked
 
 
-async def _session_context(conn: asyncpg.Connection, ranked: list[RankedItem], viewer: str, filters: Filters,
-                           weight: float) -> dict[str, tuple[float, str, int, MemoryItem]]:
+async def _session_context(
+    conn: asyncpg.Connection, ranked: list[RankedItem], viewer: str, filters: Filters, weight: float
+) -> dict[str, tuple[float, str, int, MemoryItem]]:
     """For each memory near one of the best hits in a session, its best lift: (lift, hit id, offset, memory)."""
     seeds = {str(r.item.id): r.score for r in ranked[:SESSION_SEEDS] if r.item.source_session}
     best: dict[str, tuple[float, str, int, MemoryItem]] = {}
-    for seed_id, offset, item in await search.session_window(conn, list(seeds), filters, viewer,
-                                                             scoring.SESSION_CONTEXT_WIDTH):
+    for seed_id, offset, item in await search.session_window(
+        conn, list(seeds), filters, viewer, scoring.SESSION_CONTEXT_WIDTH
+    ):
         lift = scoring.context_lift(seeds[seed_id], offset, weight) * scoring.trust_score(item)
         if lift > best.get(str(item.id), (0.0,))[0]:
             best[str(item.id)] = (lift, seed_id, offset, item)
     return best
 
 
-def _lift_session_context(lifts: dict[str, tuple[float, str, int, MemoryItem]], by_id: dict[str, RankedItem],
-                          ranked: list[RankedItem]) -> None:
+def _lift_session_context(
+    lifts: dict[str, tuple[float, str, int, MemoryItem]], by_id: dict[str, RankedItem], ranked: list[RankedItem]
+) -> None:
     """Adds each lift to the memory's score (computed from the scores before any lift); a memory that was not a
     candidate joins with the lift alone."""
     for key, (lift, seed_id, offset, item) in lifts.items():
-        reason = (f"recorded {abs(offset)} {'after' if offset > 0 else 'before'} {seed_id} in session "
-                  f"{item.source_session} (+{lift:.3f})")
+        reason = (
+            f"recorded {abs(offset)} {'after' if offset > 0 else 'before'} {seed_id} in session "
+            f"{item.source_session} (+{lift:.3f})"
+        )
         if key in by_id:
             by_id[key].score = round(by_id[key].score + lift, 6)
             by_id[key].reasons.append(reason)
             continue
         trust = scoring.trust_score(item)
-        added = RankedItem(item=item, score=round(lift, 6), origin="session",
-                           reasons=[reason, scoring.trust_reason(item, trust)])
+        added = RankedItem(
+            item=item, score=round(lift, 6), origin="session", reasons=[reason, scoring.trust_reason(item, trust)]
+        )
         by_id[key] = added
         ranked.append(added)
 
@@ -93,6 +118,10 @@ def _area(item: MemoryItem) -> tuple[str, str]:
 
 def _matches(item: MemoryItem, filters: Filters) -> bool:
     """A linked memory joins only if the recall's filters would have let it in."""
-    return ((not filters.kinds or item.kind in filters.kinds) and set(filters.tags) <= set(item.tags)
-            and (not filters.workspace_id or str(item.workspace_id) == filters.workspace_id)
-            and (not filters.wing or item.wing == filters.wing) and (not filters.room or item.room == filters.room))
+    return (
+        (not filters.kinds or item.kind in filters.kinds)
+        and set(filters.tags) <= set(item.tags)
+        and (not filters.workspace_id or str(item.workspace_id) == filters.workspace_id)
+        and (not filters.wing or item.wing == filters.wing)
+        and (not filters.room or item.room == filters.room)
+    )

@@ -43,8 +43,9 @@ class Listings:
             value = await identity.config_value(conn, "trash_retention_days")
         return int(value or self._settings.trash_retention_days)
 
-    async def list_conflicts(self, ctx: CallerContext, status: str, conflict_type: str, item_id: str, limit: int,
-                             cursor: str) -> tuple[list[conflicts.ConflictRow], str]:
+    async def list_conflicts(
+        self, ctx: CallerContext, status: str, conflict_type: str, item_id: str, limit: int, cursor: str
+    ) -> tuple[list[conflicts.ConflictRow], str]:
         """A page of the conflicts whose two memories the caller may read, newest first."""
         if status:
             validation.validate_choice(status, ("open", "resolved"), "status")
@@ -55,15 +56,22 @@ class Listings:
         _check_limit(limit)
         after = _decode_cursor(cursor) if cursor else None
         async with tenant_tx(self._pool, ctx.tenant_id) as conn:
-            rows = await conflicts.listing(conn, ctx.principal_id, status=status or None,
-                                           conflict_type=conflict_type or None, item_id=item_id or None,
-                                           limit=limit + 1, after=after)
+            rows = await conflicts.listing(
+                conn,
+                ctx.principal_id,
+                status=status or None,
+                conflict_type=conflict_type or None,
+                item_id=item_id or None,
+                limit=limit + 1,
+                after=after,
+            )
         page = rows[:limit]
         more = len(rows) > limit
         return page, _encode_cursor(page[-1].created_at, page[-1].id) if more and page else ""
 
-    async def expiry_candidates(self, ctx: CallerContext, within_days: int, limit: int,
-                                workspace_id: str) -> list[MemoryItem]:
+    async def expiry_candidates(
+        self, ctx: CallerContext, within_days: int, limit: int, workspace_id: str
+    ) -> list[MemoryItem]:
         """Live items the caller can see whose time to live ends within ``within_days`` (expired included)."""
         if not 1 <= within_days <= MAX_WITHIN_DAYS:
             raise ValidationFailed(f"within_days must be 1–{MAX_WITHIN_DAYS}, got {within_days}", field="within_days")

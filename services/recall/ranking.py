@@ -55,8 +55,13 @@ class RecallResult:
 class Ranking:
     """``Recall`` and ``Search``: the ranked memories for a query (or for the start of a session)."""
 
-    def __init__(self, pool: asyncpg.Pool, settings: Settings, embedder: EmbeddingProvider,
-                 telemetry: RecallTelemetry | None = None) -> None:
+    def __init__(
+        self,
+        pool: asyncpg.Pool,
+        settings: Settings,
+        embedder: EmbeddingProvider,
+        telemetry: RecallTelemetry | None = None,
+    ) -> None:
         self._pool = pool
         self._settings = settings
         self._embedder = embedder
@@ -68,24 +73,38 @@ class Ranking:
         if mode == "startup":
             ranked = await self._startup(ctx, q)
         else:
-            ranked, weights = await self._ranked(ctx, mode, _require_query(q.query), q.filters,
-                                                 max(q.budgets.items * 4, MIN_CANDIDATES), q.include_superseded)
+            ranked, weights = await self._ranked(
+                ctx,
+                mode,
+                _require_query(q.query),
+                q.filters,
+                max(q.budgets.items * 4, MIN_CANDIDATES),
+                q.include_superseded,
+            )
             with timed("widen"):
                 ranked = await self._widen(ctx, ranked, q, weights)
         kept, cut = pack_explained(ranked, q.budgets)
         omitted = len(cut)
         result = RecallResult(kept, mode, str(uuid.uuid4()), omitted, cut=cut[:EXPLAIN_CUT] if q.explain else [])
         if self._telemetry is not None:  # queued: written by a background task, never on this path
-            self._telemetry.served(recall_logs.Served(
-                tenant_id=ctx.tenant_id, recall_id=result.recall_id, principal_id=ctx.principal_id, mode=mode,
-                scoring_version=result.scoring_version, item_ids=[str(r.item.id) for r in kept
-                                                                  if str(r.item.tenant_id) == ctx.tenant_id],
-                scores=[r.score for r in kept if str(r.item.tenant_id) == ctx.tenant_id], omitted=omitted,
-                at=datetime.now(UTC)))
+            self._telemetry.served(
+                recall_logs.Served(
+                    tenant_id=ctx.tenant_id,
+                    recall_id=result.recall_id,
+                    principal_id=ctx.principal_id,
+                    mode=mode,
+                    scoring_version=result.scoring_version,
+                    item_ids=[str(r.item.id) for r in kept if str(r.item.tenant_id) == ctx.tenant_id],
+                    scores=[r.score for r in kept if str(r.item.tenant_id) == ctx.tenant_id],
+                    omitted=omitted,
+                    at=datetime.now(UTC),
+                )
+            )
         return result
 
-    async def _widen(self, ctx: CallerContext, ranked: list[RankedItem], q: RecallQuery,
-                     weights: scoring.RecallWeights) -> list[RankedItem]:
+    async def _widen(
+        self, ctx: CallerContext, ranked: list[RankedItem], q: RecallQuery, weights: scoring.RecallWeights
+    ) -> list[RankedItem]:
         """Graph expansion (links and tunnels) and MMR diversity, as the tenant's recall settings say; neither
         applies to answers ``as_of`` a past time."""
         expanding = weights.graph_expansion or weights.session_neighbours
@@ -93,11 +112,16 @@ class Ranking:
             return ranked
         async with tenant_tx(self._pool, ctx.tenant_id) as conn:
             if expanding:
-                ranked = await expansion.expand(conn, ranked, ctx.principal_id, q.filters,
-                                                session_weight=weights.session_neighbours,
-                                                links=weights.graph_expansion)
+                ranked = await expansion.expand(
+                    conn,
+                    ranked,
+                    ctx.principal_id,
+                    q.filters,
+                    session_weight=weights.session_neighbours,
+                    links=weights.graph_expansion,
+                )
             if weights.mmr_lambda < 1:
-                window = ranked[:q.budgets.items * MMR_WINDOW_FACTOR]
+                window = ranked[: q.budgets.items * MMR_WINDOW_FACTOR]
                 vectors = await embeddings.vectors(conn, [str(r.item.id) for r in window], self._embedder.profile)
                 ranked = diversity.mmr(ranked, vectors, weights.mmr_lambda, len(window))
         return ranked
@@ -110,9 +134,15 @@ class Ranking:
         ranked, _ = await self._ranked(ctx, mode, _require_query(query), filters, max(limit, MIN_CANDIDATES))
         return ranked[:limit]
 
-    async def _ranked(self, ctx: CallerContext, mode: str, query: str, filters: Filters,
-                      limit: int, include_superseded: bool = False,
-                      ) -> tuple[list[RankedItem], scoring.RecallWeights]:
+    async def _ranked(
+        self,
+        ctx: CallerContext,
+        mode: str,
+        query: str,
+        filters: Filters,
+        limit: int,
+        include_superseded: bool = False,
+    ) -> tuple[list[RankedItem], scoring.RecallWeights]:
         """The ranked candidates, and the tenant's recall settings they were ranked with (read once)."""
         _check_filters(filters)
         vector: np.ndarray | None = None
@@ -127,15 +157,23 @@ class Ranking:
             weights = await _weights(conn)
             if mode in ("keyword", "hybrid"):
                 with timed("keyword_sql"):
-                    found = await search.keyword(conn, query, filters, ctx.principal_id, limit,
-                                                 self._settings.keyword_candidate_cap)
+                    found = await search.keyword(
+                        conn, query, filters, ctx.principal_id, limit, self._settings.keyword_candidate_cap
+                    )
                 for item, rank in found:
                     by_id[str(item.id)] = item
                     keyword[str(item.id)] = rank
             if vector is not None:
                 with timed("semantic_sql"):
-                    near = await search.semantic(conn, vector, self._embedder.profile, self._embedder.dimensions,
-                                                 filters, ctx.principal_id, limit)
+                    near = await search.semantic(
+                        conn,
+                        vector,
+                        self._embedder.profile,
+                        self._embedder.dimensions,
+                        filters,
+                        ctx.principal_id,
+                        limit,
+                    )
                 for item, similarity in near:
                     by_id[str(item.id)] = item
                     dense[str(item.id)] = similarity
@@ -172,8 +210,9 @@ class Ranking:
         with timed("redirect"):
             return await self._redirect(ctx, ranked, include_superseded, filters.as_of), weights
 
-    async def _redirect(self, ctx: CallerContext, ranked: list[RankedItem], include_superseded: bool,
-                        as_of: datetime | None = None) -> list[RankedItem]:
+    async def _redirect(
+        self, ctx: CallerContext, ranked: list[RankedItem], include_superseded: bool, as_of: datetime | None = None
+    ) -> list[RankedItem]:
         """A hit on a superseded item becomes its terminal successor at the old rank (listed once, only if the
         caller may see it); a chain ending in an invalidated item is dropped. With ``include_superseded``
         the superseded items themselves are kept, as history."""
@@ -202,9 +241,15 @@ class Ranking:
                     out.append(r)
                     continue
                 relevance = [reason for reason in r.reasons if reason.startswith(("semantic match", "keyword match"))]
-                out.append(RankedItem(item=successor, score=r.score, origin=r.origin, matched_via=str(r.item.id),
-                                      reasons=[*relevance, f"superseded: {r.item.id} was replaced by this",
-                                               *_standing(successor)]))
+                out.append(
+                    RankedItem(
+                        item=successor,
+                        score=r.score,
+                        origin=r.origin,
+                        matched_via=str(r.item.id),
+                        reasons=[*relevance, f"superseded: {r.item.id} was replaced by this", *_standing(successor)],
+                    )
+                )
         return out
 
     async def _startup(self, ctx: CallerContext, q: RecallQuery) -> list[RankedItem]:
@@ -220,8 +265,10 @@ class Ranking:
         for item in candidates:
             factor = scoring.feedback_factor(item.recalls_since_useful)
             score = scoring.startup_score(item, now) * factor
-            reasons = [f"startup score {score:.2f} (importance {item.importance:.2f}, "
-                       f"source trust {item.source_trust:.2f}, recency {scoring.recency(item.created_at, now):.2f})"]
+            reasons = [
+                f"startup score {score:.2f} (importance {item.importance:.2f}, "
+                f"source trust {item.source_trust:.2f}, recency {scoring.recency(item.created_at, now):.2f})"
+            ]
             if factor < 1:
                 reasons.append(f"served {item.recalls_since_useful} times without useful feedback (×{factor:.2f})")
             ranked = RankedItem(item=item, score=round(score, 6), origin="startup", reasons=reasons)

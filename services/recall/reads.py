@@ -40,13 +40,15 @@ class ItemReads:
         """The audit trail of an item the caller may read."""
         validation.require_item_id(item_id)
         async with tenant_tx(self._pool, ctx.tenant_id) as conn:
-            if (await items.get(conn, item_id, ctx.principal_id) is None
-                    and not await trash.holds(conn, item_id, ctx.principal_id)):  # the trail outlives the item
+            if await items.get(conn, item_id, ctx.principal_id) is None and not await trash.holds(
+                conn, item_id, ctx.principal_id
+            ):  # the trail outlives the item
                 raise NotFound(f"no item {item_id}")
             return await items.events(conn, item_id)
 
-    async def promotion_readiness(self, ctx: CallerContext, item_id: str) -> tuple[MemoryItem, list[tuple[str, str]],
-                                                                                  dict[str, object]]:
+    async def promotion_readiness(
+        self, ctx: CallerContext, item_id: str
+    ) -> tuple[MemoryItem, list[tuple[str, str]], dict[str, object]]:
         """The item, the promotion gates it fails now (empty: ready), and the tenant's gates."""
         validation.require_item_id(item_id)
         async with tenant_tx(self._pool, ctx.tenant_id) as conn:

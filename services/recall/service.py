@@ -16,8 +16,13 @@ class RecallService:
     """``ranking`` answers ``Recall`` and ``Search``; ``reads`` the reads of one item; ``listings`` the paged
     lists (trash, conflicts, expiry candidates)."""
 
-    def __init__(self, pool: asyncpg.Pool, settings: Settings, embedder: EmbeddingProvider,
-                 telemetry: RecallTelemetry | None = None) -> None:
+    def __init__(
+        self,
+        pool: asyncpg.Pool,
+        settings: Settings,
+        embedder: EmbeddingProvider,
+        telemetry: RecallTelemetry | None = None,
+    ) -> None:
         self.ranking = Ranking(pool, settings, embedder, telemetry)
         self.reads = ItemReads(pool)
         self.listings = Listings(pool, settings)

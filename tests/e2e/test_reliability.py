@@ -53,7 +53,8 @@ async def _effects(database_url: str, ids: list[str]) -> dict[str, int]:
                           AND envelope->>'subject' = ANY($1::text[])) AS classified_events,
                       (SELECT count(*) FROM item_stages WHERE item_id = ANY($1::uuid[]) AND status = 'done'
                           AND stage IN ('embedding', 'classification', 'conflict_check')) AS stages_done""",
-            ids)
+            ids,
+        )
         return dict(row)
     finally:
         await conn.close()
@@ -84,8 +85,13 @@ def test_consumers_killed_mid_stream_leave_every_effect_exactly_once(faulty: Sta
         writer.join()
         eventually_blocking(lambda: _all_done(faulty, ids), timeout=180, message="every stage done for all 60")
     effects = asyncio.run(_effects(faulty.info()["database_url"], ids))
-    assert effects == {"embedded_events": 60, "vectors": 60, "receipts": 60, "classified_events": 60,
-                       "stages_done": 180}
+    assert effects == {
+        "embedded_events": 60,
+        "vectors": 60,
+        "receipts": 60,
+        "classified_events": 60,
+        "stages_done": 180,
+    }
 
 
 def test_writes_accepted_while_nats_is_paused_or_killed_are_all_delivered(faulty: Stack) -> None:

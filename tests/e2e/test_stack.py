@@ -33,8 +33,9 @@ def remember(client: httpx.Client, content: str, **fields: object) -> dict:  # t
 
 
 def wait_embedded(client: httpx.Client, item_id: str) -> None:
-    eventually_blocking(lambda: client.get(f"/v1/items/{item_id}/status").json()["embedding"] == "done",
-                        message=f"{item_id} embedded")
+    eventually_blocking(
+        lambda: client.get(f"/v1/items/{item_id}/status").json()["embedding"] == "done", message=f"{item_id} embedded"
+    )
 
 
 def test_the_development_key_is_printed_kept_and_required(stack: Stack) -> None:
@@ -68,8 +69,14 @@ def test_remember_then_recall_by_meaning(stack: Stack) -> None:
         assert status["embedding"] == "done" and status["stages"][0]["updated_at"]
         again = client.post("/v1/remember", json={"content": MEMORIES[2][0].upper()})
         assert again.status_code == 200 and again.json() | {"item": None} == {
-            "id": ids[2], "status": "deduplicated", "review_status": "active", "authority": 50,
-            "possible_supersedes": [], "superseded": [], "item": None}
+            "id": ids[2],
+            "status": "deduplicated",
+            "review_status": "active",
+            "authority": 50,
+            "possible_supersedes": [],
+            "superseded": [],
+            "item": None,
+        }
         ready = client.get("/ready").json()
         assert ready == {"status": "ready", "checks": {"database": "ok", "nats": "ok", "ingest": "ok", "recall": "ok"}}
         assert "engram_http_request_duration_seconds" in client.get("/metrics").text
@@ -82,10 +89,13 @@ def test_bad_input_is_refused_and_nothing_is_written(stack: Stack) -> None:
         found = client.post("/v1/search", json={"query": marker, "mode": "keyword"}).json()
         assert len(found["items"]) == 1  # positive control: keyword search sees a write at once
         bad = f"zq{uuid.uuid4().hex[:10]}"
-        for payload, field in (({"content": ""}, "content"), ({"content": "y" * 20_000 + bad}, "content"),
-                               ({"content": bad, "kind": "gossip"}, "kind"),
-                               ({"content": bad, "importance": 1.5}, "importance"),
-                               ({"content": bad, "mood": "happy"}, "mood")):
+        for payload, field in (
+            ({"content": ""}, "content"),
+            ({"content": "y" * 20_000 + bad}, "content"),
+            ({"content": bad, "kind": "gossip"}, "kind"),
+            ({"content": bad, "importance": 1.5}, "importance"),
+            ({"content": bad, "mood": "happy"}, "mood"),
+        ):
             response = client.post("/v1/remember", json=payload)
             assert response.status_code == 422
             assert response.headers["content-type"] == "application/problem+json"
@@ -103,8 +113,7 @@ def test_created_event_reaches_the_stream_without_content(stack: Stack) -> None:
         nc = await nats.connect(stack.info()["nats_url"])
         try:
             js = nc.jetstream()
-            sub = await js.pull_subscribe(f"engram.events.{DEFAULT_TENANT_ID}.memory.created",
-                                          stream="ENGRAM_EVENTS")
+            sub = await js.pull_subscribe(f"engram.events.{DEFAULT_TENANT_ID}.memory.created", stream="ENGRAM_EVENTS")
             for _ in range(50):
                 for msg in await sub.fetch(100, timeout=2):
                     envelope = json.loads(msg.data)
@@ -118,8 +127,12 @@ def test_created_event_reaches_the_stream_without_content(stack: Stack) -> None:
     assert subject == f"engram.events.{DEFAULT_TENANT_ID}.memory.created"
     assert headers["Nats-Msg-Id"] == envelope["id"]
     assert {k: envelope[k] for k in ("specversion", "type", "source", "tenantid", "datacontenttype")} == {
-        "specversion": "1.0", "type": "engram.memory.created", "source": "engram", "tenantid": DEFAULT_TENANT_ID,
-        "datacontenttype": "application/json"}
+        "specversion": "1.0",
+        "type": "engram.memory.created",
+        "source": "engram",
+        "tenantid": DEFAULT_TENANT_ID,
+        "datacontenttype": "application/json",
+    }
     assert envelope["data"]["item_id"] == created["id"] and envelope["data"]["kind"] == "fact"
     assert envelope["time"] and uuid.UUID(envelope["id"])
     assert secret not in json.dumps(envelope) and "vault" not in json.dumps(envelope)
@@ -164,8 +177,9 @@ def test_data_survives_a_restart_and_stop_leaves_no_process(tmp_path) -> None:  
     try:
         assert second.dev_key == key  # the development key survives a restart
         with second.client() as client:
-            answer = client.post("/v1/recall", json={"query": "when does the wireless network secret change?",
-                                                     "mode": "semantic"}).json()
+            answer = client.post(
+                "/v1/recall", json={"query": "when does the wireless network secret change?", "mode": "semantic"}
+            ).json()
             assert answer["items"][0]["item"]["id"] == item_id
     finally:
         second.stop()
@@ -178,8 +192,11 @@ def test_external_servers_are_used_instead_of_embedded_ones(tmp_path) -> None:  
     postgres, broker = EmbeddedPostgres(tmp_path / "external-pg"), EmbeddedNats(tmp_path / "external-nats")
     database_url, nats_url = postgres.start(), broker.start()
     try:
-        stack = Stack(home=tmp_path / "home", port=free_port(),
-                      extra_env={"ENGRAM_DATABASE_URL": database_url, "ENGRAM_NATS_URL": nats_url}).start()
+        stack = Stack(
+            home=tmp_path / "home",
+            port=free_port(),
+            extra_env={"ENGRAM_DATABASE_URL": database_url, "ENGRAM_NATS_URL": nats_url},
+        ).start()
         try:
             names = " ".join(" ".join(p.cmdline()) for p in stack.children())
             assert "services.gateway" in names
@@ -215,8 +232,9 @@ def test_a_second_engram_up_on_the_same_home_is_refused(stack: Stack) -> None:
 
     env = {k: v for k, v in os.environ.items() if not k.startswith("ENGRAM_")}
     env.update(ENGRAM_HOME=str(stack.home), ENGRAM_GATEWAY_PORT=str(free_port()))
-    second = subprocess.run([sys.executable, "-m", "engram.cli", "up"], env=env, capture_output=True, text=True,
-                            timeout=60)
+    second = subprocess.run(
+        [sys.executable, "-m", "engram.cli", "up"], env=env, capture_output=True, text=True, timeout=60
+    )
     assert second.returncode == 1
     assert "already running with ENGRAM_HOME" in second.stderr
     with stack.client() as client:  # the first stack is untouched
@@ -231,8 +249,9 @@ def test_bootstrap_key_prints_a_working_admin_key(stack: Stack) -> None:
 
     env = {k: v for k, v in os.environ.items() if not k.startswith("ENGRAM_")}
     env["ENGRAM_HOME"] = str(stack.home)
-    result = subprocess.run([sys.executable, "-m", "engram.cli", "bootstrap-key"], env=env, capture_output=True,
-                            text=True, timeout=60)
+    result = subprocess.run(
+        [sys.executable, "-m", "engram.cli", "bootstrap-key"], env=env, capture_output=True, text=True, timeout=60
+    )
     assert result.returncode == 0, result.stderr
     key = result.stdout.strip()
     assert key.startswith("eng_") and key != stack.dev_key
@@ -240,38 +259,48 @@ def test_bootstrap_key_prints_a_working_admin_key(stack: Stack) -> None:
         keys = client.get("/v1/admin/api-keys")
         assert keys.status_code == 200
         assert {"development key (engram up)", "bootstrap key (engram bootstrap-key)"} <= {
-            k["label"] for k in keys.json()["items"]}
+            k["label"] for k in keys.json()["items"]
+        }
 
 
 def test_the_pipeline_classifies_detects_conflicts_and_promotes(stack: Stack) -> None:
     """On the real stack: the classifier, conflicts and promotion consumers act on relayed events."""
     with stack.client() as client:
-        agent = client.post("/v1/admin/principals", json={"name": f"scout-{uuid.uuid4().hex[:6]}",
-                                                          "type": "agent"}).json()["id"]
-        client.post(f"/v1/admin/workspaces/{DEFAULT_WORKSPACE_ID}/members",
-                    json={"principal_id": agent, "role": "member"}).raise_for_status()
+        agent = client.post(
+            "/v1/admin/principals", json={"name": f"scout-{uuid.uuid4().hex[:6]}", "type": "agent"}
+        ).json()["id"]
+        client.post(
+            f"/v1/admin/workspaces/{DEFAULT_WORKSPACE_ID}/members", json={"principal_id": agent, "role": "member"}
+        ).raise_for_status()
         key = client.post("/v1/admin/api-keys", json={"principal_id": agent}).json()["key"]
         tag = uuid.uuid4().hex[:6]
         strong = remember(client, f"The {tag} job retries 3 times.")["id"]
-        eventually_blocking(lambda: client.get(f"/v1/items/{strong}/status").json()["stages"][-1]["status"] == "done",
-                            message="the first memory fully processed")
+        eventually_blocking(
+            lambda: client.get(f"/v1/items/{strong}/status").json()["stages"][-1]["status"] == "done",
+            message="the first memory fully processed",
+        )
         with httpx.Client(base_url=stack.url, timeout=30.0, headers={"authorization": f"Bearer {key}"}) as scout:
             weak = remember(scout, f"The {tag} job retries 5 times.", source_type="inferred")["id"]
 
         def stages(item_id: str) -> dict[str, str]:
             return {s["name"]: s["status"] for s in client.get(f"/v1/items/{item_id}/status").json()["stages"]}
 
-        eventually_blocking(lambda: stages(weak) == {"embedding": "done", "classification": "done",
-                                                     "conflict_check": "done"}, message="the second memory processed")
+        eventually_blocking(
+            lambda: stages(weak) == {"embedding": "done", "classification": "done", "conflict_check": "done"},
+            message="the second memory processed",
+        )
         assert client.get(f"/v1/items/{weak}").json()["review_status"] == "disputed"
         [conflict] = client.get("/v1/conflicts", params={"item_id": strong}).json()["items"]
         assert conflict["new_item_id"] == weak and conflict["type"] == "contradiction"
 
-        client.patch("/v1/admin/tenant-config", json={"promotion": {"min_age_minutes": 0, "kinds": {
-            "doctrine": "auto"}}}).raise_for_status()
+        client.patch(
+            "/v1/admin/tenant-config", json={"promotion": {"min_age_minutes": 0, "kinds": {"doctrine": "auto"}}}
+        ).raise_for_status()
         proposal = remember(client, f"As a rule, the {tag} team reviews every schema change.", kind="doctrine")
         assert proposal["review_status"] == "proposed"
-        eventually_blocking(lambda: client.get(f"/v1/items/{proposal['id']}").json()["review_status"] == "active",
-                            message="the proposal promoted")
+        eventually_blocking(
+            lambda: client.get(f"/v1/items/{proposal['id']}").json()["review_status"] == "active",
+            message="the proposal promoted",
+        )
         trail = client.get(f"/v1/items/{proposal['id']}/events").json()["events"]
         assert trail[-1]["action"] == "review.promote"

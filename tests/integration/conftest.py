@@ -31,25 +31,41 @@ from tests.support.keys import KeyMaker
 
 
 @pytest_asyncio.fixture
-async def servers(app_pool: asyncpg.Pool, settings: Settings,
-                  embedder: EmbeddingProvider) -> AsyncIterator[Settings]:
-    configured = settings.model_copy(update={"ingest_addr": f"127.0.0.1:{free_port()}",
-                                             "recall_addr": f"127.0.0.1:{free_port()}",
-                                             "internal_token": secrets.token_urlsafe(16)})
+async def servers(app_pool: asyncpg.Pool, settings: Settings, embedder: EmbeddingProvider) -> AsyncIterator[Settings]:
+    configured = settings.model_copy(
+        update={
+            "ingest_addr": f"127.0.0.1:{free_port()}",
+            "recall_addr": f"127.0.0.1:{free_port()}",
+            "internal_token": secrets.token_urlsafe(16),
+        }
+    )
     ingest_service = IngestService(app_pool, configured)
     ingest = await start_server(
-        configured.ingest_addr, "ingest", ["engram.v1.IngestService"],
+        configured.ingest_addr,
+        "ingest",
+        ["engram.v1.IngestService"],
         lambda s: ingest_pb2_grpc.add_IngestServiceServicer_to_server(
-            IngestServicer(ingest_service, ReviewService(app_pool, configured), FeedbackService(app_pool, configured),
-                           TrashService(app_pool, configured), ConflictService(app_pool, configured, ingest_service),
-                           EdgeService(app_pool, configured)),
-            s),
-        internal_token=configured.internal_token)
+            IngestServicer(
+                ingest_service,
+                ReviewService(app_pool, configured),
+                FeedbackService(app_pool, configured),
+                TrashService(app_pool, configured),
+                ConflictService(app_pool, configured, ingest_service),
+                EdgeService(app_pool, configured),
+            ),
+            s,
+        ),
+        internal_token=configured.internal_token,
+    )
     recall = await start_server(
-        configured.recall_addr, "recall", ["engram.v1.RecallService"],
+        configured.recall_addr,
+        "recall",
+        ["engram.v1.RecallService"],
         lambda s: recall_pb2_grpc.add_RecallServiceServicer_to_server(
-            RecallServicer(RecallService(app_pool, configured, embedder)), s),
-        internal_token=configured.internal_token)
+            RecallServicer(RecallService(app_pool, configured, embedder)), s
+        ),
+        internal_token=configured.internal_token,
+    )
     yield configured
     for server, health in (ingest, recall):
         await stop_server(server, health, grace_s=1)
@@ -70,8 +86,9 @@ async def make_key(app_pool: asyncpg.Pool) -> KeyMaker:
     """``await make_key(ctx, scopes)`` → an Authorization header value for that principal."""
 
     async def make(ctx: CallerContext, scopes: list[str] | None = None) -> str:
-        issued = await identity.create_key(app_pool, ctx.tenant_id, ctx.principal_id, scopes or ["read", "write"],
-                                           "test")
+        issued = await identity.create_key(
+            app_pool, ctx.tenant_id, ctx.principal_id, scopes or ["read", "write"], "test"
+        )
         return f"Bearer {issued.key}"
 
     return make

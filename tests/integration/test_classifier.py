@@ -37,17 +37,27 @@ async def _remember(gateway: httpx.AsyncClient, who: Headers, content: str, **fi
 
 async def _receipts(owner_pool: asyncpg.Pool, item_id: str) -> list[dict[str, Any]]:
     async with owner_pool.acquire() as conn:
-        rows = await conn.fetch("SELECT classifier, fallback_reason, output, applied FROM classification_receipts "
-                                "WHERE item_id = $1 ORDER BY id", item_id)
+        rows = await conn.fetch(
+            "SELECT classifier, fallback_reason, output, applied FROM classification_receipts "
+            "WHERE item_id = $1 ORDER BY id",
+            item_id,
+        )
     return [{**dict(r), "output": json.loads(r["output"]), "applied": json.loads(r["applied"])} for r in rows]
 
 
 async def test_rules_classify_and_apply_only_what_they_may(
-        gateway: httpx.AsyncClient, caller: dict[str, Any], app_pool: asyncpg.Pool, owner_pool: asyncpg.Pool,
-        settings: Settings) -> None:
+    gateway: httpx.AsyncClient,
+    caller: dict[str, Any],
+    app_pool: asyncpg.Pool,
+    owner_pool: asyncpg.Pool,
+    settings: Settings,
+) -> None:
     who = caller["headers"]
-    placed = await gateway.patch("/v1/admin/tenant-config", json={"placement_rules": [
-        {"wing": "engineering", "room": "databases", "any_of": ["postgres", "ledger"]}]}, headers=who)
+    placed = await gateway.patch(
+        "/v1/admin/tenant-config",
+        json={"placement_rules": [{"wing": "engineering", "room": "databases", "any_of": ["postgres", "ledger"]}]},
+        headers=who,
+    )
     assert placed.status_code == 200
     decided = await _remember(gateway, who, "We decided to move the ledger to Postgres 16.")
     chosen = await _remember(gateway, who, "We decided to keep the old dashboard.", kind="fact")
@@ -79,28 +89,55 @@ async def test_rules_classify_and_apply_only_what_they_may(
     assert {s["name"]: s["status"] for s in stages}["classification"] == "done"
     classified = await outbox_envelopes(owner_pool, types=["memory.classified"], subjects=[decided, personal])
     async with owner_pool.acquire() as conn:
-        inbox = await conn.fetchval("SELECT count(*) FROM consumer_inbox WHERE consumer = $1 AND event_id = ANY($2)",
-                                    CONSUMER, [e.id for e in events])
+        inbox = await conn.fetchval(
+            "SELECT count(*) FROM consumer_inbox WHERE consumer = $1 AND event_id = ANY($2)",
+            CONSUMER,
+            [e.id for e in events],
+        )
     assert len(classified) == 2 and inbox == 4
     data = {e["subject"]: e["data"] for e in classified}
-    assert data[decided]["changed"] == ["kind", "retention", "retention_confidence", "room", "sensitivity",
-                                        "taxonomy_confidence", "wing"]
+    assert data[decided]["changed"] == [
+        "kind",
+        "retention",
+        "retention_confidence",
+        "room",
+        "sensitivity",
+        "taxonomy_confidence",
+        "wing",
+    ]
     assert data[personal]["visibility"] == "private" and "content" not in data[personal]
 
 
 async def test_a_configured_model_is_used_and_any_bad_answer_falls_back_to_the_rules(
-        gateway: httpx.AsyncClient, caller: dict[str, Any], app_pool: asyncpg.Pool, owner_pool: asyncpg.Pool,
-        settings: Settings) -> None:
+    gateway: httpx.AsyncClient,
+    caller: dict[str, Any],
+    app_pool: asyncpg.Pool,
+    owner_pool: asyncpg.Pool,
+    settings: Settings,
+) -> None:
     who = caller["headers"]
-    good = {"kind": "procedure", "retention": "retain", "sensitivity": "normal", "wing": "ops", "room": None,
-            "taxonomy_confidence": 0.99, "retention_confidence": 0.8}
+    good = {
+        "kind": "procedure",
+        "retention": "retain",
+        "sensitivity": "normal",
+        "wing": "ops",
+        "room": None,
+        "taxonomy_confidence": 0.99,
+        "retention_confidence": 0.8,
+    }
     async with running_stub() as stub:
         llm = JsonChat(stub.base_url, "stub-model", "k", timeout_s=0.5)
         service = ClassifierService(app_pool, settings, llm)
-        cases = [(good, "llm:stub-model", None), ("this is not json", "rules", "model unavailable"),
-                 ({**good, "extra": 1}, "rules", "invalid answer"), ({**good, "kind": "gossip"}, "rules", "invalid"),
-                 ({**good, "taxonomy_confidence": 1.5}, "rules", "invalid answer"), (TIMEOUT, "rules", "unavailable"),
-                 (ERROR, "rules", "unavailable"), ({**good, "sensitivity": "normal"}, "llm:stub-model", None)]
+        cases = [
+            (good, "llm:stub-model", None),
+            ("this is not json", "rules", "model unavailable"),
+            ({**good, "extra": 1}, "rules", "invalid answer"),
+            ({**good, "kind": "gossip"}, "rules", "invalid"),
+            ({**good, "taxonomy_confidence": 1.5}, "rules", "invalid answer"),
+            (TIMEOUT, "rules", "unavailable"),
+            (ERROR, "rules", "unavailable"),
+            ({**good, "sensitivity": "normal"}, "llm:stub-model", None),
+        ]
         ids = [await _remember(gateway, who, f"Restart the worker pool, case {n}.") for n in range(len(cases) - 1)]
         ids.append(await _remember(gateway, who, "Email dana@example.com to restart the worker pool."))
         for item_id, (answer, classifier, fallback) in zip(ids, cases, strict=True):
@@ -120,8 +157,9 @@ async def test_a_configured_model_is_used_and_any_bad_answer_falls_back_to_the_r
     assert "procedure" in request["response_format"]["json_schema"]["schema"]["properties"]["kind"]["enum"]
 
 
-async def test_classify_suggests_without_writing(gateway: httpx.AsyncClient, caller: dict[str, Any],
-                                                 owner_pool: asyncpg.Pool) -> None:
+async def test_classify_suggests_without_writing(
+    gateway: httpx.AsyncClient, caller: dict[str, Any], owner_pool: asyncpg.Pool
+) -> None:
     who = caller["headers"]
     async with owner_pool.acquire() as conn:
         before = await conn.fetchval("SELECT count(*) FROM memory_items WHERE tenant_id = $1", caller["tenant_id"])
@@ -140,14 +178,22 @@ async def test_classify_suggests_without_writing(gateway: httpx.AsyncClient, cal
     assert bad_rules.status_code == 422 and bad_rules.json()["field"] == "placement_rules"
 
 
-async def test_a_model_never_sees_a_credential(gateway: httpx.AsyncClient, caller: dict[str, Any],
-                                               app_pool: asyncpg.Pool, settings: Settings) -> None:
+async def test_a_model_never_sees_a_credential(
+    gateway: httpx.AsyncClient, caller: dict[str, Any], app_pool: asyncpg.Pool, settings: Settings
+) -> None:
     from services.ingest.service import IngestService
 
     secret = "AKIA" + "Q7W3" * 4
     async with running_stub() as stub:
-        stub.default = {"kind": "fact", "retention": "retain", "sensitivity": "normal", "wing": None, "room": None,
-                        "taxonomy_confidence": 0.5, "retention_confidence": 0.5}
+        stub.default = {
+            "kind": "fact",
+            "retention": "retain",
+            "sensitivity": "normal",
+            "wing": None,
+            "room": None,
+            "taxonomy_confidence": 0.5,
+            "retention_confidence": 0.5,
+        }
         llm = JsonChat(stub.base_url, "stub-model", "k", timeout_s=1)
         from engram.domain.models import CallerContext
 

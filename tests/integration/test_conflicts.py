@@ -25,9 +25,12 @@ Headers = dict[str, str]
 async def people(app_pool: asyncpg.Pool, owner_pool: asyncpg.Pool) -> dict[str, Any]:
     base = await create_tenant(owner_pool)
     people: dict[str, Any] = {"tenant_id": base.tenant_id}
-    for name, kind, scopes in (("user", "user", ["read", "write"]), ("reviewer", "user", ["read", "write", "review"]),
-                               ("agent", "agent", ["read", "write", "review"]),
-                               ("colleague", "user", ["read", "write"])):
+    for name, kind, scopes in (
+        ("user", "user", ["read", "write"]),
+        ("reviewer", "user", ["read", "write", "review"]),
+        ("agent", "agent", ["read", "write", "review"]),
+        ("colleague", "user", ["read", "write"]),
+    ):
         principal = await identity.create_principal(app_pool, base.tenant_id, name, kind)
         issued = await identity.create_key(app_pool, base.tenant_id, principal, scopes, name)
         people[name] = {"authorization": f"Bearer {issued.key}"}
@@ -37,21 +40,27 @@ async def people(app_pool: asyncpg.Pool, owner_pool: asyncpg.Pool) -> dict[str, 
 class Pipeline:
     """Embed, then check for conflicts, exactly as the two consumers would on the relayed events."""
 
-    def __init__(self, owner_pool: asyncpg.Pool, app_pool: asyncpg.Pool, settings: Settings,
-                 embedder: EmbeddingProvider, llm: JsonChat | None = None) -> None:
+    def __init__(
+        self,
+        owner_pool: asyncpg.Pool,
+        app_pool: asyncpg.Pool,
+        settings: Settings,
+        embedder: EmbeddingProvider,
+        llm: JsonChat | None = None,
+    ) -> None:
         self.owner_pool = owner_pool
         self.embed = EmbedderService(app_pool, settings, embedder)
         self.conflicts = ConflictsService(app_pool, settings, llm)
 
     async def run(self, *item_ids: str) -> None:
         assert await deliver(self.owner_pool, self.embed.handle, types=["memory.created"], subjects=item_ids) == {}
-        assert await deliver(self.owner_pool, self.conflicts.handle, types=["memory.embedded"],
-                             subjects=item_ids) == {}
+        assert await deliver(self.owner_pool, self.conflicts.handle, types=["memory.embedded"], subjects=item_ids) == {}
 
 
 @pytest_asyncio.fixture
-async def pipeline(owner_pool: asyncpg.Pool, app_pool: asyncpg.Pool, settings: Settings,
-                   embedder: EmbeddingProvider) -> Pipeline:
+async def pipeline(
+    owner_pool: asyncpg.Pool, app_pool: asyncpg.Pool, settings: Settings, embedder: EmbeddingProvider
+) -> Pipeline:
     return Pipeline(owner_pool, app_pool, settings, embedder)
 
 
@@ -72,7 +81,8 @@ async def _conflicts(gateway: httpx.AsyncClient, who: Headers, **params: str) ->
 
 
 async def test_a_weaker_contradiction_is_disputed_and_a_reviewer_keeps_the_existing(
-        gateway: httpx.AsyncClient, people: dict[str, Any], pipeline: Pipeline, owner_pool: asyncpg.Pool) -> None:
+    gateway: httpx.AsyncClient, people: dict[str, Any], pipeline: Pipeline, owner_pool: asyncpg.Pool
+) -> None:
     user, agent, reviewer = people["user"], people["agent"], people["reviewer"]
     strong = await _remember(gateway, user, "The API gateway timeout is 30 seconds.")
     weak = await _remember(gateway, agent, "The API gateway timeout is 60 seconds.", source_type="inferred")
@@ -86,35 +96,42 @@ async def test_a_weaker_contradiction_is_disputed_and_a_reviewer_keeps_the_exist
     stages = (await gateway.get(f"/v1/items/{weak}/status", headers=user)).json()["stages"]
     check = next(s for s in stages if s["name"] == "conflict_check")
     assert check["status"] == "done" and "contradiction" in check["detail"]
-    hits = (await gateway.post("/v1/recall", json={"mode": "keyword", "query": "API gateway timeout"},
-                               headers=user)).json()["items"]
+    hits = (
+        await gateway.post("/v1/recall", json={"mode": "keyword", "query": "API gateway timeout"}, headers=user)
+    ).json()["items"]
     assert hits[0]["item"]["id"] == strong
     assert any(r.startswith("open conflict with") for r in hits[0]["reasons"])
 
-    await deliver(pipeline.owner_pool, pipeline.conflicts.handle, types=["memory.embedded"],
-                  subjects=[weak])  # redelivered
+    await deliver(
+        pipeline.owner_pool, pipeline.conflicts.handle, types=["memory.embedded"], subjects=[weak]
+    )  # redelivered
     assert len(await _conflicts(gateway, user, item_id=strong, status="")) == 1
 
     for who, status, code in ((agent, 403, "review_not_allowed"), (user, 403, "insufficient_scope")):
-        refused = await gateway.post(f"/v1/conflicts/{conflict['id']}/resolve",
-                                     json={"resolution": "accept_new"}, headers=who)
+        refused = await gateway.post(
+            f"/v1/conflicts/{conflict['id']}/resolve", json={"resolution": "accept_new"}, headers=who
+        )
         assert refused.status_code == status and refused.json()["code"] == code
-    decided = await gateway.post(f"/v1/conflicts/{conflict['id']}/resolve",
-                                 json={"resolution": "keep_existing", "reason": "checked the config"},
-                                 headers=reviewer)
+    decided = await gateway.post(
+        f"/v1/conflicts/{conflict['id']}/resolve",
+        json={"resolution": "keep_existing", "reason": "checked the config"},
+        headers=reviewer,
+    )
     assert decided.status_code == 200, decided.text
     body = decided.json()
     assert body["conflict"]["status"] == "resolved" and body["conflict"]["resolution"] == "keep_existing"
     assert body["new"]["review_status"] == "rejected" and body["existing"]["review_status"] == "active"
-    again = await gateway.post(f"/v1/conflicts/{conflict['id']}/resolve", json={"resolution": "keep_existing"},
-                               headers=reviewer)
+    again = await gateway.post(
+        f"/v1/conflicts/{conflict['id']}/resolve", json={"resolution": "keep_existing"}, headers=reviewer
+    )
     assert again.status_code == 409 and again.json()["code"] == "already_resolved"
     assert await _conflicts(gateway, user, item_id=strong) == []
     assert len(await outbox_envelopes(owner_pool, types=["conflict.resolved"], subjects=[conflict["id"]])) == 1
 
 
-async def test_outcomes_follow_authority(gateway: httpx.AsyncClient, people: dict[str, Any],
-                                         pipeline: Pipeline) -> None:
+async def test_outcomes_follow_authority(
+    gateway: httpx.AsyncClient, people: dict[str, Any], pipeline: Pipeline
+) -> None:
     user, agent = people["user"], people["agent"]
     # a stronger contradiction disputes the existing memory
     old = await _remember(gateway, agent, "Alice lives in Paris.", source_type="inferred")
@@ -129,8 +146,9 @@ async def test_outcomes_follow_authority(gateway: httpx.AsyncClient, people: dic
     assert (await _item(gateway, user, base))["superseded_by"] == detail
     # a weaker refinement becomes a proposal with an open refinement conflict
     rule = await _remember(gateway, user, "Backups run nightly.")
-    more = await _remember(gateway, agent, "Backups run nightly and are kept for 30 days in cold storage.",
-                           source_type="inferred")
+    more = await _remember(
+        gateway, agent, "Backups run nightly and are kept for 30 days in cold storage.", source_type="inferred"
+    )
     await pipeline.run(rule, more)
     assert (await _item(gateway, user, more))["review_status"] == "proposed"
     assert (await _item(gateway, user, rule))["superseded_by"] is None
@@ -144,8 +162,9 @@ async def test_outcomes_follow_authority(gateway: httpx.AsyncClient, people: dic
     assert (await _item(gateway, user, twin))["review_status"] == "active"
 
 
-async def test_private_memories_of_others_are_not_compared(gateway: httpx.AsyncClient, people: dict[str, Any],
-                                                           pipeline: Pipeline) -> None:
+async def test_private_memories_of_others_are_not_compared(
+    gateway: httpx.AsyncClient, people: dict[str, Any], pipeline: Pipeline
+) -> None:
     mine = await _remember(gateway, people["colleague"], "The build cache lives on disk B.", visibility="private")
     theirs = await _remember(gateway, people["user"], "The build cache lives on disk C.")
     await pipeline.run(mine, theirs)
@@ -154,13 +173,16 @@ async def test_private_memories_of_others_are_not_compared(gateway: httpx.AsyncC
     assert await _conflicts(gateway, people["colleague"], item_id=mine, status="") == []
 
 
-async def test_reviewer_decisions_accept_keep_both_and_merge(gateway: httpx.AsyncClient, people: dict[str, Any],
-                                                             pipeline: Pipeline) -> None:
+async def test_reviewer_decisions_accept_keep_both_and_merge(
+    gateway: httpx.AsyncClient, people: dict[str, Any], pipeline: Pipeline
+) -> None:
     user, agent, reviewer = people["user"], people["agent"], people["reviewer"]
     pairs = {}
-    for name, (a, b) in {"accept": ("The cluster has 12 nodes.", "The cluster has 16 nodes."),
-                         "both": ("The release branch is cut on day 3.", "The release branch is cut on day 5."),
-                         "merge": ("The SLA is 99.9 percent.", "The SLA is 99.5 percent.")}.items():
+    for name, (a, b) in {
+        "accept": ("The cluster has 12 nodes.", "The cluster has 16 nodes."),
+        "both": ("The release branch is cut on day 3.", "The release branch is cut on day 5."),
+        "merge": ("The SLA is 99.9 percent.", "The SLA is 99.5 percent."),
+    }.items():
         first = await _remember(gateway, user, a)
         second = await _remember(gateway, agent, b, source_type="inferred")
         await pipeline.run(first, second)
@@ -168,30 +190,41 @@ async def test_reviewer_decisions_accept_keep_both_and_merge(gateway: httpx.Asyn
         pairs[name] = (first, second, conflict["id"])
 
     first, second, conflict_id = pairs["accept"]
-    body = (await gateway.post(f"/v1/conflicts/{conflict_id}/resolve", json={"resolution": "accept_new"},
-                               headers=reviewer)).json()
+    body = (
+        await gateway.post(f"/v1/conflicts/{conflict_id}/resolve", json={"resolution": "accept_new"}, headers=reviewer)
+    ).json()
     assert body["existing"]["superseded_by"] == second and body["new"]["review_status"] == "active"
     first, second, conflict_id = pairs["both"]
-    body = (await gateway.post(f"/v1/conflicts/{conflict_id}/resolve", json={"resolution": "keep_both"},
-                               headers=reviewer)).json()
+    body = (
+        await gateway.post(f"/v1/conflicts/{conflict_id}/resolve", json={"resolution": "keep_both"}, headers=reviewer)
+    ).json()
     assert (body["existing"]["review_status"], body["new"]["review_status"]) == ("active", "active")
     first, second, conflict_id = pairs["merge"]
-    missing = await gateway.post(f"/v1/conflicts/{conflict_id}/resolve", json={"resolution": "merge"},
-                                 headers=reviewer)
+    missing = await gateway.post(f"/v1/conflicts/{conflict_id}/resolve", json={"resolution": "merge"}, headers=reviewer)
     assert missing.status_code == 422 and missing.json()["field"] == "content"
-    body = (await gateway.post(f"/v1/conflicts/{conflict_id}/resolve", json={
-        "resolution": "merge", "content": "The SLA is 99.9 percent for paid plans, 99.5 for free."},
-        headers=reviewer)).json()
+    body = (
+        await gateway.post(
+            f"/v1/conflicts/{conflict_id}/resolve",
+            json={"resolution": "merge", "content": "The SLA is 99.9 percent for paid plans, 99.5 for free."},
+            headers=reviewer,
+        )
+    ).json()
     merged = body["merged"]["id"]
     assert body["existing"]["superseded_by"] == merged and body["new"]["superseded_by"] == merged
     assert body["merged"]["authority"] == 50 and body["conflict"]["resolution"] == "merge"
-    assert (await gateway.post("/v1/conflicts/not-a-uuid/resolve", json={"resolution": "keep_both"},
-                               headers=reviewer)).status_code == 404
+    assert (
+        await gateway.post("/v1/conflicts/not-a-uuid/resolve", json={"resolution": "keep_both"}, headers=reviewer)
+    ).status_code == 404
 
 
 async def test_a_configured_judge_labels_what_the_rules_leave_and_bad_answers_change_nothing(
-        gateway: httpx.AsyncClient, people: dict[str, Any], owner_pool: asyncpg.Pool, app_pool: asyncpg.Pool,
-        settings: Settings, embedder: EmbeddingProvider) -> None:
+    gateway: httpx.AsyncClient,
+    people: dict[str, Any],
+    owner_pool: asyncpg.Pool,
+    app_pool: asyncpg.Pool,
+    settings: Settings,
+    embedder: EmbeddingProvider,
+) -> None:
     user, agent = people["user"], people["agent"]
     async with running_stub() as stub:
         llm = JsonChat(stub.base_url, "judge-model", "k", timeout_s=1)
@@ -211,8 +244,9 @@ async def test_a_configured_judge_labels_what_the_rules_leave_and_bad_answers_ch
     assert (await _item(gateway, user, c))["review_status"] == "disputed"
 
 
-async def test_episodic_memories_are_not_compared(gateway: httpx.AsyncClient, people: dict[str, Any],
-                                                  pipeline: Pipeline) -> None:
+async def test_episodic_memories_are_not_compared(
+    gateway: httpx.AsyncClient, people: dict[str, Any], pipeline: Pipeline
+) -> None:
     user = people["user"]
     noon = await _remember(gateway, user, "Saw 120 errors on the checkout page at noon.", kind="observation")
     later = await _remember(gateway, user, "Saw 480 errors on the checkout page at noon.", kind="observation")
@@ -223,18 +257,22 @@ async def test_episodic_memories_are_not_compared(gateway: httpx.AsyncClient, pe
     assert next(s for s in stages if s["name"] == "conflict_check")["detail"] == "observation is episodic: not compared"
 
 
-async def test_accepting_a_new_memory_that_is_gone_is_refused(gateway: httpx.AsyncClient, people: dict[str, Any],
-                                                              pipeline: Pipeline) -> None:
+async def test_accepting_a_new_memory_that_is_gone_is_refused(
+    gateway: httpx.AsyncClient, people: dict[str, Any], pipeline: Pipeline
+) -> None:
     user, agent, reviewer = people["user"], people["agent"], people["reviewer"]
     strong = await _remember(gateway, user, "The staging database has 64 GB of memory.")
     weak = await _remember(gateway, agent, "The staging database has 32 GB of memory.", source_type="inferred")
     await pipeline.run(strong, weak)
     [conflict] = await _conflicts(gateway, user, item_id=weak)
-    assert (await gateway.post(f"/v1/items/{weak}/invalidate", json={"reason": "wrong host"},
-                               headers=agent)).status_code == 200
-    refused = await gateway.post(f"/v1/conflicts/{conflict['id']}/resolve", json={"resolution": "accept_new"},
-                                 headers=reviewer)
+    assert (
+        await gateway.post(f"/v1/items/{weak}/invalidate", json={"reason": "wrong host"}, headers=agent)
+    ).status_code == 200
+    refused = await gateway.post(
+        f"/v1/conflicts/{conflict['id']}/resolve", json={"resolution": "accept_new"}, headers=reviewer
+    )
     assert refused.status_code == 409 and refused.json()["code"] == "not_live"
     assert (await _item(gateway, user, strong))["superseded_by"] is None
-    assert (await gateway.post("/v1/conflicts/nope/resolve", json={"resolution": "keep_both"},
-                               headers=reviewer)).json()["detail"] == "no conflict nope"
+    assert (
+        await gateway.post("/v1/conflicts/nope/resolve", json={"resolution": "keep_both"}, headers=reviewer)
+    ).json()["detail"] == "no conflict nope"

@@ -69,43 +69,73 @@ class Expected:
 
 
 EXPECTED: dict[str, Expected] = {
-    "validation": Expected(ValidationFailed, "validation_failed", "query", grpc.StatusCode.INVALID_ARGUMENT, 422,
-                           "query is required for this mode"),
+    "validation": Expected(
+        ValidationFailed,
+        "validation_failed",
+        "query",
+        grpc.StatusCode.INVALID_ARGUMENT,
+        422,
+        "query is required for this mode",
+    ),
     "not_found": Expected(NotFound, "not_found", None, grpc.StatusCode.NOT_FOUND, 404, "no item 42"),
-    "unauthenticated": Expected(Unauthenticated, "unauthenticated", None, grpc.StatusCode.UNAUTHENTICATED, 401,
-                                "who are you?"),
-    "authority": Expected(PermissionDenied, "authority_too_low", "supersedes", grpc.StatusCode.PERMISSION_DENIED,
-                          403, "too little authority"),
-    "subclass": Expected(PermissionDenied, "workspace_read_only", "workspace_id", grpc.StatusCode.PERMISSION_DENIED,
-                         403, "the workspace is read-only"),
-    "conflict": Expected(Conflict, "name_taken", "name", grpc.StatusCode.FAILED_PRECONDITION, 409,
-                         "a tenant named 'acme' exists"),
+    "unauthenticated": Expected(
+        Unauthenticated, "unauthenticated", None, grpc.StatusCode.UNAUTHENTICATED, 401, "who are you?"
+    ),
+    "authority": Expected(
+        PermissionDenied,
+        "authority_too_low",
+        "supersedes",
+        grpc.StatusCode.PERMISSION_DENIED,
+        403,
+        "too little authority",
+    ),
+    "subclass": Expected(
+        PermissionDenied,
+        "workspace_read_only",
+        "workspace_id",
+        grpc.StatusCode.PERMISSION_DENIED,
+        403,
+        "the workspace is read-only",
+    ),
+    "conflict": Expected(
+        Conflict, "name_taken", "name", grpc.StatusCode.FAILED_PRECONDITION, 409, "a tenant named 'acme' exists"
+    ),
     "rate": Expected(RateLimited, "rate_limited", None, grpc.StatusCode.RESOURCE_EXHAUSTED, 429, "slow down"),
-    "unavailable": Expected(Unavailable, "unavailable", None, grpc.StatusCode.UNAVAILABLE, 503,
-                            "the embedding endpoint is down"),
+    "unavailable": Expected(
+        Unavailable, "unavailable", None, grpc.StatusCode.UNAVAILABLE, 503, "the embedding endpoint is down"
+    ),
     "internal": Expected(EngramError, "broken_invariant", None, grpc.StatusCode.INTERNAL, 500, "an invariant broke"),
-    "lost_connection": Expected(Unavailable, "unavailable", None, grpc.StatusCode.UNAVAILABLE, 503,
-                                "dependency unavailable: connection refused"),
+    "lost_connection": Expected(
+        Unavailable, "unavailable", None, grpc.StatusCode.UNAVAILABLE, 503, "dependency unavailable: connection refused"
+    ),
     "bug": Expected(EngramError, "internal", None, grpc.StatusCode.INTERNAL, 500, "internal error"),
 }
 
-CALLER = CallerContext(tenant_id=str(uuid.uuid4()), principal_id=str(uuid.uuid4()), principal_type="user",
-                       scopes=frozenset({"read"}), request_id="req-edge")
+CALLER = CallerContext(
+    tenant_id=str(uuid.uuid4()),
+    principal_id=str(uuid.uuid4()),
+    principal_type="user",
+    scopes=frozenset({"read"}),
+    request_id="req-edge",
+)
 
 
 class Raising(recall_pb2_grpc.RecallServiceServicer):
     """Two plain methods, as every servicer writes them: the caller from ``caller()``, errors simply raised."""
 
-    async def GetItem(self, request: recall_pb2.GetItemRequest,
-                      context: grpc.aio.ServicerContext) -> recall_pb2.GetItemResponse:
+    async def GetItem(
+        self, request: recall_pb2.GetItemRequest, context: grpc.aio.ServicerContext
+    ) -> recall_pb2.GetItemResponse:
         ctx = caller()
         if request.id == "whoami":
-            return recall_pb2.GetItemResponse(item={"tenant_id": ctx.tenant_id, "principal_id": ctx.principal_id,
-                                                    "content": ctx.request_id})
+            return recall_pb2.GetItemResponse(
+                item={"tenant_id": ctx.tenant_id, "principal_id": ctx.principal_id, "content": ctx.request_id}
+            )
         raise RAISED[request.id]
 
-    async def GetStatus(self, request: recall_pb2.GetStatusRequest,
-                        context: grpc.aio.ServicerContext) -> recall_pb2.GetStatusResponse:
+    async def GetStatus(
+        self, request: recall_pb2.GetStatusRequest, context: grpc.aio.ServicerContext
+    ) -> recall_pb2.GetStatusResponse:
         ctx = caller()
         if request.id == "whoami":
             return recall_pb2.GetStatusResponse(id=ctx.tenant_id)
@@ -116,12 +146,18 @@ class Served:
     """A recall server with the ``Raising`` servicer behind ``start_server``, and the gateway's connection to it."""
 
     async def start(self) -> Downstream:
-        settings = Settings(recall_addr=f"127.0.0.1:{free_port()}", ingest_addr=f"127.0.0.1:{free_port()}",
-                            internal_token=secrets.token_urlsafe(16))
+        settings = Settings(
+            recall_addr=f"127.0.0.1:{free_port()}",
+            ingest_addr=f"127.0.0.1:{free_port()}",
+            internal_token=secrets.token_urlsafe(16),
+        )
         self._server, self._health = await start_server(
-            settings.recall_addr, "edge-test", ["engram.v1.RecallService"],
+            settings.recall_addr,
+            "edge-test",
+            ["engram.v1.RecallService"],
             lambda s: recall_pb2_grpc.add_RecallServiceServicer_to_server(Raising(), s),
-            internal_token=settings.internal_token)
+            internal_token=settings.internal_token,
+        )
         self.downstream = Downstream.connect(settings)
         return self.downstream
 
@@ -168,15 +204,17 @@ async def gateway_app() -> AsyncIterator[Gateway]:
 
 
 def _count(method: str, code: str) -> float:
-    value = REGISTRY.get_sample_value("engram_rpc_duration_seconds_count",
-                                      {"service": "edge-test", "method": method, "code": code})
+    value = REGISTRY.get_sample_value(
+        "engram_rpc_duration_seconds_count", {"service": "edge-test", "method": method, "code": code}
+    )
     return value or 0.0
 
 
 @pytest.mark.parametrize("method", ["GetItem", "GetStatus"])
 @pytest.mark.parametrize("case", list(RAISED))
-async def test_an_error_crosses_grpc_and_the_gateway_unchanged(case: str, method: str, downstream: Downstream,
-                                                               gateway_app: Gateway) -> None:
+async def test_an_error_crosses_grpc_and_the_gateway_unchanged(
+    case: str, method: str, downstream: Downstream, gateway_app: Gateway
+) -> None:
     expected = EXPECTED[case]
     request = recall_pb2.GetItemRequest(id=case) if method == "GetItem" else recall_pb2.GetStatusRequest(id=case)
     with pytest.raises(EngramError) as caught:
@@ -184,8 +222,12 @@ async def test_an_error_crosses_grpc_and_the_gateway_unchanged(case: str, method
     error = caught.value
     assert isinstance(caught.value.__cause__, grpc.aio.AioRpcError)
     assert caught.value.__cause__.code() == expected.status
-    assert (type(error), error.code, error.field, error.detail) == (expected.cls, expected.code, expected.field,
-                                                                    expected.detail)
+    assert (type(error), error.code, error.field, error.detail) == (
+        expected.cls,
+        expected.code,
+        expected.field,
+        expected.detail,
+    )
     if isinstance(error, RateLimited):
         assert error.retry_after_s == 2.5
 
@@ -210,7 +252,11 @@ async def test_the_latency_metric_sees_the_final_status(method: str) -> None:
             await downstream.call(getattr(downstream.recall, method), request(id=case), CALLER)
     await served.stop()  # every call has finished, its latency recorded
     assert {status: _count(method, status) - before[status] for status in before} == {
-        "OK": 1, "NOT_FOUND": 1, "UNAVAILABLE": 1, "INTERNAL": 1}
+        "OK": 1,
+        "NOT_FOUND": 1,
+        "UNAVAILABLE": 1,
+        "INTERNAL": 1,
+    }
 
 
 @pytest.mark.parametrize("method", ["GetItem", "GetStatus"])
@@ -218,7 +264,10 @@ async def test_the_method_sees_the_callers_context(method: str, downstream: Down
     if method == "GetItem":
         reply = await downstream.call(downstream.recall.GetItem, recall_pb2.GetItemRequest(id="whoami"), CALLER)
         assert (reply.item.tenant_id, reply.item.principal_id, reply.item.content) == (
-            CALLER.tenant_id, CALLER.principal_id, "req-edge")
+            CALLER.tenant_id,
+            CALLER.principal_id,
+            "req-edge",
+        )
     else:
         reply = await downstream.call(downstream.recall.GetStatus, recall_pb2.GetStatusRequest(id="whoami"), CALLER)
         assert reply.id == CALLER.tenant_id
@@ -227,11 +276,13 @@ async def test_the_method_sees_the_callers_context(method: str, downstream: Down
 async def test_a_call_without_caller_context_is_refused_before_the_method(downstream: Downstream) -> None:
     token = downstream.settings.internal_token or ""
     # positive control: with the context the same call reaches the method
-    await downstream.recall.GetItem(recall_pb2.GetItemRequest(id="whoami"),
-                                    metadata=to_metadata(CALLER, internal_token=token))
+    await downstream.recall.GetItem(
+        recall_pb2.GetItemRequest(id="whoami"), metadata=to_metadata(CALLER, internal_token=token)
+    )
     with pytest.raises(grpc.aio.AioRpcError) as caught:
-        await downstream.recall.GetItem(recall_pb2.GetItemRequest(id="whoami"),
-                                        metadata=(("x-engram-internal-token", token),))
+        await downstream.recall.GetItem(
+            recall_pb2.GetItemRequest(id="whoami"), metadata=(("x-engram-internal-token", token),)
+        )
     assert caught.value.code() == grpc.StatusCode.UNAUTHENTICATED
     error = from_rpc_error(caught.value)
     assert (type(error), error.code) == (Unauthenticated, "unauthenticated")
@@ -243,7 +294,8 @@ async def test_a_call_without_the_internal_token_is_refused_as_unauthenticated(d
         await downstream.recall.GetItem(recall_pb2.GetItemRequest(id="whoami"), metadata=to_metadata(CALLER))
     assert caught.value.code() == grpc.StatusCode.UNAUTHENTICATED
     error = from_rpc_error(caught.value)
-    assert (type(error), error.code, error.detail) == (Unauthenticated, "unauthenticated",
-                                                       "internal token missing or wrong")
-
-
+    assert (type(error), error.code, error.detail) == (
+        Unauthenticated,
+        "unauthenticated",
+        "internal token missing or wrong",
+    )

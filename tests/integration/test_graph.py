@@ -19,9 +19,13 @@ Headers = dict[str, str]
 async def people(app_pool: asyncpg.Pool, owner_pool: asyncpg.Pool) -> dict[str, Headers]:
     base = await create_tenant(owner_pool)
     people: dict[str, Headers] = {}
-    for name, kind, scopes in (("user", "user", ["read", "write"]), ("colleague", "user", ["read", "write"]),
-                               ("reviewer", "user", ["read", "write", "review"]), ("reader", "user", ["read"]),
-                               ("admin", "user", ["admin"])):
+    for name, kind, scopes in (
+        ("user", "user", ["read", "write"]),
+        ("colleague", "user", ["read", "write"]),
+        ("reviewer", "user", ["read", "write", "review"]),
+        ("reader", "user", ["read"]),
+        ("admin", "user", ["admin"]),
+    ):
         principal = await identity.create_principal(app_pool, base.tenant_id, name, kind)
         issued = await identity.create_key(app_pool, base.tenant_id, principal, scopes, name)
         people[name] = {"authorization": f"Bearer {issued.key}"}
@@ -43,8 +47,9 @@ async def _recall(gateway: httpx.AsyncClient, who: Headers, **body: Any) -> dict
     return response.json()  # type: ignore[no-any-return]
 
 
-async def test_links_are_made_listed_and_removed_by_the_rules(gateway: httpx.AsyncClient,
-                                                               people: dict[str, Headers]) -> None:
+async def test_links_are_made_listed_and_removed_by_the_rules(
+    gateway: httpx.AsyncClient, people: dict[str, Headers]
+) -> None:
     user = people["user"]
     a = await _remember(gateway, user, "The incident report for the March outage.")
     b = await _remember(gateway, user, "The root cause was an expired TLS certificate.")
@@ -54,24 +59,33 @@ async def test_links_are_made_listed_and_removed_by_the_rules(gateway: httpx.Asy
     assert again.status_code == 200 and again.json()["id"] == made.json()["id"]
     listed = (await gateway.get(f"/v1/items/{b}/edges", headers=user)).json()["items"]
     assert [(e["src_id"], e["dst_id"], e["type"]) for e in listed] == [(a, b, "explains")]
-    for body, status, field in (({"src_id": a, "dst_id": b, "type": "supersedes"}, 422, "type"),
-                                ({"src_id": a, "dst_id": a, "type": "mentions"}, 422, "dst_id"),
-                                ({"src_id": a, "dst_id": str(uuid.uuid4()), "type": "mentions"}, 404, "dst_id"),
-                                ({"src_id": "x", "dst_id": b, "type": "mentions"}, 422, "src_id")):
+    for body, status, field in (
+        ({"src_id": a, "dst_id": b, "type": "supersedes"}, 422, "type"),
+        ({"src_id": a, "dst_id": a, "type": "mentions"}, 422, "dst_id"),
+        ({"src_id": a, "dst_id": str(uuid.uuid4()), "type": "mentions"}, 404, "dst_id"),
+        ({"src_id": "x", "dst_id": b, "type": "mentions"}, 422, "src_id"),
+    ):
         refused = await gateway.post("/v1/edges", json=body, headers=user)
         assert refused.status_code == status and refused.json()["field"] == field, body
-    assert (await gateway.post("/v1/edges", json={"src_id": a, "dst_id": b, "type": "mentions"},
-                               headers=people["reader"])).status_code == 403
-    assert (await gateway.post("/v1/edges", json={"src_id": a, "dst_id": b, "type": "mentions"},
-                               headers=people["stranger"])).status_code == 404
+    assert (
+        await gateway.post("/v1/edges", json={"src_id": a, "dst_id": b, "type": "mentions"}, headers=people["reader"])
+    ).status_code == 403
+    assert (
+        await gateway.post("/v1/edges", json={"src_id": a, "dst_id": b, "type": "mentions"}, headers=people["stranger"])
+    ).status_code == 404
     refused = await gateway.delete(f"/v1/edges/{made.json()['id']}", headers=people["colleague"])
     assert refused.status_code == 403 and refused.json()["code"] == "review_not_allowed"
     assert (await gateway.delete(f"/v1/edges/{made.json()['id']}", headers=user)).status_code == 204
     assert (await gateway.get(f"/v1/items/{b}/edges", headers=user)).json()["items"] == []
     trail = (await gateway.get(f"/v1/items/{a}/events", headers=user)).json()["events"]
     assert [e["action"] for e in trail][-2:] == ["linked", "unlinked"]
-    new = (await gateway.post(f"/v1/items/{b}/supersede", json={"content": "The root cause was an expired "
-                                                                "intermediate certificate."}, headers=user)).json()
+    new = (
+        await gateway.post(
+            f"/v1/items/{b}/supersede",
+            json={"content": "The root cause was an expired intermediate certificate."},
+            headers=user,
+        )
+    ).json()
     history = (await gateway.get(f"/v1/items/{b}/edges", headers=user)).json()["items"]
     assert history[0]["type"] == "supersedes" and history[0]["src_id"] == new["id"]
     kept = await gateway.delete(f"/v1/edges/{history[0]['id']}", headers=people["reviewer"])
@@ -79,32 +93,37 @@ async def test_links_are_made_listed_and_removed_by_the_rules(gateway: httpx.Asy
 
 
 async def test_recall_brings_linked_memories_along_unless_the_tenant_turns_it_off(
-        gateway: httpx.AsyncClient, people: dict[str, Headers]) -> None:
+    gateway: httpx.AsyncClient, people: dict[str, Headers]
+) -> None:
     user, tag = people["user"], uuid.uuid4().hex[:6]
     seed = await _remember(gateway, user, f"The {tag} migration plan moves billing to the new cluster.")
     linked = await _remember(gateway, user, "Rollback needs the old DNS records kept for a week.")
-    assert (await gateway.post("/v1/edges", json={"src_id": seed, "dst_id": linked, "type": "depends_on"},
-                               headers=user)).status_code == 201
+    assert (
+        await gateway.post("/v1/edges", json={"src_id": seed, "dst_id": linked, "type": "depends_on"}, headers=user)
+    ).status_code == 201
     answer = await _recall(gateway, user, query=f"{tag} migration plan")
     by_id = {h["item"]["id"]: h for h in answer["items"]}
     assert by_id[linked]["origin"] == "graph" and f"linked via depends_on from {seed}" in by_id[linked]["reasons"]
     trust = float(next(r for r in by_id[linked]["reasons"] if r.startswith("trust ")).split()[1])
     assert abs(by_id[linked]["score"] - by_id[seed]["score"] * 0.5 * trust) < 1e-3
-    off = await gateway.patch("/v1/admin/tenant-config", json={"recall": {"graph_expansion": False}},
-                              headers=people["admin"])
+    off = await gateway.patch(
+        "/v1/admin/tenant-config", json={"recall": {"graph_expansion": False}}, headers=people["admin"]
+    )
     assert off.status_code == 200
     answer = await _recall(gateway, user, query=f"{tag} migration plan")
     assert linked not in {h["item"]["id"] for h in answer["items"]}
 
 
-async def test_a_tunnel_lifts_candidates_in_the_connected_area(gateway: httpx.AsyncClient,
-                                                               people: dict[str, Headers]) -> None:
+async def test_a_tunnel_lifts_candidates_in_the_connected_area(
+    gateway: httpx.AsyncClient, people: dict[str, Headers]
+) -> None:
     user, admin, tag = people["user"], people["admin"], uuid.uuid4().hex[:6]
     seed = await _remember(gateway, user, f"{tag} {tag} failover drill for the database.", wing="infra", room="db")
     other = await _remember(gateway, user, f"The {tag} runbook lives in the ops wiki.", wing="ops")
     before = {h["item"]["id"]: h for h in (await _recall(gateway, user, query=f"{tag} failover"))["items"]}
-    made = await gateway.post("/v1/admin/tunnels", json={"from_wing": "infra", "from_room": "db", "to_wing": "ops"},
-                              headers=admin)
+    made = await gateway.post(
+        "/v1/admin/tunnels", json={"from_wing": "infra", "from_room": "db", "to_wing": "ops"}, headers=admin
+    )
     assert made.status_code == 201
     after = {h["item"]["id"]: h for h in (await _recall(gateway, user, query=f"{tag} failover"))["items"]}
     assert "linked via tunnel from infra/db" in after[other]["reasons"]
@@ -112,15 +131,18 @@ async def test_a_tunnel_lifts_candidates_in_the_connected_area(gateway: httpx.As
     assert after[seed]["score"] == before[seed]["score"]
     listed = (await gateway.get("/v1/admin/tunnels", headers=admin)).json()["items"]
     assert [(t["from_wing"], t["from_room"], t["to_wing"], t["to_room"]) for t in listed] == [
-        ("infra", "db", "ops", None)]
+        ("infra", "db", "ops", None)
+    ]
     assert (await gateway.delete(f"/v1/admin/tunnels/{made.json()['id']}", headers=admin)).status_code == 204
     assert (await gateway.delete(f"/v1/admin/tunnels/{made.json()['id']}", headers=admin)).status_code == 404
-    assert (await gateway.post("/v1/admin/tunnels", json={"from_wing": "a", "to_wing": "a"},
-                               headers=admin)).status_code == 422
+    assert (
+        await gateway.post("/v1/admin/tunnels", json={"from_wing": "a", "to_wing": "a"}, headers=admin)
+    ).status_code == 422
 
 
-async def test_explain_shows_the_best_candidates_the_budgets_cut(gateway: httpx.AsyncClient,
-                                                                 people: dict[str, Headers]) -> None:
+async def test_explain_shows_the_best_candidates_the_budgets_cut(
+    gateway: httpx.AsyncClient, people: dict[str, Headers]
+) -> None:
     user, tag = people["user"], uuid.uuid4().hex[:6]
     for n in range(3):
         await _remember(gateway, user, f"{tag} deploy checklist step {n}.")
@@ -130,17 +152,24 @@ async def test_explain_shows_the_best_candidates_the_budgets_cut(gateway: httpx.
     assert "cut" not in await _recall(gateway, user, query=f"{tag} deploy checklist", item_budget=1)
 
 
-async def test_session_context_lifts_what_was_said_near_a_hit(gateway: httpx.AsyncClient,
-                                                              people: dict[str, Headers]) -> None:
+async def test_session_context_lifts_what_was_said_near_a_hit(
+    gateway: httpx.AsyncClient, people: dict[str, Headers]
+) -> None:
     user, tag = people["user"], uuid.uuid4().hex[:6]
     session = f"chat-{tag}"
     said = {}
-    for name, text in (("before2", "Shall we eat out tonight?"), ("before", "Did you try the new ramen place?"),
-                       ("hit", f"Yes, the {tag} noodles were great."), ("after", "We should go again on Friday."),
-                       ("after2", "Friday works for me."), ("after3", "Bring cash, they take no cards.")):
+    for name, text in (
+        ("before2", "Shall we eat out tonight?"),
+        ("before", "Did you try the new ramen place?"),
+        ("hit", f"Yes, the {tag} noodles were great."),
+        ("after", "We should go again on Friday."),
+        ("after2", "Friday works for me."),
+        ("after3", "Bring cash, they take no cards."),
+    ):
         said[name] = await _remember(gateway, user, text, source_session=session)
-    hidden = await _remember(gateway, people["colleague"], "A private aside in the same chat.",
-                             source_session=session, visibility="private")
+    hidden = await _remember(
+        gateway, people["colleague"], "A private aside in the same chat.", source_session=session, visibility="private"
+    )
     elsewhere = await _remember(gateway, user, "Unrelated chat line.", source_session=f"other-{tag}")
     admin = people["admin"]
     off = await gateway.patch("/v1/admin/tenant-config", json={"recall": {"session_neighbours": 0}}, headers=admin)
@@ -163,8 +192,9 @@ async def test_session_context_lifts_what_was_said_near_a_hit(gateway: httpx.Asy
     assert abs(after["score"] / (by_id[said["hit"]]["score"] * 0.5) - trust) < 0.006
 
 
-async def test_session_context_lifts_a_candidate_that_matched_too(gateway: httpx.AsyncClient,
-                                                                  people: dict[str, Headers]) -> None:
+async def test_session_context_lifts_a_candidate_that_matched_too(
+    gateway: httpx.AsyncClient, people: dict[str, Headers]
+) -> None:
     user, tag = people["user"], uuid.uuid4().hex[:6]
     session = f"chat-{tag}"
     strong = await _remember(gateway, user, f"The {tag} {tag} outage began at noon.", source_session=session)

@@ -23,24 +23,30 @@ from tests.support.keys import KeyMaker
 
 
 async def test_health_service_reports_serving(servers: Settings) -> None:
-    for address, name in ((servers.ingest_addr, "engram.v1.IngestService"),
-                          (servers.recall_addr, "engram.v1.RecallService")):
+    for address, name in (
+        (servers.ingest_addr, "engram.v1.IngestService"),
+        (servers.recall_addr, "engram.v1.RecallService"),
+    ):
         async with grpc.aio.insecure_channel(address) as channel:
             reply = await health_pb2_grpc.HealthStub(channel).Check(health_pb2.HealthCheckRequest(service=name))
         assert reply.status == health_pb2.HealthCheckResponse.SERVING
 
 
-async def test_calls_need_the_internal_token_and_the_caller_context(servers: Settings,
-                                                                    tenant: CallerContext) -> None:
+async def test_calls_need_the_internal_token_and_the_caller_context(servers: Settings, tenant: CallerContext) -> None:
     token = servers.internal_token
     async with grpc.aio.insecure_channel(servers.ingest_addr) as channel:
         stub = ingest_pb2_grpc.IngestServiceStub(channel)
         # positive control: with the token and the context the call succeeds
-        ok = await stub.Remember(ingest_pb2.RememberRequest(content="context travels in metadata"),
-                                 metadata=to_metadata(tenant, internal_token=token))
+        ok = await stub.Remember(
+            ingest_pb2.RememberRequest(content="context travels in metadata"),
+            metadata=to_metadata(tenant, internal_token=token),
+        )
         assert ok.status == "created"
-        for metadata in (to_metadata(tenant), to_metadata(tenant, internal_token="forged"),
-                         (("x-engram-internal-token", token or ""),)):
+        for metadata in (
+            to_metadata(tenant),
+            to_metadata(tenant, internal_token="forged"),
+            (("x-engram-internal-token", token or ""),),
+        ):
             with pytest.raises(grpc.aio.AioRpcError) as caught:
                 await stub.Remember(ingest_pb2.RememberRequest(content="who am I?"), metadata=metadata)
             assert caught.value.code() == grpc.StatusCode.UNAUTHENTICATED
@@ -50,23 +56,30 @@ async def test_errors_cross_grpc_with_code_and_field(servers: Settings, tenant: 
     async with grpc.aio.insecure_channel(servers.recall_addr) as channel:
         stub = recall_pb2_grpc.RecallServiceStub(channel)
         with pytest.raises(grpc.aio.AioRpcError) as caught:
-            await stub.Recall(recall_pb2.RecallRequest(mode="semantic", query=""),
-                              metadata=to_metadata(tenant, internal_token=servers.internal_token))
+            await stub.Recall(
+                recall_pb2.RecallRequest(mode="semantic", query=""),
+                metadata=to_metadata(tenant, internal_token=servers.internal_token),
+            )
         assert caught.value.code() == grpc.StatusCode.INVALID_ARGUMENT
         error = from_rpc_error(caught.value)
         assert (type(error), error.code, error.field) == (ValidationFailed, "validation_failed", "query")
         assert http_status(type(error))[0] == 422
         with pytest.raises(grpc.aio.AioRpcError) as missing:
-            await stub.GetItem(recall_pb2.GetItemRequest(id="00000000-0000-4000-8000-00000000dead"),
-                               metadata=to_metadata(tenant, internal_token=servers.internal_token))
+            await stub.GetItem(
+                recall_pb2.GetItemRequest(id="00000000-0000-4000-8000-00000000dead"),
+                metadata=to_metadata(tenant, internal_token=servers.internal_token),
+            )
         assert missing.value.code() == grpc.StatusCode.NOT_FOUND
 
 
-async def test_gateway_maps_rest_to_grpc_and_problems(gateway: httpx.AsyncClient, owner_pool: asyncpg.Pool,
-                                                      tenant: CallerContext, make_key: KeyMaker) -> None:
+async def test_gateway_maps_rest_to_grpc_and_problems(
+    gateway: httpx.AsyncClient, owner_pool: asyncpg.Pool, tenant: CallerContext, make_key: KeyMaker
+) -> None:
     gateway.headers["authorization"] = await make_key(tenant)
-    created = await gateway.post("/v1/remember", json={"content": "The gateway speaks gRPC downstream.",
-                                                       "tags": ["arch"], "metadata": {"ticket": 42}})
+    created = await gateway.post(
+        "/v1/remember",
+        json={"content": "The gateway speaks gRPC downstream.", "tags": ["arch"], "metadata": {"ticket": 42}},
+    )
     assert created.status_code == 201, created.text
     body = created.json()
     assert body["status"] == "created" and body["item"]["tenant_id"] == tenant.tenant_id
@@ -80,9 +93,12 @@ async def test_gateway_maps_rest_to_grpc_and_problems(gateway: httpx.AsyncClient
 
     async with owner_pool.acquire() as conn:
         before = await conn.fetchval("SELECT count(*) FROM memory_items")
-    for payload, field in (({"content": "x", "colour": "red"}, "colour"),
-                           ({"content": "x", "importance": 2}, "importance"),
-                           ({"kind": "fact"}, "content"), ({"content": "x", "kind": "gossip"}, "kind")):
+    for payload, field in (
+        ({"content": "x", "colour": "red"}, "colour"),
+        ({"content": "x", "importance": 2}, "importance"),
+        ({"kind": "fact"}, "content"),
+        ({"content": "x", "kind": "gossip"}, "kind"),
+    ):
         refused = await gateway.post("/v1/remember", json=payload)
         assert refused.status_code == 422, payload
         assert refused.headers["content-type"] == "application/problem+json"
@@ -99,22 +115,30 @@ async def test_gateway_maps_rest_to_grpc_and_problems(gateway: httpx.AsyncClient
     bad_workspace = await gateway.post("/v1/recall", json={"query": "gateway", "workspace_id": "abc"})
     assert bad_workspace.status_code == 422 and bad_workspace.json()["field"] == "workspace_id"
     openapi = (await gateway.get("/openapi.json")).json()
-    assert {"/v1/remember", "/v1/recall", "/v1/search", "/v1/items/{item_id}",
-            "/v1/items/{item_id}/status"} <= set(openapi["paths"])
+    assert {"/v1/remember", "/v1/recall", "/v1/search", "/v1/items/{item_id}", "/v1/items/{item_id}/status"} <= set(
+        openapi["paths"]
+    )
 
 
-async def test_trace_context_travels_from_rest_into_the_event(gateway: httpx.AsyncClient, owner_pool: asyncpg.Pool,
-                                                              tenant: CallerContext, make_key: KeyMaker) -> None:
+async def test_trace_context_travels_from_rest_into_the_event(
+    gateway: httpx.AsyncClient, owner_pool: asyncpg.Pool, tenant: CallerContext, make_key: KeyMaker
+) -> None:
     auth = {"authorization": await make_key(tenant)}
     incoming = "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01"
-    traced = await gateway.post("/v1/remember", json={"content": "traced write"},
-                                headers={**auth, "traceparent": incoming})
-    untraced = await gateway.post("/v1/remember", json={"content": "untraced write"},
-                                  headers={**auth, "traceparent": "garbage"})
+    traced = await gateway.post(
+        "/v1/remember", json={"content": "traced write"}, headers={**auth, "traceparent": incoming}
+    )
+    untraced = await gateway.post(
+        "/v1/remember", json={"content": "untraced write"}, headers={**auth, "traceparent": "garbage"}
+    )
     async with owner_pool.acquire() as conn:
-        envelopes = {r["subject"]: json.loads(r["envelope"]) for r in await conn.fetch(
-            "SELECT envelope->>'subject' AS subject, envelope FROM outbox WHERE tenant_id = $1::uuid",
-            tenant.tenant_id)}
+        envelopes = {
+            r["subject"]: json.loads(r["envelope"])
+            for r in await conn.fetch(
+                "SELECT envelope->>'subject' AS subject, envelope FROM outbox WHERE tenant_id = $1::uuid",
+                tenant.tenant_id,
+            )
+        }
     assert envelopes[traced.json()["id"]]["traceparent"] == incoming
     fresh = envelopes[untraced.json()["id"]]["traceparent"]
     assert re.fullmatch(r"00-[0-9a-f]{32}-[0-9a-f]{16}-01", fresh) and fresh[3:35] != incoming[3:35]

@@ -36,8 +36,13 @@ async def _key(pool: asyncpg.Pool, tenant_id: str, principal_id: str) -> dict[st
 
 
 @pytest_asyncio.fixture
-async def world(gateway: httpx.AsyncClient, app_pool: asyncpg.Pool, owner_pool: asyncpg.Pool, settings: Settings,
-                embedder: EmbeddingProvider) -> World:
+async def world(
+    gateway: httpx.AsyncClient,
+    app_pool: asyncpg.Pool,
+    owner_pool: asyncpg.Pool,
+    settings: Settings,
+    embedder: EmbeddingProvider,
+) -> World:
     tag = uuid.uuid4().hex[:8]
     tenant_a = await identity.create_tenant(app_pool, f"iso-a-{tag}")
     tenant_b = await identity.create_tenant(app_pool, f"iso-b-{tag}")
@@ -48,8 +53,15 @@ async def world(gateway: httpx.AsyncClient, app_pool: asyncpg.Pool, owner_pool: 
     secret = await identity.create_workspace(app_pool, tenant_a, "secret")
     await identity.add_member(app_pool, tenant_a, secret, alice, "owner")
     await identity.add_member(app_pool, tenant_a, secret, viewer, "viewer")
-    keys = {name: await _key(app_pool, tenant, principal) for name, tenant, principal in (
-        ("alice", tenant_a, alice), ("bob", tenant_a, bob), ("viewer", tenant_a, viewer), ("carol", tenant_b, carol))}
+    keys = {
+        name: await _key(app_pool, tenant, principal)
+        for name, tenant, principal in (
+            ("alice", tenant_a, alice),
+            ("bob", tenant_a, bob),
+            ("viewer", tenant_a, viewer),
+            ("carol", tenant_b, carol),
+        )
+    }
     items = {}
     for name, body in (
         ("tenant_wide", {"content": "The launch code name is Bluebird.", "visibility": "tenant"}),
@@ -67,8 +79,9 @@ async def _seen(gateway: httpx.AsyncClient, headers: dict[str, str]) -> dict[str
     """Which item ids each read path returns to this caller."""
     seen: dict[str, set[str]] = {}
     for mode in READ_MODES:
-        recall = await gateway.post("/v1/recall", json={"query": QUERY, "mode": mode, "item_budget": 50},
-                                    headers=headers)
+        recall = await gateway.post(
+            "/v1/recall", json={"query": QUERY, "mode": mode, "item_budget": 50}, headers=headers
+        )
         search = await gateway.post("/v1/search", json={"query": QUERY, "mode": mode, "limit": 50}, headers=headers)
         seen[f"recall:{mode}"] = {hit["item"]["id"] for hit in recall.json()["items"]}
         seen[f"search:{mode}"] = {hit["item"]["id"] for hit in search.json()["items"]}
@@ -78,8 +91,10 @@ async def _seen(gateway: httpx.AsyncClient, headers: dict[str, str]) -> dict[str
 
 
 async def _readable(gateway: httpx.AsyncClient, headers: dict[str, str], item_id: str) -> set[int]:
-    return {(await gateway.get(f"/v1/items/{item_id}", headers=headers)).status_code,
-            (await gateway.get(f"/v1/items/{item_id}/status", headers=headers)).status_code}
+    return {
+        (await gateway.get(f"/v1/items/{item_id}", headers=headers)).status_code,
+        (await gateway.get(f"/v1/items/{item_id}/status", headers=headers)).status_code,
+    }
 
 
 async def test_the_author_sees_everything_it_wrote(gateway: httpx.AsyncClient, world: World) -> None:
@@ -116,12 +131,14 @@ async def test_another_tenant_sees_nothing(gateway: httpx.AsyncClient, world: Wo
         assert await _readable(gateway, world.carol, item_id) == {404}
 
 
-async def test_writes_need_a_writing_membership(gateway: httpx.AsyncClient, world: World,
-                                                owner_pool: asyncpg.Pool) -> None:
+async def test_writes_need_a_writing_membership(
+    gateway: httpx.AsyncClient, world: World, owner_pool: asyncpg.Pool
+) -> None:
     body = {"content": "Bluebird moved to Thursday.", "workspace_id": world.secret_workspace}
     async with owner_pool.acquire() as conn:
-        before = await conn.fetchval("SELECT count(*) FROM memory_items WHERE workspace_id = $1::uuid",
-                                     world.secret_workspace)
+        before = await conn.fetchval(
+            "SELECT count(*) FROM memory_items WHERE workspace_id = $1::uuid", world.secret_workspace
+        )
     not_member = await gateway.post("/v1/remember", json=body, headers=world.bob)
     assert not_member.status_code == 404 and not_member.json()["field"] == "workspace_id"
     read_only = await gateway.post("/v1/remember", json=body, headers=world.viewer)
@@ -129,18 +146,29 @@ async def test_writes_need_a_writing_membership(gateway: httpx.AsyncClient, worl
     other_tenant = await gateway.post("/v1/remember", json=body, headers=world.carol)
     assert other_tenant.status_code == 404
     async with owner_pool.acquire() as conn:
-        assert await conn.fetchval("SELECT count(*) FROM memory_items WHERE workspace_id = $1::uuid",
-                                   world.secret_workspace) == before
+        assert (
+            await conn.fetchval(
+                "SELECT count(*) FROM memory_items WHERE workspace_id = $1::uuid", world.secret_workspace
+            )
+            == before
+        )
     member = await gateway.post("/v1/remember", json=body, headers=world.alice)
     assert member.status_code == 201  # positive control
 
 
-async def test_public_items_reach_other_tenants_only_where_enabled(gateway: httpx.AsyncClient, world: World,
-                                                                   app_pool: asyncpg.Pool, settings: Settings,
-                                                                   owner_pool: asyncpg.Pool,
-                                                                   embedder: EmbeddingProvider) -> None:
-    published = await gateway.post("/v1/remember", json={"content": "Bluebird press release is public.",
-                                                          "visibility": "public"}, headers=world.alice)
+async def test_public_items_reach_other_tenants_only_where_enabled(
+    gateway: httpx.AsyncClient,
+    world: World,
+    app_pool: asyncpg.Pool,
+    settings: Settings,
+    owner_pool: asyncpg.Pool,
+    embedder: EmbeddingProvider,
+) -> None:
+    published = await gateway.post(
+        "/v1/remember",
+        json={"content": "Bluebird press release is public.", "visibility": "public"},
+        headers=world.alice,
+    )
     public_id = published.json()["id"]
     tenant_a = published.json()["item"]["tenant_id"]
     await deliver(owner_pool, EmbedderService(app_pool, settings, embedder).handle, subjects=[public_id])
@@ -152,8 +180,9 @@ async def test_public_items_reach_other_tenants_only_where_enabled(gateway: http
 
     platform = await identity.create_key(app_pool, DEFAULT_TENANT_ID, DEFAULT_ADMIN_ID, ["admin"], "publisher")
     admin = {"authorization": f"Bearer {platform.key}"}
-    enabled = await gateway.patch("/v1/admin/tenant-config", json={"tenant_id": tenant_a, "public_enabled": True},
-                                  headers=admin)
+    enabled = await gateway.patch(
+        "/v1/admin/tenant-config", json={"tenant_id": tenant_a, "public_enabled": True}, headers=admin
+    )
     try:
         assert enabled.status_code == 200 and enabled.json()["public_enabled"] is True
         for path, ids in (await _seen(gateway, world.carol)).items():

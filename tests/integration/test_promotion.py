@@ -29,8 +29,7 @@ async def tenant(app_pool: asyncpg.Pool, owner_pool: asyncpg.Pool, gateway: http
     base = await create_tenant(owner_pool)
     issued = await identity.create_key(app_pool, base.tenant_id, base.principal_id, ["read", "write", "admin"], "t")
     who = {"authorization": f"Bearer {issued.key}"}
-    created = await gateway.post("/v1/admin/kinds", json={"name": "meeting_note", "requires_review": True},
-                                 headers=who)
+    created = await gateway.post("/v1/admin/kinds", json={"name": "meeting_note", "requires_review": True}, headers=who)
     assert created.status_code == 201
     return {"id": base.tenant_id, "who": who}
 
@@ -42,8 +41,10 @@ async def _propose(gateway: httpx.AsyncClient, who: Headers, content: str) -> st
 
 
 async def _classify(owner_pool: asyncpg.Pool, app_pool: asyncpg.Pool, settings: Settings, *ids: str) -> None:
-    assert await deliver(owner_pool, ClassifierService(app_pool, settings).handle, types=["memory.created"],
-                         subjects=ids) == {}
+    assert (
+        await deliver(owner_pool, ClassifierService(app_pool, settings).handle, types=["memory.created"], subjects=ids)
+        == {}
+    )
 
 
 async def _status(gateway: httpx.AsyncClient, who: Headers, item_id: str) -> str:
@@ -51,8 +52,12 @@ async def _status(gateway: httpx.AsyncClient, who: Headers, item_id: str) -> str
 
 
 async def test_a_classified_proposal_is_promoted_once_every_gate_passes(
-        gateway: httpx.AsyncClient, tenant: dict[str, Any], app_pool: asyncpg.Pool, owner_pool: asyncpg.Pool,
-        settings: Settings) -> None:
+    gateway: httpx.AsyncClient,
+    tenant: dict[str, Any],
+    app_pool: asyncpg.Pool,
+    owner_pool: asyncpg.Pool,
+    settings: Settings,
+) -> None:
     who = tenant["who"]
     item = await _propose(gateway, who, "Agreed to rotate the on-call weekly.")
     ready = (await gateway.get(f"/v1/items/{item}/promotion-readiness", headers=who)).json()
@@ -74,16 +79,21 @@ async def test_a_classified_proposal_is_promoted_once_every_gate_passes(
     assert changed.data["by"] == "promotion" and changed.data["to"] == "active"
     assert await service.handle([classified, changed]) == {}  # a redelivery and its own event: no change
     async with owner_pool.acquire() as conn:
-        promoted = await conn.fetchval("SELECT count(*) FROM item_events WHERE item_id = $1 "
-                                       "AND action = 'review.promote'", item)
+        promoted = await conn.fetchval(
+            "SELECT count(*) FROM item_events WHERE item_id = $1 AND action = 'review.promote'", item
+        )
     assert promoted == 1
     stages = (await gateway.get(f"/v1/items/{item}/status", headers=who)).json()["stages"]
     assert [(s["name"], s["status"]) for s in stages][-1] == ("promotion", "done")
 
 
 async def test_dry_runs_report_the_same_decisions_and_write_nothing(
-        gateway: httpx.AsyncClient, tenant: dict[str, Any], app_pool: asyncpg.Pool, owner_pool: asyncpg.Pool,
-        settings: Settings) -> None:
+    gateway: httpx.AsyncClient,
+    tenant: dict[str, Any],
+    app_pool: asyncpg.Pool,
+    owner_pool: asyncpg.Pool,
+    settings: Settings,
+) -> None:
     who = tenant["who"]
     assert (await gateway.patch("/v1/admin/tenant-config", json={"promotion": FAST}, headers=who)).status_code == 200
     good = await _propose(gateway, who, "Decided to archive the legacy wiki.")
@@ -96,9 +106,17 @@ async def test_dry_runs_report_the_same_decisions_and_write_nothing(
     assert dry.status_code == 200 and dry.json()["counts"] == expected and dry.json()["dry_run"] is True
     assert [await _status(gateway, who, i) for i in (good, chatter, pending)] == ["proposed"] * 3
     cli = await asyncio.create_subprocess_exec(
-        sys.executable, "-m", "engram.cli", "promote-proposed", "--tenant", tenant["id"], "--dry-run",
+        sys.executable,
+        "-m",
+        "engram.cli",
+        "promote-proposed",
+        "--tenant",
+        tenant["id"],
+        "--dry-run",
         env={**os.environ, "ENGRAM_DATABASE_URL": settings.database_url or ""},
-        stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE)
+        stdout=asyncio.subprocess.PIPE,
+        stderr=asyncio.subprocess.PIPE,
+    )
     out, err = await cli.communicate()
     assert cli.returncode == 0, err.decode()
     assert json.loads(out) == {"counts": expected, "decided": 3, "dry_run": True}
@@ -114,8 +132,12 @@ async def test_dry_runs_report_the_same_decisions_and_write_nothing(
 
 
 async def test_the_sweep_walks_proposals_in_bounded_passes_with_a_cursor(
-        gateway: httpx.AsyncClient, tenant: dict[str, Any], app_pool: asyncpg.Pool, owner_pool: asyncpg.Pool,
-        settings: Settings) -> None:
+    gateway: httpx.AsyncClient,
+    tenant: dict[str, Any],
+    app_pool: asyncpg.Pool,
+    owner_pool: asyncpg.Pool,
+    settings: Settings,
+) -> None:
     who = tenant["who"]
     assert (await gateway.patch("/v1/admin/tenant-config", json={"promotion": FAST}, headers=who)).status_code == 200
     ids = [await _propose(gateway, who, f"Decided to retire service number {n}.") for n in range(3)]
@@ -132,7 +154,8 @@ async def test_the_sweep_walks_proposals_in_bounded_passes_with_a_cursor(
 
 
 async def test_a_proposal_a_reviewer_decides_leaves_nothing_pending_for_promotion(
-        gateway: httpx.AsyncClient, tenant: dict[str, Any]) -> None:
+    gateway: httpx.AsyncClient, tenant: dict[str, Any]
+) -> None:
     who = tenant["who"]
     item = await _propose(gateway, who, "Agreed to move the retro to Mondays.")
     stages = (await gateway.get(f"/v1/items/{item}/status", headers=who)).json()["stages"]

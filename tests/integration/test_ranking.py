@@ -16,14 +16,16 @@ from tests.support.tenants import create_tenant
 
 
 async def test_a_query_naming_the_subject_lifts_that_memory_unless_the_tenant_turns_it_off(
-        gateway: httpx.AsyncClient, app_pool: asyncpg.Pool, owner_pool: asyncpg.Pool) -> None:
+    gateway: httpx.AsyncClient, app_pool: asyncpg.Pool, owner_pool: asyncpg.Pool
+) -> None:
     tenant = await create_tenant(owner_pool)
     issued = await identity.create_key(app_pool, tenant.tenant_id, tenant.principal_id, ["read", "write", "admin"], "r")
     who = {"authorization": f"Bearer {issued.key}"}
     tag = uuid.uuid4().hex[:6]
     plain = await gateway.post("/v1/remember", json={"content": f"The {tag} lunch order is vegetarian."}, headers=who)
-    named = await gateway.post("/v1/remember", json={"content": f"The {tag} lunch order is vegetarian too.",
-                                                     "subject": "dana"}, headers=who)
+    named = await gateway.post(
+        "/v1/remember", json={"content": f"The {tag} lunch order is vegetarian too.", "subject": "dana"}, headers=who
+    )
     query = {"query": f"{tag} lunch order for Dana", "mode": "keyword"}
     hits = (await gateway.post("/v1/recall", json=query, headers=who)).json()["items"]
     assert [h["item"]["id"] for h in hits] == [named.json()["id"], plain.json()["id"]]
@@ -32,8 +34,12 @@ async def test_a_query_naming_the_subject_lifts_that_memory_unless_the_tenant_tu
 
     off = await gateway.patch("/v1/admin/tenant-config", json={"recall": {"subject_boost": 0}}, headers=who)
     assert off.status_code == 200 and off.json()["config"]["recall"] == {
-        "dense_weight": 0.25, "subject_boost": 0.0, "mmr_lambda": 1.0, "graph_expansion": True,
-        "session_neighbours": 0.2}
+        "dense_weight": 0.25,
+        "subject_boost": 0.0,
+        "mmr_lambda": 1.0,
+        "graph_expansion": True,
+        "session_neighbours": 0.2,
+    }
     hits = (await gateway.post("/v1/recall", json=query, headers=who)).json()["items"]
     unboosted = next(h["score"] for h in hits if h["item"]["id"] == named.json()["id"])
     assert abs(boosted - 2 * unboosted) < 1e-4
@@ -44,21 +50,30 @@ async def test_a_query_naming_the_subject_lifts_that_memory_unless_the_tenant_tu
 
 
 async def test_mmr_moves_a_near_duplicate_down_when_the_tenant_asks(
-        gateway: httpx.AsyncClient, app_pool: asyncpg.Pool, owner_pool: asyncpg.Pool, settings: Settings,
-        embedder: EmbeddingProvider) -> None:
+    gateway: httpx.AsyncClient,
+    app_pool: asyncpg.Pool,
+    owner_pool: asyncpg.Pool,
+    settings: Settings,
+    embedder: EmbeddingProvider,
+) -> None:
     tenant = await create_tenant(owner_pool)
     issued = await identity.create_key(app_pool, tenant.tenant_id, tenant.principal_id, ["read", "write", "admin"], "r")
     who = {"authorization": f"Bearer {issued.key}"}
-    texts = ["The Lisbon office opens at nine.", "The Lisbon office opens at nine every weekday.",
-             "Parking near the Lisbon office is free after six."]
+    texts = [
+        "The Lisbon office opens at nine.",
+        "The Lisbon office opens at nine every weekday.",
+        "Parking near the Lisbon office is free after six.",
+    ]
     ids = [(await gateway.post("/v1/remember", json={"content": t}, headers=who)).json()["id"] for t in texts]
-    await deliver(owner_pool, EmbedderService(app_pool, settings, embedder).handle, tenant=tenant,
-                  types=["memory.created"])
+    await deliver(
+        owner_pool, EmbedderService(app_pool, settings, embedder).handle, tenant=tenant, types=["memory.created"]
+    )
     query = {"query": "When does the Lisbon office open?", "mode": "semantic"}
     plain = [h["item"]["id"] for h in (await gateway.post("/v1/recall", json=query, headers=who)).json()["items"]]
     assert set(plain[:2]) == set(ids[:2]) and plain[2] == ids[2]  # the two near-duplicates lead
-    assert (await gateway.patch("/v1/admin/tenant-config", json={"recall": {"mmr_lambda": 0.5}},
-                                headers=who)).status_code == 200
+    assert (
+        await gateway.patch("/v1/admin/tenant-config", json={"recall": {"mmr_lambda": 0.5}}, headers=who)
+    ).status_code == 200
     hits = (await gateway.post("/v1/recall", json=query, headers=who)).json()["items"]
     assert [h["item"]["id"] for h in hits] == [plain[0], ids[2], plain[1]]
     assert any(r.startswith("diversified (λ 0.50)") for r in hits[2]["reasons"])

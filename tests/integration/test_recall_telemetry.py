@@ -16,8 +16,12 @@ from services.recall.telemetry import RecallTelemetry
 
 
 async def test_recalls_are_logged_and_counted_and_a_much_served_item_gives_way(
-        app_pool: asyncpg.Pool, owner_pool: asyncpg.Pool, settings: Settings, tenant: CallerContext,
-        embedder: EmbeddingProvider) -> None:
+    app_pool: asyncpg.Pool,
+    owner_pool: asyncpg.Pool,
+    settings: Settings,
+    tenant: CallerContext,
+    embedder: EmbeddingProvider,
+) -> None:
     ingest = IngestService(app_pool, settings)
     first = (await ingest.remember(tenant, RememberCommand(content="Standups start at 9:30.", importance=0.6))).item
     second = (await ingest.remember(tenant, RememberCommand(content="Retros are on Fridays.", importance=0.6))).item
@@ -30,8 +34,10 @@ async def test_recalls_are_logged_and_counted_and_a_much_served_item_gives_way(
     assert await telemetry.flush() == 1  # what the background task does; nothing was written on the request path
     async with owner_pool.acquire() as conn:
         log = await conn.fetchrow("SELECT * FROM recall_logs WHERE id = $1", answer.recall_id)
-        counts = await conn.fetch("SELECT id, recall_count, recalls_since_useful FROM memory_items "
-                                  "WHERE id = ANY($1) ORDER BY created_at", [first.id, second.id])
+        counts = await conn.fetch(
+            "SELECT id, recall_count, recalls_since_useful FROM memory_items WHERE id = ANY($1) ORDER BY created_at",
+            [first.id, second.id],
+        )
     assert log["mode"] == "startup" and log["scoring_version"] == answer.scoring_version
     assert set(log["item_ids"]) == {first.id, second.id} and str(log["principal_id"]) == tenant.principal_id
     assert [(r["recall_count"], r["recalls_since_useful"]) for r in counts] == [(1, 1), (1, 1)]
@@ -57,8 +63,12 @@ async def test_recalls_are_logged_and_counted_and_a_much_served_item_gives_way(
 
 
 async def test_the_sweep_deletes_recall_logs_past_their_retention(
-        app_pool: asyncpg.Pool, owner_pool: asyncpg.Pool, settings: Settings, tenant: CallerContext,
-        embedder: EmbeddingProvider) -> None:
+    app_pool: asyncpg.Pool,
+    owner_pool: asyncpg.Pool,
+    settings: Settings,
+    tenant: CallerContext,
+    embedder: EmbeddingProvider,
+) -> None:
     await IngestService(app_pool, settings).remember(tenant, RememberCommand(content="Builds run at night."))
     telemetry = RecallTelemetry(app_pool)
     recall = RecallService(app_pool, settings, embedder, telemetry)
@@ -66,13 +76,13 @@ async def test_the_sweep_deletes_recall_logs_past_their_retention(
     assert await telemetry.flush() == 3
     async with owner_pool.acquire() as conn:  # one a day past the retention, one a day inside it, one new
         for recall_id, age in zip(served, (31, 29, 0), strict=True):
-            await conn.execute("UPDATE recall_logs SET created_at = now() - make_interval(days => $2) WHERE id = $1",
-                               recall_id, age)
+            await conn.execute(
+                "UPDATE recall_logs SET created_at = now() - make_interval(days => $2) WHERE id = $1", recall_id, age
+            )
     report = await sweep(app_pool, settings.model_copy(update={"recall_log_retention_days": 30}))
     assert report.recall_logs >= 1
     async with owner_pool.acquire() as conn:
-        kept = {str(r["id"]) for r in await conn.fetch("SELECT id FROM recall_logs WHERE id = ANY($1::uuid[])",
-                                                        served)}
+        kept = {str(r["id"]) for r in await conn.fetch("SELECT id FROM recall_logs WHERE id = ANY($1::uuid[])", served)}
     assert kept == set(served[1:])
 
 

@@ -18,8 +18,12 @@ from tests.support.tenants import create_tenant
 async def people(app_pool: asyncpg.Pool, owner_pool: asyncpg.Pool) -> dict[str, dict[str, str]]:
     base = await create_tenant(owner_pool)
     headers = {}
-    for name, kind, scopes in (("reviewer", "user", ["read", "write", "review"]), ("agent", "agent", ["read", "write"]),
-                               ("other_agent", "agent", ["read", "write", "review"]), ("reader", "user", ["read"])):
+    for name, kind, scopes in (
+        ("reviewer", "user", ["read", "write", "review"]),
+        ("agent", "agent", ["read", "write"]),
+        ("other_agent", "agent", ["read", "write", "review"]),
+        ("reader", "user", ["read"]),
+    ):
         principal = await identity.create_principal(app_pool, base.tenant_id, name, kind)
         issued = await identity.create_key(app_pool, base.tenant_id, principal, scopes, name)
         headers[name] = {"authorization": f"Bearer {issued.key}"}
@@ -36,13 +40,15 @@ async def _remember(gateway: httpx.AsyncClient, who: dict[str, str], content: st
     return response.json()  # type: ignore[no-any-return]
 
 
-async def _review(gateway: httpx.AsyncClient, who: dict[str, str], item_id: str, action: str,
-                  reason: str = "") -> httpx.Response:
+async def _review(
+    gateway: httpx.AsyncClient, who: dict[str, str], item_id: str, action: str, reason: str = ""
+) -> httpx.Response:
     return await gateway.post(f"/v1/items/{item_id}/review", json={"action": action, "reason": reason}, headers=who)
 
 
-async def test_a_proposal_needs_a_human_reviewer(gateway: httpx.AsyncClient, people: dict[str, dict[str, str]],
-                                                 owner_pool: asyncpg.Pool) -> None:
+async def test_a_proposal_needs_a_human_reviewer(
+    gateway: httpx.AsyncClient, people: dict[str, dict[str, str]], owner_pool: asyncpg.Pool
+) -> None:
     proposal = await _remember(gateway, people["agent"], "Never deploy on Fridays.", kind="doctrine")
     assert proposal["review_status"] == "proposed"
     item_id = proposal["id"]
@@ -63,8 +69,9 @@ async def test_a_proposal_needs_a_human_reviewer(gateway: httpx.AsyncClient, peo
     assert envelope["data"]["action"] == "activate" and "retro" not in json.dumps(envelope)
 
 
-async def test_agents_dispute_and_withdraw_their_own(gateway: httpx.AsyncClient,
-                                                     people: dict[str, dict[str, str]]) -> None:
+async def test_agents_dispute_and_withdraw_their_own(
+    gateway: httpx.AsyncClient, people: dict[str, dict[str, str]]
+) -> None:
     fact = await _remember(gateway, people["reviewer"], "The office opens at 8.")
     disputed = await _review(gateway, people["agent"], fact["id"], "dispute", "the sign says 9")
     assert disputed.status_code == 200 and disputed.json()["review_status"] == "disputed"
@@ -77,16 +84,17 @@ async def test_agents_dispute_and_withdraw_their_own(gateway: httpx.AsyncClient,
     assert read_only.status_code == 403 and read_only.json()["detail"] == "Requires scope: write or review"
 
 
-async def test_disputed_items_leave_recall_unless_their_kind_stays(gateway: httpx.AsyncClient,
-                                                                    people: dict[str, dict[str, str]]) -> None:
+async def test_disputed_items_leave_recall_unless_their_kind_stays(
+    gateway: httpx.AsyncClient, people: dict[str, dict[str, str]]
+) -> None:
     marker = f"zq{uuid.uuid4().hex[:8]}"
     stays = await _remember(gateway, people["reviewer"], f"Fact {marker}: the wiki moved.", kind="fact")
-    leaves = await _remember(gateway, people["reviewer"], f"Observation {marker}: the build was slow.",
-                             kind="observation")
+    leaves = await _remember(
+        gateway, people["reviewer"], f"Observation {marker}: the build was slow.", kind="observation"
+    )
 
     async def found() -> dict[str, list[str]]:
-        answer = await gateway.post("/v1/recall", json={"query": marker, "mode": "keyword"},
-                                    headers=people["reviewer"])
+        answer = await gateway.post("/v1/recall", json={"query": marker, "mode": "keyword"}, headers=people["reviewer"])
         return {hit["item"]["id"]: hit["reasons"] for hit in answer.json()["items"]}
 
     assert set(await found()) == {stays["id"], leaves["id"]}  # positive control
@@ -97,32 +105,36 @@ async def test_disputed_items_leave_recall_unless_their_kind_stays(gateway: http
     assert any(reason.startswith("disputed") for reason in after[stays["id"]])
 
 
-async def test_verification_is_for_human_reviewers(gateway: httpx.AsyncClient,
-                                                   people: dict[str, dict[str, str]]) -> None:
+async def test_verification_is_for_human_reviewers(
+    gateway: httpx.AsyncClient, people: dict[str, dict[str, str]]
+) -> None:
     item = await _remember(gateway, people["agent"], "The VPN endpoint is vpn.example.org.")
     refused = await gateway.post(f"/v1/items/{item['id']}/verify", json={}, headers=people["other_agent"])
     assert refused.status_code == 403
-    verified = await gateway.post(f"/v1/items/{item['id']}/verify", json={"reason": "checked"},
-                                  headers=people["reviewer"])
+    verified = await gateway.post(
+        f"/v1/items/{item['id']}/verify", json={"reason": "checked"}, headers=people["reviewer"]
+    )
     assert verified.status_code == 200 and verified.json()["human_verified"] is True
     trail = (await gateway.get(f"/v1/items/{item['id']}/events", headers=people["reviewer"])).json()["events"]
     assert trail[-1]["action"] == "verified" and trail[-1]["new"] == {"human_verified": True}
 
 
-async def test_other_tenants_and_hidden_items_cannot_be_reviewed(gateway: httpx.AsyncClient,
-                                                                 people: dict[str, dict[str, str]]) -> None:
+async def test_other_tenants_and_hidden_items_cannot_be_reviewed(
+    gateway: httpx.AsyncClient, people: dict[str, dict[str, str]]
+) -> None:
     item = await _remember(gateway, people["reviewer"], "Quarterly numbers are in the vault.")
     private = await _remember(gateway, people["agent"], "The agent's private scratch note.", visibility="private")
     assert (await gateway.get(f"/v1/items/{item['id']}/events", headers=people["reviewer"])).status_code == 200
-    for method, path, body in (("POST", "/review", {"action": "dispute"}), ("POST", "/verify", {}),
-                               ("GET", "/events", None)):
-        response = await gateway.request(method, f"/v1/items/{item['id']}{path}", json=body,
-                                         headers=people["stranger"])
+    for method, path, body in (
+        ("POST", "/review", {"action": "dispute"}),
+        ("POST", "/verify", {}),
+        ("GET", "/events", None),
+    ):
+        response = await gateway.request(method, f"/v1/items/{item['id']}{path}", json=body, headers=people["stranger"])
         assert response.status_code == 404, path
-        hidden = await gateway.request(method, f"/v1/items/{private['id']}{path}", json=body,
-                                       headers=people["reviewer"])
+        hidden = await gateway.request(
+            method, f"/v1/items/{private['id']}{path}", json=body, headers=people["reviewer"]
+        )
         assert hidden.status_code == 404, path
     unchanged = await gateway.get(f"/v1/items/{item['id']}", headers=people["reviewer"])
     assert unchanged.json()["review_status"] == "active" and unchanged.json()["human_verified"] is False
-
-

@@ -253,8 +253,13 @@ async def test_run_stack_starts_supervises_and_stops_everything(
     async def restarted() -> bool:
         return postmaster_pid(home) not in (None, old) and await query(database_url, "SELECT 1") == 1
 
-    await eventually(restarted, timeout=30, interval=0.1, ignoring=(OSError, asyncpg.PostgresError),
-                     message="postgres was not restarted")
+    await eventually(
+        restarted,
+        timeout=30,
+        interval=0.1,
+        ignoring=(OSError, asyncpg.PostgresError),
+        message="postgres was not restarted",
+    )
 
     stop.set()
     await asyncio.wait_for(stack, 60)

@@ -45,8 +45,12 @@ async def test_crashing_child_is_restarted_with_backoff(tmp_path: Path, capfd: p
     supervisor = Supervisor()
     try:
         await supervisor.start(ChildSpec(name="crasher", argv=py(code)))
-        await eventually(lambda: starts.exists() and len(starts.read_text().split()) >= 3, timeout=10, interval=0.02,
-                         message="the crasher started three times")
+        await eventually(
+            lambda: starts.exists() and len(starts.read_text().split()) >= 3,
+            timeout=10,
+            interval=0.02,
+            message="the crasher started three times",
+        )
         assert supervisor.restarts("crasher") >= 2
     finally:
         await supervisor.stop()
@@ -115,8 +119,12 @@ async def test_stop_leaves_no_child_or_grandchild(tmp_path: Path, own_session: b
     assert is_alive(grandchild)
     await supervisor.stop()
     assert not is_alive(child) and not is_alive(grandchild)  # dead at once (at most a zombie) ...
-    await eventually(lambda: gone(child.pid) and gone(grandchild.pid), timeout=5, interval=0.02,
-                     message="child and grandchild reaped")  # ... and reaped by init soon
+    await eventually(
+        lambda: gone(child.pid) and gone(grandchild.pid),
+        timeout=5,
+        interval=0.02,
+        message="child and grandchild reaped",
+    )  # ... and reaped by init soon
     assert supervisor.pid("parent") is None
 
 
@@ -167,8 +175,12 @@ async def test_output_is_prefixed_or_logged(tmp_path: Path, capfd: pytest.Captur
         await supervisor.start(
             ChildSpec(name="quiet", argv=py("print('to the file')"), restart=False, log_path=log_path)
         )
-        await eventually(lambda: supervisor.pid("talker") is None and supervisor.pid("quiet") is None, timeout=10,
-                         interval=0.02, message="talker and quiet exited")
+        await eventually(
+            lambda: supervisor.pid("talker") is None and supervisor.pid("quiet") is None,
+            timeout=10,
+            interval=0.02,
+            message="talker and quiet exited",
+        )
     finally:
         await supervisor.stop()
     captured = capfd.readouterr()

@@ -28,8 +28,12 @@ def _at(value: str) -> datetime:
     return datetime.fromisoformat(value.replace("Z", "+00:00"))
 
 
-async def _ids(gateway: httpx.AsyncClient, user: Headers, query: str, as_of: datetime | None = None,
-               ) -> list[str]:
+async def _ids(
+    gateway: httpx.AsyncClient,
+    user: Headers,
+    query: str,
+    as_of: datetime | None = None,
+) -> list[str]:
     body: dict[str, object] = {"query": query, "mode": "keyword"}
     if as_of is not None:
         body["as_of"] = as_of.isoformat()
@@ -42,10 +46,20 @@ async def test_validity_windows(gateway: httpx.AsyncClient, user: Headers) -> No
     marker = f"zq{uuid.uuid4().hex[:8]}"
     now = datetime.now().astimezone()
     switch = now + timedelta(seconds=30)
-    oslo = (await gateway.post("/v1/remember", json={"content": f"{marker} Carol lives in Oslo.",
-                                                     "valid_to": switch.isoformat()}, headers=user)).json()
-    lima = (await gateway.post("/v1/remember", json={"content": f"{marker} Carol lives in Lima.",
-                                                     "valid_from": switch.isoformat()}, headers=user)).json()
+    oslo = (
+        await gateway.post(
+            "/v1/remember",
+            json={"content": f"{marker} Carol lives in Oslo.", "valid_to": switch.isoformat()},
+            headers=user,
+        )
+    ).json()
+    lima = (
+        await gateway.post(
+            "/v1/remember",
+            json={"content": f"{marker} Carol lives in Lima.", "valid_from": switch.isoformat()},
+            headers=user,
+        )
+    ).json()
     recorded = max(_at(oslo["item"]["created_at"]), _at(lima["item"]["created_at"]))
     assert await _ids(gateway, user, marker, recorded + timedelta(seconds=1)) == [oslo["id"]]
     assert await _ids(gateway, user, marker, switch + timedelta(seconds=1)) == [lima["id"]]
@@ -55,19 +69,25 @@ async def test_validity_windows(gateway: httpx.AsyncClient, user: Headers) -> No
 
 async def test_supersession_and_invalidation_as_they_were(gateway: httpx.AsyncClient, user: Headers) -> None:
     marker = f"zq{uuid.uuid4().hex[:8]}"
-    old = (await gateway.post("/v1/remember", json={"content": f"{marker} The deploy window is Tuesday."},
-                              headers=user)).json()
+    old = (
+        await gateway.post("/v1/remember", json={"content": f"{marker} The deploy window is Tuesday."}, headers=user)
+    ).json()
     await asyncio.sleep(0.05)
-    new = (await gateway.post(f"/v1/items/{old['id']}/supersede",
-                              json={"content": f"{marker} The deploy window is Thursday."}, headers=user)).json()
+    new = (
+        await gateway.post(
+            f"/v1/items/{old['id']}/supersede",
+            json={"content": f"{marker} The deploy window is Thursday."},
+            headers=user,
+        )
+    ).json()
     between = _at(old["item"]["created_at"]) + (_at(new["item"]["created_at"]) - _at(old["item"]["created_at"])) / 2
-    answer = await gateway.post("/v1/recall", json={"query": f"{marker} Tuesday", "mode": "keyword",
-                                                    "as_of": between.isoformat()}, headers=user)
+    answer = await gateway.post(
+        "/v1/recall", json={"query": f"{marker} Tuesday", "mode": "keyword", "as_of": between.isoformat()}, headers=user
+    )
     [hit] = answer.json()["items"]
     assert hit["item"]["id"] == old["id"] and "matched_via" not in hit  # it was the live one then
     assert any(r.startswith("as of then: superseded later") for r in hit["reasons"])
-    redirected = await gateway.post("/v1/recall", json={"query": f"{marker} Tuesday", "mode": "keyword"},
-                                    headers=user)
+    redirected = await gateway.post("/v1/recall", json={"query": f"{marker} Tuesday", "mode": "keyword"}, headers=user)
     assert [h["item"]["id"] for h in redirected.json()["items"]] == [new["id"]]
 
     await asyncio.sleep(0.05)
@@ -79,14 +99,22 @@ async def test_supersession_and_invalidation_as_they_were(gateway: httpx.AsyncCl
     assert await _ids(gateway, user, f"{marker} Thursday", before_invalidation) == [new["id"]]
 
 
-async def test_the_date_a_claim_holds_from_and_its_subject_are_searchable(gateway: httpx.AsyncClient,
-                                                                          user: Headers) -> None:
+async def test_the_date_a_claim_holds_from_and_its_subject_are_searchable(
+    gateway: httpx.AsyncClient, user: Headers
+) -> None:
     tag = uuid.uuid4().hex[:8]
-    dated = await gateway.post("/v1/remember", json={
-        "content": f"Caroline went to the {tag} support group.", "valid_from": "2023-05-07T10:00:00Z",
-        "subject": "caroline.events"}, headers=user)
-    undated = await gateway.post("/v1/remember", json={"content": f"Melanie went to the {tag} pottery class."},
-                                 headers=user)
+    dated = await gateway.post(
+        "/v1/remember",
+        json={
+            "content": f"Caroline went to the {tag} support group.",
+            "valid_from": "2023-05-07T10:00:00Z",
+            "subject": "caroline.events",
+        },
+        headers=user,
+    )
+    undated = await gateway.post(
+        "/v1/remember", json={"content": f"Melanie went to the {tag} pottery class."}, headers=user
+    )
     assert dated.status_code == undated.status_code == 201
     for query in (f"{tag} May 2023", f"{tag} Sunday", f"{tag} caroline events"):
         hits = (await gateway.post("/v1/search", json={"query": query, "mode": "keyword"}, headers=user)).json()

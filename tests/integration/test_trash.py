@@ -24,9 +24,13 @@ Headers = dict[str, str]
 async def people(app_pool: asyncpg.Pool, owner_pool: asyncpg.Pool) -> dict[str, Headers]:
     base = await create_tenant(owner_pool)
     headers: dict[str, Headers] = {"tenant": {"id": base.tenant_id}}
-    for name, kind, scopes in (("user", "user", ["read", "write"]), ("reviewer", "user", ["read", "write", "review"]),
-                               ("agent", "agent", ["read", "write"]), ("reader", "user", ["read"]),
-                               ("admin", "user", ["admin"])):
+    for name, kind, scopes in (
+        ("user", "user", ["read", "write"]),
+        ("reviewer", "user", ["read", "write", "review"]),
+        ("agent", "agent", ["read", "write"]),
+        ("reader", "user", ["read"]),
+        ("admin", "user", ["admin"]),
+    ):
         principal = await identity.create_principal(app_pool, base.tenant_id, name, kind)
         issued = await identity.create_key(app_pool, base.tenant_id, principal, scopes, name)
         headers[name] = {"authorization": f"Bearer {issued.key}"}
@@ -55,15 +59,20 @@ async def _search(gateway: httpx.AsyncClient, who: Headers, query: str, mode: st
 
 
 async def test_delete_keeps_a_full_snapshot_and_restore_brings_it_all_back(
-        gateway: httpx.AsyncClient, people: dict[str, Headers], app_pool: asyncpg.Pool, owner_pool: asyncpg.Pool,
-        embedder: EmbeddingProvider) -> None:
+    gateway: httpx.AsyncClient,
+    people: dict[str, Headers],
+    app_pool: asyncpg.Pool,
+    owner_pool: asyncpg.Pool,
+    embedder: EmbeddingProvider,
+) -> None:
     user, tenant_id = people["user"], people["tenant"]["id"]
     item = await _remember(gateway, user, "The staging cluster runs in eu-west-3.", tags=["infra"])
     vector = (await embedder.embed_passages([item["content"]]))[0]
     async with tenant_tx(app_pool, tenant_id) as conn:
         await embeddings.upsert(conn, tenant_id, item["id"], embedder.profile, vector)
-    assert (await gateway.post("/v1/feedback", json={"item_id": item["id"], "verdict": "useful"},
-                               headers=user)).status_code == 200
+    assert (
+        await gateway.post("/v1/feedback", json={"item_id": item["id"], "verdict": "useful"}, headers=user)
+    ).status_code == 200
     assert item["id"] in await _search(gateway, user, "staging cluster region", "semantic")
 
     deleted = await gateway.delete(f"/v1/items/{item['id']}", params={"reason": "moved to the wiki"}, headers=user)
@@ -77,8 +86,9 @@ async def test_delete_keeps_a_full_snapshot_and_restore_brings_it_all_back(
     assert entry["item_id"] == item["id"] and entry["reason"] == "deleted"
     assert entry["preview"].startswith("The staging")
     purge_after = datetime.fromisoformat(entry["purge_after"].rstrip("Z"))
-    assert timedelta(days=29) < purge_after - datetime.fromisoformat(entry["deleted_at"].rstrip("Z")) \
-        <= timedelta(days=30)
+    assert (
+        timedelta(days=29) < purge_after - datetime.fromisoformat(entry["deleted_at"].rstrip("Z")) <= timedelta(days=30)
+    )
     trail = (await gateway.get(f"/v1/items/{item['id']}/events", headers=user)).json()["events"]
     assert trail[-1]["action"] == "deleted" and trail[-1]["reason"] == "moved to the wiki"
     event = await _outbox(owner_pool, "memory.deleted", item["id"])
@@ -102,11 +112,15 @@ async def test_delete_keeps_a_full_snapshot_and_restore_brings_it_all_back(
 
 
 async def test_restore_keeps_state_and_relinks_what_still_exists(
-        gateway: httpx.AsyncClient, people: dict[str, Headers]) -> None:
+    gateway: httpx.AsyncClient, people: dict[str, Headers]
+) -> None:
     user = people["user"]
     old = await _remember(gateway, user, "The on-call rota changes on Mondays.")
-    new = (await gateway.post(f"/v1/items/{old['id']}/supersede", json={"content": "The on-call rota changes on "
-                                                                        "Tuesdays."}, headers=user)).json()["item"]
+    new = (
+        await gateway.post(
+            f"/v1/items/{old['id']}/supersede", json={"content": "The on-call rota changes on Tuesdays."}, headers=user
+        )
+    ).json()["item"]
     # the successor goes: the old item stays superseded, and recall drops the chain rather than reviving it
     trash_id = (await gateway.delete(f"/v1/items/{new['id']}", headers=user)).json()["trash_id"]
     orphan = (await gateway.get(f"/v1/items/{old['id']}", headers=user)).json()
@@ -116,13 +130,15 @@ async def test_restore_keeps_state_and_relinks_what_still_exists(
     assert restored.status_code == 200
     relinked = (await gateway.get(f"/v1/items/{old['id']}", headers=user)).json()
     assert relinked["superseded_by"] == new["id"]
-    recalled = (await gateway.post("/v1/recall", json={"mode": "keyword", "query": "on-call rota Mondays"},
-                                   headers=user)).json()["items"]
+    recalled = (
+        await gateway.post("/v1/recall", json={"mode": "keyword", "query": "on-call rota Mondays"}, headers=user)
+    ).json()["items"]
     assert [r["item"]["id"] for r in recalled] == [new["id"]] and recalled[0]["matched_via"] == old["id"]
 
     dead = await _remember(gateway, user, "The VPN endpoint is vpn-old.example.net.")
-    assert (await gateway.post(f"/v1/items/{dead['id']}/invalidate", json={"reason": "decommissioned"},
-                               headers=user)).status_code == 200
+    assert (
+        await gateway.post(f"/v1/items/{dead['id']}/invalidate", json={"reason": "decommissioned"}, headers=user)
+    ).status_code == 200
     trash_id = (await gateway.delete(f"/v1/items/{dead['id']}", headers=user)).json()["trash_id"]
     entry = next(e for e in (await gateway.get("/v1/trash", headers=user)).json()["items"] if e["id"] == trash_id)
     assert entry["invalidated"] is True
@@ -133,10 +149,12 @@ async def test_restore_keeps_state_and_relinks_what_still_exists(
 
 async def test_who_may_delete_see_and_restore(gateway: httpx.AsyncClient, people: dict[str, Headers]) -> None:
     mine = await _remember(gateway, people["user"], "My notes on the billing migration.")
-    private = await _remember(gateway, people["user"], "My private reminder about the dentist.",
-                              visibility="private")
-    for who, status, code in (("agent", 403, "review_not_allowed"), ("reader", 403, "insufficient_scope"),
-                              ("stranger", 404, "not_found")):
+    private = await _remember(gateway, people["user"], "My private reminder about the dentist.", visibility="private")
+    for who, status, code in (
+        ("agent", 403, "review_not_allowed"),
+        ("reader", 403, "insufficient_scope"),
+        ("stranger", 404, "not_found"),
+    ):
         refused = await gateway.delete(f"/v1/items/{mine['id']}", headers=people[who])
         assert refused.status_code == status and refused.json()["code"] == code, who
     assert (await gateway.get(f"/v1/items/{mine['id']}", headers=people["user"])).status_code == 200
@@ -169,8 +187,9 @@ async def test_the_trash_pages_with_a_cursor(gateway: httpx.AsyncClient, people:
     seen: list[str] = []
     cursor = None
     for _ in range(10):  # five entries, two a page: a cursor that never ends fails instead of looping
-        page = (await gateway.get("/v1/trash", params={"limit": 2, **({"cursor": cursor} if cursor else {})},
-                                  headers=user)).json()
+        page = (
+            await gateway.get("/v1/trash", params={"limit": 2, **({"cursor": cursor} if cursor else {})}, headers=user)
+        ).json()
         seen += [e["id"] for e in page["items"]]
         cursor = page["next_cursor"]
         if cursor is None:
@@ -182,7 +201,8 @@ async def test_the_trash_pages_with_a_cursor(gateway: httpx.AsyncClient, people:
 
 
 async def test_bulk_changes_report_first_and_write_only_when_asked(
-        gateway: httpx.AsyncClient, people: dict[str, Headers], owner_pool: asyncpg.Pool) -> None:
+    gateway: httpx.AsyncClient, people: dict[str, Headers], owner_pool: asyncpg.Pool
+) -> None:
     user, agent = people["user"], people["agent"]
     ours = [await _remember(gateway, user, f"Sprint {n} retro: ship smaller PRs.", tags=["retro"]) for n in range(3)]
     theirs = await _remember(gateway, agent, "Sprint 9 retro: agent summary.", tags=["retro"])
@@ -193,39 +213,56 @@ async def test_bulk_changes_report_first_and_write_only_when_asked(
     report = dry.json()
     assert report["dry_run"] is True and report["matched"] == 4 and not report["truncated"]
     assert set(report["affected"]) == {i["id"] for i in ours}
-    assert report["skipped"] == [{"id": theirs["id"], "code": "review_not_allowed", "detail": report["skipped"][0]
-                                  ["detail"]}]
+    assert report["skipped"] == [
+        {"id": theirs["id"], "code": "review_not_allowed", "detail": report["skipped"][0]["detail"]}
+    ]
     assert [(await gateway.get(f"/v1/items/{i['id']}", headers=user)).status_code for i in ours] == [200] * 3
 
-    limited = await gateway.post("/v1/items/bulk", json={"action": "archive", "filter": {"tags": ["retro"]},
-                                                         "limit": 2, "dry_run": True}, headers=user)
+    limited = await gateway.post(
+        "/v1/items/bulk",
+        json={"action": "archive", "filter": {"tags": ["retro"]}, "limit": 2, "dry_run": True},
+        headers=user,
+    )
     assert limited.json()["truncated"] is True and limited.json()["matched"] == 2
-    archived = await gateway.post("/v1/items/bulk", json={"action": "archive", "filter": {"tags": ["retro"]},
-                                                          "dry_run": False, "reason": "old retros"}, headers=user)
+    archived = await gateway.post(
+        "/v1/items/bulk",
+        json={"action": "archive", "filter": {"tags": ["retro"]}, "dry_run": False, "reason": "old retros"},
+        headers=user,
+    )
     assert set(archived.json()["affected"]) == {i["id"] for i in ours}
-    assert [(await gateway.get(f"/v1/items/{i['id']}", headers=user)).json()["review_status"]
-            for i in ours] == ["archived"] * 3
+    assert [(await gateway.get(f"/v1/items/{i['id']}", headers=user)).json()["review_status"] for i in ours] == [
+        "archived"
+    ] * 3
     assert (await gateway.get(f"/v1/items/{theirs['id']}", headers=user)).json()["review_status"] == "active"
 
-    deleted = await gateway.post("/v1/items/bulk", json={"action": "delete", "dry_run": False, "filter": {
-        "tags": ["retro"], "review_status": ["archived"]}}, headers=user)
+    deleted = await gateway.post(
+        "/v1/items/bulk",
+        json={"action": "delete", "dry_run": False, "filter": {"tags": ["retro"], "review_status": ["archived"]}},
+        headers=user,
+    )
     assert set(deleted.json()["affected"]) == {i["id"] for i in ours}
     assert [(await gateway.get(f"/v1/items/{i['id']}", headers=user)).status_code for i in ours] == [404] * 3
     for i in ours:
         assert await _outbox(owner_pool, "memory.deleted", i["id"]) is not None
 
-    for body, field in (({"action": "delete", "filter": {}}, "filter"),
-                        ({"action": "purge", "filter": {"tags": ["x"]}}, "action"),
-                        ({"action": "delete", "filter": {"author_id": "nope"}}, "filter.author_id"),
-                        ({"action": "delete", "filter": {"tags": ["x"]}, "limit": 5000}, "limit")):
+    for body, field in (
+        ({"action": "delete", "filter": {}}, "filter"),
+        ({"action": "purge", "filter": {"tags": ["x"]}}, "action"),
+        ({"action": "delete", "filter": {"author_id": "nope"}}, "filter.author_id"),
+        ({"action": "delete", "filter": {"tags": ["x"]}, "limit": 5000}, "limit"),
+    ):
         refused = await gateway.post("/v1/items/bulk", json=body, headers=user)
         assert refused.status_code == 422 and refused.json()["field"] == field, body
-    assert (await gateway.post("/v1/items/bulk", json={"action": "delete", "filter": {"tags": ["office"]}},
-                               headers=people["reader"])).status_code == 403
+    assert (
+        await gateway.post(
+            "/v1/items/bulk", json={"action": "delete", "filter": {"tags": ["office"]}}, headers=people["reader"]
+        )
+    ).status_code == 403
 
 
 async def test_time_to_live_defaults_protections_and_refusals(
-        gateway: httpx.AsyncClient, people: dict[str, Headers]) -> None:
+    gateway: httpx.AsyncClient, people: dict[str, Headers]
+) -> None:
     user = people["user"]
     now = datetime.now(UTC)
     seen = await _remember(gateway, user, "Saw a spike in 502s at noon.", kind="observation")
@@ -245,9 +282,11 @@ async def test_time_to_live_defaults_protections_and_refusals(
         refused = await gateway.post("/v1/remember", json={"content": "Refused expiry.", **fields}, headers=user)
         assert refused.status_code == 422 and refused.json()["field"] == "expires_at", fields
 
-    patched = await gateway.patch("/v1/admin/tenant-config", json={"ttl_days": {"observation": {"low": 2},
-                                                                                "fact": {"medium": 10}}},
-                                  headers=people["admin"])
+    patched = await gateway.patch(
+        "/v1/admin/tenant-config",
+        json={"ttl_days": {"observation": {"low": 2}, "fact": {"medium": 10}}},
+        headers=people["admin"],
+    )
     assert patched.status_code == 200, patched.text
     assert patched.json()["config"]["ttl_days"] == {"observation": {"low": 2}, "fact": {"medium": 10}}
     short = await _remember(gateway, user, "Saw one flaky test run.", kind="observation")
@@ -261,32 +300,38 @@ async def test_time_to_live_defaults_protections_and_refusals(
 
 
 async def test_expired_items_leave_recall_and_the_sweep_trashes_them(
-        gateway: httpx.AsyncClient, people: dict[str, Headers], owner_pool: asyncpg.Pool, app_pool: asyncpg.Pool,
-        settings: Settings) -> None:
+    gateway: httpx.AsyncClient,
+    people: dict[str, Headers],
+    owner_pool: asyncpg.Pool,
+    app_pool: asyncpg.Pool,
+    settings: Settings,
+) -> None:
     user = people["user"]
     soon = await _remember(gateway, user, "Maintenance window tonight at 22:00.", kind="observation")
     gone = await _remember(gateway, user, "Maintenance window last night was extended.", kind="observation")
     keep = await _remember(gateway, user, "Maintenance windows are announced in #ops.")
     async with owner_pool.acquire() as conn:  # time passes: one item's TTL ends, another's is near
-        await conn.execute("UPDATE memory_items SET expires_at = now() - interval '1 minute' WHERE id = $1",
-                           gone["id"])
+        await conn.execute("UPDATE memory_items SET expires_at = now() - interval '1 minute' WHERE id = $1", gone["id"])
         await conn.execute("UPDATE memory_items SET expires_at = now() + interval '2 days' WHERE id = $1", soon["id"])
     hits = await _search(gateway, user, "maintenance window")
     assert gone["id"] not in hits and soon["id"] in hits and keep["id"] in hits
-    candidates = (await gateway.get("/v1/items/expiry-candidates", params={"within_days": 3},
-                                    headers=user)).json()["items"]
+    candidates = (await gateway.get("/v1/items/expiry-candidates", params={"within_days": 3}, headers=user)).json()[
+        "items"
+    ]
     assert [c["id"] for c in candidates] == [gone["id"], soon["id"]]
     one_day = (await gateway.get("/v1/items/expiry-candidates", params={"within_days": 1}, headers=user)).json()
     assert [c["id"] for c in one_day["items"]] == [gone["id"]]
-    assert (await gateway.get("/v1/items/expiry-candidates", params={"within_days": 0},
-                              headers=user)).status_code == 422
+    assert (
+        await gateway.get("/v1/items/expiry-candidates", params={"within_days": 0}, headers=user)
+    ).status_code == 422
 
     report = await sweep(app_pool, settings)
     assert report.expired >= 1
     assert (await gateway.get(f"/v1/items/{gone['id']}", headers=user)).status_code == 404
     assert (await gateway.get(f"/v1/items/{soon['id']}", headers=user)).status_code == 200
-    entry = next(e for e in (await gateway.get("/v1/trash", headers=user)).json()["items"]
-                 if e["item_id"] == gone["id"])
+    entry = next(
+        e for e in (await gateway.get("/v1/trash", headers=user)).json()["items"] if e["item_id"] == gone["id"]
+    )
     assert entry["reason"] == "expired" and entry["deleted_by"] is None
     event = await _outbox(owner_pool, "memory.expired", gone["id"])
     assert event is not None and event["data"]["trash_id"] == entry["id"]
@@ -307,42 +352,61 @@ async def test_expired_items_leave_recall_and_the_sweep_trashes_them(
 
 
 async def test_writing_the_text_of_an_expired_item_again_is_a_new_memory(
-        gateway: httpx.AsyncClient, people: dict[str, Headers], owner_pool: asyncpg.Pool) -> None:
+    gateway: httpx.AsyncClient, people: dict[str, Headers], owner_pool: asyncpg.Pool
+) -> None:
     user = people["user"]
     first = await _remember(gateway, user, "Daily standup moved to 9:30.", kind="observation")
     async with owner_pool.acquire() as conn:
-        await conn.execute("UPDATE memory_items SET expires_at = now() - interval '1 minute' WHERE id = $1",
-                           first["id"])
-    again = await gateway.post("/v1/remember", json={"content": "Daily standup moved to 9:30.",
-                                                     "kind": "observation"}, headers=user)
+        await conn.execute(
+            "UPDATE memory_items SET expires_at = now() - interval '1 minute' WHERE id = $1", first["id"]
+        )
+    again = await gateway.post(
+        "/v1/remember", json={"content": "Daily standup moved to 9:30.", "kind": "observation"}, headers=user
+    )
     assert again.status_code == 201 and again.json()["status"] == "created" and again.json()["id"] != first["id"]
     assert await _outbox(owner_pool, "memory.expired", first["id"]) is not None
     assert (await gateway.get(f"/v1/items/{first['id']}", headers=user)).status_code == 404
 
 
 async def test_an_item_restored_before_it_was_embedded_is_embedded_on_memory_restored(
-        gateway: httpx.AsyncClient, people: dict[str, Headers], owner_pool: asyncpg.Pool, app_pool: asyncpg.Pool,
-        settings: Settings, embedder: EmbeddingProvider) -> None:
+    gateway: httpx.AsyncClient,
+    people: dict[str, Headers],
+    owner_pool: asyncpg.Pool,
+    app_pool: asyncpg.Pool,
+    settings: Settings,
+    embedder: EmbeddingProvider,
+) -> None:
     user = people["user"]
     item = await _remember(gateway, user, "The release train leaves every second Thursday.")
     trash_id = (await gateway.delete(f"/v1/items/{item['id']}", headers=user)).json()["trash_id"]
     assert (await gateway.post(f"/v1/trash/{trash_id}/restore", headers=user)).status_code == 200
     envelope = await _outbox(owner_pool, "memory.restored", item["id"])
     assert envelope is not None and envelope["data"]["embedded"] is False
-    assert await deliver(owner_pool, EmbedderService(app_pool, settings, embedder).handle, types=["memory.restored"],
-                         subjects=[item["id"]]) == {}
+    assert (
+        await deliver(
+            owner_pool,
+            EmbedderService(app_pool, settings, embedder).handle,
+            types=["memory.restored"],
+            subjects=[item["id"]],
+        )
+        == {}
+    )
     assert item["id"] in await _search(gateway, user, "when does the release train leave", "semantic")
     status = (await gateway.get(f"/v1/items/{item['id']}/status", headers=user)).json()
     assert {s["name"]: s["status"] for s in status["stages"]}["embedding"] == "done"
 
 
 async def test_a_truncated_bulk_archive_makes_progress_when_run_again(
-        gateway: httpx.AsyncClient, people: dict[str, Headers]) -> None:
+    gateway: httpx.AsyncClient, people: dict[str, Headers]
+) -> None:
     user = people["user"]
     ids = [(await _remember(gateway, user, f"Old incident note {n}.", tags=["incident"]))["id"] for n in range(5)]
     archived: set[str] = set()
     for _ in range(3):
-        page = await gateway.post("/v1/items/bulk", json={"action": "archive", "filter": {"tags": ["incident"]},
-                                                          "limit": 2, "dry_run": False}, headers=user)
+        page = await gateway.post(
+            "/v1/items/bulk",
+            json={"action": "archive", "filter": {"tags": ["incident"]}, "limit": 2, "dry_run": False},
+            headers=user,
+        )
         archived |= set(page.json()["affected"])
     assert archived == set(ids)  # each run takes the next ones: already archived items are not matched again

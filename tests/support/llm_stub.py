@@ -43,23 +43,34 @@ class StubLLM:
         if answer == ERROR:
             return JSONResponse({"error": {"message": "stub failure"}}, status_code=500)
         content = answer if isinstance(answer, str) else json.dumps(answer)
-        return JSONResponse({
-            "id": "chatcmpl-stub", "object": "chat.completion", "created": 0, "model": body.get("model", "stub"),
-            "choices": [{"index": 0, "finish_reason": "stop",
-                         "message": {"role": "assistant", "content": content}}],
-            "usage": {"prompt_tokens": 1, "completion_tokens": 1, "total_tokens": 2},
-        })
+        return JSONResponse(
+            {
+                "id": "chatcmpl-stub",
+                "object": "chat.completion",
+                "created": 0,
+                "model": body.get("model", "stub"),
+                "choices": [
+                    {"index": 0, "finish_reason": "stop", "message": {"role": "assistant", "content": content}}
+                ],
+                "usage": {"prompt_tokens": 1, "completion_tokens": 1, "total_tokens": 2},
+            }
+        )
 
 
 @contextlib.asynccontextmanager
 async def running_stub() -> AsyncIterator[StubLLM]:
     stub = StubLLM()
-    server = uvicorn.Server(uvicorn.Config(stub.app, host="127.0.0.1", port=stub.port, log_level="warning",
-                                          timeout_graceful_shutdown=1))
+    server = uvicorn.Server(
+        uvicorn.Config(stub.app, host="127.0.0.1", port=stub.port, log_level="warning", timeout_graceful_shutdown=1)
+    )
     task = asyncio.create_task(server.serve())
     try:
-        await eventually(lambda: server.started, timeout=10, interval=0.01,  # uvicorn offers a flag, not an event
-                         message="the stub LLM server did not start")
+        await eventually(
+            lambda: server.started,
+            timeout=10,
+            interval=0.01,  # uvicorn offers a flag, not an event
+            message="the stub LLM server did not start",
+        )
         yield stub
     finally:
         server.should_exit = True

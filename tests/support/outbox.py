@@ -19,9 +19,14 @@ from engram.events.envelope import Event
 Handler = Callable[[list[Event]], Awaitable[dict[str, Exception]]]
 
 
-async def outbox_envelopes(owner_pool: asyncpg.Pool, *, tenant: CallerContext | str | None = None,
-                           types: Sequence[str] = (), subjects: Sequence[str] = (),
-                           unsent: bool = False) -> list[dict[str, Any]]:
+async def outbox_envelopes(
+    owner_pool: asyncpg.Pool,
+    *,
+    tenant: CallerContext | str | None = None,
+    types: Sequence[str] = (),
+    subjects: Sequence[str] = (),
+    unsent: bool = False,
+) -> list[dict[str, Any]]:
     """The envelopes in the outbox matching every filter given: grouped by subject in the order ``subjects``
     names them, oldest first within a subject (oldest first overall without ``subjects``)."""
     tenant_id = tenant.tenant_id if isinstance(tenant, CallerContext) else tenant
@@ -33,20 +38,38 @@ async def outbox_envelopes(owner_pool: asyncpg.Pool, *, tenant: CallerContext | 
                  AND (cardinality($3::text[]) = 0 OR envelope->>'subject' = ANY($3::text[]))
                  AND (NOT $4 OR sent_at IS NULL)
                ORDER BY array_position($3::text[], envelope->>'subject'), id""",
-            tenant_id, [f"engram.{t}" for t in types], list(subjects), unsent)
+            tenant_id,
+            [f"engram.{t}" for t in types],
+            list(subjects),
+            unsent,
+        )
     return [json.loads(r["envelope"]) for r in rows]
 
 
-async def outbox_events(owner_pool: asyncpg.Pool, *, tenant: CallerContext | str | None = None,
-                        types: Sequence[str] = (), subjects: Sequence[str] = (), unsent: bool = False) -> list[Event]:
+async def outbox_events(
+    owner_pool: asyncpg.Pool,
+    *,
+    tenant: CallerContext | str | None = None,
+    types: Sequence[str] = (),
+    subjects: Sequence[str] = (),
+    unsent: bool = False,
+) -> list[Event]:
     """``outbox_envelopes`` decoded as the consumers receive them."""
-    return [Event.decode(e) for e in await outbox_envelopes(owner_pool, tenant=tenant, types=types,
-                                                            subjects=subjects, unsent=unsent)]
+    return [
+        Event.decode(e)
+        for e in await outbox_envelopes(owner_pool, tenant=tenant, types=types, subjects=subjects, unsent=unsent)
+    ]
 
 
-async def deliver(owner_pool: asyncpg.Pool, handle: Handler, *, tenant: CallerContext | str | None = None,
-                  types: Sequence[str] = (), subjects: Sequence[str] = (),
-                  unsent: bool = False) -> dict[str, Exception]:
+async def deliver(
+    owner_pool: asyncpg.Pool,
+    handle: Handler,
+    *,
+    tenant: CallerContext | str | None = None,
+    types: Sequence[str] = (),
+    subjects: Sequence[str] = (),
+    unsent: bool = False,
+) -> dict[str, Exception]:
     """Hand the matching outbox events to a consumer's batch handler in one batch; its failures by event id.
     Fails when nothing matches: a delivery of nothing would let a test pass without exercising the consumer."""
     events = await outbox_events(owner_pool, tenant=tenant, types=types, subjects=subjects, unsent=unsent)

@@ -32,8 +32,14 @@ class Stack:
         env = {k: v for k, v in os.environ.items() if not k.startswith("ENGRAM_")}
         env.update(ENGRAM_HOME=str(self.home), ENGRAM_GATEWAY_PORT=str(self.port), PYTHONUNBUFFERED="1")
         env.update(self.extra_env)
-        self.process = subprocess.Popen([sys.executable, "-m", "engram.cli", "up"], env=env, cwd=self.home.parent,
-                                        stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+        self.process = subprocess.Popen(
+            [sys.executable, "-m", "engram.cli", "up"],
+            env=env,
+            cwd=self.home.parent,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.STDOUT,
+            text=True,
+        )
         ready = threading.Event()
 
         def pump() -> None:

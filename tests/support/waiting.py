@@ -36,10 +36,13 @@ class _Poll:
         return AssertionError(f"{self.message} (not within {self.timeout:g}s; last value: {self.last!r})")
 
 
-async def eventually(check: Check[T],
-                     timeout: float = 20.0,  # noqa: ASYNC109 (a polling deadline, not a call to cancel)
-                     interval: float = 0.05, message: str = "condition not met in time",
-                     ignoring: tuple[type[BaseException], ...] = ()) -> T:
+async def eventually(
+    check: Check[T],
+    timeout: float = 20.0,  # noqa: ASYNC109 (a polling deadline, not a call to cancel)
+    interval: float = 0.05,
+    message: str = "condition not met in time",
+    ignoring: tuple[type[BaseException], ...] = (),
+) -> T:
     """Poll ``check`` until its value is truthy and return it; an exception in ``ignoring`` counts as not yet."""
     poll = _Poll(timeout, message, ignoring)
     while True:
@@ -58,9 +61,13 @@ async def eventually(check: Check[T],
         await asyncio.sleep(interval)
 
 
-def eventually_blocking(check: Callable[[], T], timeout: float = 60.0, interval: float = 0.1,
-                        message: str = "condition not met in time",
-                        ignoring: tuple[type[BaseException], ...] = ()) -> T:
+def eventually_blocking(
+    check: Callable[[], T],
+    timeout: float = 60.0,
+    interval: float = 0.1,
+    message: str = "condition not met in time",
+    ignoring: tuple[type[BaseException], ...] = (),
+) -> T:
     """``eventually`` for a test that is not a coroutine: sleeps between calls instead of awaiting."""
     poll = _Poll(timeout, message, ignoring)
     while True:

@@ -94,9 +94,40 @@ def test_cues_are_whole_words() -> None:
 
 
 NOISE = [
-    "ok", "OK.", "Okay!", "okkk", "done", "Done ✅", "thanks", "Thank you!", "thank you very much", "thx", "ty",
-    "lol", "LOL!!!", "hahaha", "sure", "Sure.", "yes", "No.", "nope", "👍", "👍🏽", "👍👍", "🙏", "sounds good",
-    "Sounds good, thanks!", "got it", "Got it 👍", "ok thanks", "ok, ok", "cool cool", "+1", "will do", "...", "",
+    "ok",
+    "OK.",
+    "Okay!",
+    "okkk",
+    "done",
+    "Done ✅",
+    "thanks",
+    "Thank you!",
+    "thank you very much",
+    "thx",
+    "ty",
+    "lol",
+    "LOL!!!",
+    "hahaha",
+    "sure",
+    "Sure.",
+    "yes",
+    "No.",
+    "nope",
+    "👍",
+    "👍🏽",
+    "👍👍",
+    "🙏",
+    "sounds good",
+    "Sounds good, thanks!",
+    "got it",
+    "Got it 👍",
+    "ok thanks",
+    "ok, ok",
+    "cool cool",
+    "+1",
+    "will do",
+    "...",
+    "",
 ]
 REAL_SENTENCES = [
     "ok, the deploy key lives in vault",
@@ -128,45 +159,54 @@ def test_the_same_words_inside_a_sentence_are_kept(content: str) -> None:
     assert classify(content).retention == "retain"
 
 
-@pytest.mark.parametrize(("content", "cue"), [
-    ("brb", "brb"),
-    ("I'm going to lunch", "off to lunch"),
-    ("running the tests now", "doing something now"),
-    ("We're deploying the hotfix right now.", "doing something now"),
-    ("in a meeting, back in 20", "back in …"),
-    ("afk", "afk"),
-    ("heading out for the day", "heading out"),
-    ("currently debugging the flaky test", "currently …ing"),
-    ("give me a minute", "give me a minute"),
-    ("Stepping away from the keyboard", "stepping out"),
-    ("on a call with the vendor", "in a meeting"),
-])
+@pytest.mark.parametrize(
+    ("content", "cue"),
+    [
+        ("brb", "brb"),
+        ("I'm going to lunch", "off to lunch"),
+        ("running the tests now", "doing something now"),
+        ("We're deploying the hotfix right now.", "doing something now"),
+        ("in a meeting, back in 20", "back in …"),
+        ("afk", "afk"),
+        ("heading out for the day", "heading out"),
+        ("currently debugging the flaky test", "currently …ing"),
+        ("give me a minute", "give me a minute"),
+        ("Stepping away from the keyboard", "stepping out"),
+        ("on a call with the vendor", "in a meeting"),
+    ],
+)
 def test_transient(content: str, cue: str) -> None:
     result = classify(content)
     assert result.retention == "transient"
     assert f"transient cue '{cue}'" in result.reasons
 
 
-@pytest.mark.parametrize("content", [
-    "Testing is now mandatory for every pull request.",
-    "The meeting notes are in the wiki.",
-    "Lunch is served at noon on Fridays.",
-    "Running migrations twice is safe.",
-])
+@pytest.mark.parametrize(
+    "content",
+    [
+        "Testing is now mandatory for every pull request.",
+        "The meeting notes are in the wiki.",
+        "Lunch is served at noon on Fridays.",
+        "Running migrations twice is safe.",
+    ],
+)
 def test_not_transient(content: str) -> None:
     assert classify(content).retention == "retain"
 
 
-@pytest.mark.parametrize(("content", "hedge"), [
-    ("maybe the cache is stale", "maybe"),
-    ("I think the embedder leaks memory", "I think"),
-    ("Not sure the backup ran last night", "not sure"),
-    ("possibly a DNS issue", "possibly"),
-    ("the queue might be full", "might"),
-    ("Perhaps Alice owns the runbook", "perhaps"),
-    ("It's probably the firewall", "probably"),
-    ("I guess we could shard by tenant", "I guess"),
-])
+@pytest.mark.parametrize(
+    ("content", "hedge"),
+    [
+        ("maybe the cache is stale", "maybe"),
+        ("I think the embedder leaks memory", "I think"),
+        ("Not sure the backup ran last night", "not sure"),
+        ("possibly a DNS issue", "possibly"),
+        ("the queue might be full", "might"),
+        ("Perhaps Alice owns the runbook", "perhaps"),
+        ("It's probably the firewall", "probably"),
+        ("I guess we could shard by tenant", "I guess"),
+    ],
+)
 def test_hedged_content_is_uncertain(content: str, hedge: str) -> None:
     result = classify(content)
     assert result.retention == "uncertain"
@@ -184,21 +224,24 @@ def test_retain_confidence_is_higher_with_a_kind_cue() -> None:
     assert classify("Postgres holds the ledger.").retention_confidence == pytest.approx(0.6)
 
 
-@pytest.mark.parametrize(("content", "sensitivity", "why"), [
-    ("Reach Alice at alice.smith@example.com", "personal", "e-mail address"),
-    ("Bob's phone is +44 20 7946 0958", "personal", "phone number"),
-    ("call me on (415) 555-2671 after six", "personal", "phone number"),
-    ("mobile: 0171 496 0000", "personal", "phone number"),
-    ("She lives at 221 Baker Street, London", "personal", "street address"),
-    ("Send it to my home address please", "personal", "home address"),
-    ("Carol was diagnosed with diabetes last year", "personal", "health"),
-    ("Alice is allergic to peanuts, so team lunches are nut-free.", "personal", "health"),
-    ("Dan's salary is 95k before the bonus", "personal", "salary"),
-    ("Her date of birth is 1990-04-01", "personal", "date of birth"),
-    ("SSN 078-05-1120", "personal", "national id"),
-    ('api_key = "Zt8pQ2vX9mL4kR7wN3bY"', "secret", "generic_api_key"),
-    ("postgres://app:S3cr3t-pw@db/prod", "secret", "connection_string_password"),
-])
+@pytest.mark.parametrize(
+    ("content", "sensitivity", "why"),
+    [
+        ("Reach Alice at alice.smith@example.com", "personal", "e-mail address"),
+        ("Bob's phone is +44 20 7946 0958", "personal", "phone number"),
+        ("call me on (415) 555-2671 after six", "personal", "phone number"),
+        ("mobile: 0171 496 0000", "personal", "phone number"),
+        ("She lives at 221 Baker Street, London", "personal", "street address"),
+        ("Send it to my home address please", "personal", "home address"),
+        ("Carol was diagnosed with diabetes last year", "personal", "health"),
+        ("Alice is allergic to peanuts, so team lunches are nut-free.", "personal", "health"),
+        ("Dan's salary is 95k before the bonus", "personal", "salary"),
+        ("Her date of birth is 1990-04-01", "personal", "date of birth"),
+        ("SSN 078-05-1120", "personal", "national id"),
+        ('api_key = "Zt8pQ2vX9mL4kR7wN3bY"', "secret", "generic_api_key"),
+        ("postgres://app:S3cr3t-pw@db/prod", "secret", "connection_string_password"),
+    ],
+)
 def test_sensitive_content_suggests_private(content: str, sensitivity: str, why: str) -> None:
     result = classify(content)
     assert result.sensitivity == sensitivity
@@ -206,17 +249,20 @@ def test_sensitive_content_suggests_private(content: str, sensitivity: str, why:
     assert any(why in reason for reason in result.reasons if reason.startswith("sensitivity:"))
 
 
-@pytest.mark.parametrize("content", [
-    "git@github.com:engram/engram.git is the remote",
-    "version 1.2.3 is deployed on 10.0.0.1:8080",
-    "released on 2024-01-15 at 14:30",
-    "the token bucket refills every second",
-    "item 123e4567-e89b-12d3-a456-426614174000 was merged",
-    "Our phone rota is in the wiki",
-    "Raise an exception when the budget is exceeded",
-    "my password policy requires 12 characters",
-    "3 Way handshakes are fine",
-])
+@pytest.mark.parametrize(
+    "content",
+    [
+        "git@github.com:engram/engram.git is the remote",
+        "version 1.2.3 is deployed on 10.0.0.1:8080",
+        "released on 2024-01-15 at 14:30",
+        "the token bucket refills every second",
+        "item 123e4567-e89b-12d3-a456-426614174000 was merged",
+        "Our phone rota is in the wiki",
+        "Raise an exception when the budget is exceeded",
+        "my password policy requires 12 characters",
+        "3 Way handshakes are fine",
+    ],
+)
 def test_ordinary_content_is_normal(content: str) -> None:
     result = classify(content)
     assert result.sensitivity == "normal"
@@ -231,16 +277,19 @@ RULES = [
 ]
 
 
-@pytest.mark.parametrize(("content", "wing", "room"), [
-    ("The deploy runs at noon.", "infra", "deploys"),
-    ("KUBERNETES upgrades happen monthly.", "infra", "deploys"),
-    ("Alice owns the database.", "infra", None),  # the first matching rule wins, not the first phrase in the text
-    ("Alice likes tea.", "people", "alice"),
-    ("Never log a credit\n  card number.", "payments", "cards"),
-    ("Redeploying is idempotent.", None, None),  # whole words only
-    ("Alicetown has a data centre.", None, None),
-    ("Nothing matches here.", None, None),
-])
+@pytest.mark.parametrize(
+    ("content", "wing", "room"),
+    [
+        ("The deploy runs at noon.", "infra", "deploys"),
+        ("KUBERNETES upgrades happen monthly.", "infra", "deploys"),
+        ("Alice owns the database.", "infra", None),  # the first matching rule wins, not the first phrase in the text
+        ("Alice likes tea.", "people", "alice"),
+        ("Never log a credit\n  card number.", "payments", "cards"),
+        ("Redeploying is idempotent.", None, None),  # whole words only
+        ("Alicetown has a data centre.", None, None),
+        ("Nothing matches here.", None, None),
+    ],
+)
 def test_placement_first_rule_wins(content: str, wing: str | None, room: str | None) -> None:
     result = classify(content, RULES)
     assert (result.wing, result.room) == (wing, room)
@@ -260,11 +309,13 @@ def test_placement_reason_names_the_rule_and_phrase() -> None:
 def test_parse_placement_rules_accepts_and_trims() -> None:
     assert parse_placement_rules(None) == []
     assert parse_placement_rules([]) == []
-    rules = parse_placement_rules([
-        {"wing": " infra ", "room": "deploys", "any_of": ["deploy", " kubernetes ", "deploy", "credit   card"]},
-        {"wing": "people", "any_of": ["alice"]},
-        {"wing": "ops", "room": None, "any_of": ["pager"]},
-    ])
+    rules = parse_placement_rules(
+        [
+            {"wing": " infra ", "room": "deploys", "any_of": ["deploy", " kubernetes ", "deploy", "credit   card"]},
+            {"wing": "people", "any_of": ["alice"]},
+            {"wing": "ops", "room": None, "any_of": ["pager"]},
+        ]
+    )
     assert rules == [
         PlacementRule("infra", "deploys", ("deploy", "kubernetes", "credit card")),
         PlacementRule("people", None, ("alice",)),
@@ -275,28 +326,31 @@ def test_parse_placement_rules_accepts_and_trims() -> None:
 GOOD = {"wing": "infra", "any_of": ["deploy"]}
 
 
-@pytest.mark.parametrize(("raw", "message"), [
-    ("infra", "placement_rules must be a list"),
-    ({"wing": "infra"}, "placement_rules must be a list"),
-    ([GOOD] * 201, "at most 200 placement rules"),
-    ([42], "placement_rules[0]: must be an object"),
-    ([GOOD, "infra"], "placement_rules[1]: must be an object"),
-    ([{"room": "x", "any_of": ["a"]}], "placement_rules[0]: wing is required"),
-    ([{"wing": "", "any_of": ["a"]}], "placement_rules[0]: wing must be a string"),
-    ([{"wing": "   ", "any_of": ["a"]}], "placement_rules[0]: wing must be a string"),
-    ([{"wing": 3, "any_of": ["a"]}], "placement_rules[0]: wing must be a string"),
-    ([{"wing": "w" * 201, "any_of": ["a"]}], "placement_rules[0]: wing must be a string of 1–200"),
-    ([{"wing": "w", "room": "", "any_of": ["a"]}], "placement_rules[0]: room must be a string"),
-    ([{"wing": "w", "room": ["x"], "any_of": ["a"]}], "placement_rules[0]: room must be a string"),
-    ([GOOD, {"wing": "w"}], "placement_rules[1]: any_of must be a non-empty list"),
-    ([{"wing": "w", "any_of": []}], "placement_rules[0]: any_of must be a non-empty list"),
-    ([{"wing": "w", "any_of": "deploy"}], "placement_rules[0]: any_of must be a non-empty list"),
-    ([{"wing": "w", "any_of": ["a"] * 101}], "placement_rules[0]: any_of holds at most 100"),
-    ([{"wing": "w", "any_of": ["ok", ""]}], "placement_rules[0]: each any_of phrase"),
-    ([{"wing": "w", "any_of": [7]}], "placement_rules[0]: each any_of phrase"),
-    ([{"wing": "w", "any_of": ["p" * 201]}], "placement_rules[0]: each any_of phrase"),
-    ([GOOD, {"wing": "w", "any_of": ["a"], "rom": "x"}], "placement_rules[1]: unknown keys ['rom']"),
-])
+@pytest.mark.parametrize(
+    ("raw", "message"),
+    [
+        ("infra", "placement_rules must be a list"),
+        ({"wing": "infra"}, "placement_rules must be a list"),
+        ([GOOD] * 201, "at most 200 placement rules"),
+        ([42], "placement_rules[0]: must be an object"),
+        ([GOOD, "infra"], "placement_rules[1]: must be an object"),
+        ([{"room": "x", "any_of": ["a"]}], "placement_rules[0]: wing is required"),
+        ([{"wing": "", "any_of": ["a"]}], "placement_rules[0]: wing must be a string"),
+        ([{"wing": "   ", "any_of": ["a"]}], "placement_rules[0]: wing must be a string"),
+        ([{"wing": 3, "any_of": ["a"]}], "placement_rules[0]: wing must be a string"),
+        ([{"wing": "w" * 201, "any_of": ["a"]}], "placement_rules[0]: wing must be a string of 1–200"),
+        ([{"wing": "w", "room": "", "any_of": ["a"]}], "placement_rules[0]: room must be a string"),
+        ([{"wing": "w", "room": ["x"], "any_of": ["a"]}], "placement_rules[0]: room must be a string"),
+        ([GOOD, {"wing": "w"}], "placement_rules[1]: any_of must be a non-empty list"),
+        ([{"wing": "w", "any_of": []}], "placement_rules[0]: any_of must be a non-empty list"),
+        ([{"wing": "w", "any_of": "deploy"}], "placement_rules[0]: any_of must be a non-empty list"),
+        ([{"wing": "w", "any_of": ["a"] * 101}], "placement_rules[0]: any_of holds at most 100"),
+        ([{"wing": "w", "any_of": ["ok", ""]}], "placement_rules[0]: each any_of phrase"),
+        ([{"wing": "w", "any_of": [7]}], "placement_rules[0]: each any_of phrase"),
+        ([{"wing": "w", "any_of": ["p" * 201]}], "placement_rules[0]: each any_of phrase"),
+        ([GOOD, {"wing": "w", "any_of": ["a"], "rom": "x"}], "placement_rules[1]: unknown keys ['rom']"),
+    ],
+)
 def test_parse_placement_rules_names_the_broken_rule(raw: object, message: str) -> None:
     with pytest.raises(ValidationFailed) as caught:
         parse_placement_rules(raw)
@@ -304,17 +358,34 @@ def test_parse_placement_rules_names_the_broken_rule(raw: object, message: str) 
     assert message in caught.value.detail
 
 
-@pytest.mark.parametrize(("value", "expected"), [
-    (-1.0, 0.0), (0.0, 0.0), (0.5, 0.5), (0.95, 0.95), (0.951, 0.95), (1.0, 0.95), (7.0, 0.95),
-    (math.inf, 0.95), (-math.inf, 0.0), (math.nan, 0.0),
-])
+@pytest.mark.parametrize(
+    ("value", "expected"),
+    [
+        (-1.0, 0.0),
+        (0.0, 0.0),
+        (0.5, 0.5),
+        (0.95, 0.95),
+        (0.951, 0.95),
+        (1.0, 0.95),
+        (7.0, 0.95),
+        (math.inf, 0.95),
+        (-math.inf, 0.0),
+        (math.nan, 0.0),
+    ],
+)
 def test_clamp_confidence(value: float, expected: float) -> None:
     assert clamp_confidence(value) == expected
 
 
-@pytest.mark.parametrize("content", [text for text, _ in KIND_EXAMPLES] + NOISE + REAL_SENTENCES + [
-    "We decided: invariant, we always do step 1. I prefer it. I noticed it today. Maybe. brb",
-])
+@pytest.mark.parametrize(
+    "content",
+    [text for text, _ in KIND_EXAMPLES]
+    + NOISE
+    + REAL_SENTENCES
+    + [
+        "We decided: invariant, we always do step 1. I prefer it. I noticed it today. Maybe. brb",
+    ],
+)
 def test_confidences_stay_within_bounds(content: str) -> None:
     result = classify(content)
     assert 0.0 <= result.taxonomy_confidence <= MAX_CONFIDENCE
@@ -322,14 +393,26 @@ def test_confidences_stay_within_bounds(content: str) -> None:
 
 
 VISIBILITY_TABLE: list[tuple[str, str | None, str]] = [
-    ("private", None, "private"), ("private", "private", "private"), ("private", "workspace", "private"),
-    ("private", "tenant", "private"), ("private", "public", "private"),
-    ("workspace", None, "workspace"), ("workspace", "private", "private"), ("workspace", "workspace", "workspace"),
-    ("workspace", "tenant", "workspace"), ("workspace", "public", "workspace"),
-    ("tenant", None, "tenant"), ("tenant", "private", "private"), ("tenant", "workspace", "workspace"),
-    ("tenant", "tenant", "tenant"), ("tenant", "public", "tenant"),
-    ("public", None, "public"), ("public", "private", "private"), ("public", "workspace", "workspace"),
-    ("public", "tenant", "tenant"), ("public", "public", "public"),
+    ("private", None, "private"),
+    ("private", "private", "private"),
+    ("private", "workspace", "private"),
+    ("private", "tenant", "private"),
+    ("private", "public", "private"),
+    ("workspace", None, "workspace"),
+    ("workspace", "private", "private"),
+    ("workspace", "workspace", "workspace"),
+    ("workspace", "tenant", "workspace"),
+    ("workspace", "public", "workspace"),
+    ("tenant", None, "tenant"),
+    ("tenant", "private", "private"),
+    ("tenant", "workspace", "workspace"),
+    ("tenant", "tenant", "tenant"),
+    ("tenant", "public", "tenant"),
+    ("public", None, "public"),
+    ("public", "private", "private"),
+    ("public", "workspace", "workspace"),
+    ("public", "tenant", "tenant"),
+    ("public", "public", "public"),
 ]
 ORDER = ("private", "workspace", "tenant", "public")
 
@@ -354,14 +437,17 @@ def test_narrow_visibility_refuses_unknown_values() -> None:
     assert caught.value.field == "suggested_visibility"
 
 
-@pytest.mark.parametrize("content", [
-    "1. step\n" * 20_000,
-    "first " * 50_000,
-    "to a " * 50_000 + ", run",
-    "phone " + "1 " * 50_000,
-    "a" * 100_000 + "@",
-    "running " * 50_000,
-    "ok " * 50_000,
-])
+@pytest.mark.parametrize(
+    "content",
+    [
+        "1. step\n" * 20_000,
+        "first " * 50_000,
+        "to a " * 50_000 + ", run",
+        "phone " + "1 " * 50_000,
+        "a" * 100_000 + "@",
+        "running " * 50_000,
+        "ok " * 50_000,
+    ],
+)
 def test_pathological_input_is_classified_in_linear_time(content: str) -> None:
     classify(content, RULES)  # would hang here on catastrophic backtracking

@@ -40,8 +40,13 @@ MUST_LABEL = [
     ("The SLA is 99.9% uptime", "The SLA is 99.95% uptime", 0.97, "contradiction", "numbers_differ"),
     ("Standup is at 9:30", "Standup is at 10am", 0.90, "contradiction", "numbers_differ"),
     ("The cache holds 512MB", "The cache holds 1 GB", 0.90, "contradiction", "numbers_differ"),
-    ("We have 3 services and 2 databases", "We have 4 services and 2 databases", 0.96, "contradiction",
-     "numbers_differ"),
+    (
+        "We have 3 services and 2 databases",
+        "We have 4 services and 2 databases",
+        0.96,
+        "contradiction",
+        "numbers_differ",
+    ),
     ("Release 2.0 shipped in 2024", "Release 2.0 shipped in 2025", 0.95, "contradiction", "numbers_differ"),
     # exclusive predicates, including at low similarity
     ("Alice lives in Paris", "Alice lives in Berlin", 0.62, "contradiction", "exclusive_predicate"),
@@ -50,10 +55,20 @@ MUST_LABEL = [
     ("Alice works at Acme", "Alice works for Initech as a designer", 0.70, "contradiction", "exclusive_predicate"),
     ("Alice reports to Carol", "Alice reports to Dave", 0.83, "contradiction", "exclusive_predicate"),
     ("Acme is based in Berlin", "Acme is located in Munich", 0.80, "contradiction", "exclusive_predicate"),
-    ("Alice's favourite colour is blue", "Alice's favourite colour is green", 0.80, "contradiction",
-     "exclusive_predicate"),
-    ("We use Postgres as the default database", "Our default database is MySQL", 0.78, "contradiction",
-     "exclusive_predicate"),
+    (
+        "Alice's favourite colour is blue",
+        "Alice's favourite colour is green",
+        0.80,
+        "contradiction",
+        "exclusive_predicate",
+    ),
+    (
+        "We use Postgres as the default database",
+        "Our default database is MySQL",
+        0.78,
+        "contradiction",
+        "exclusive_predicate",
+    ),
     ("The CLI defaults to JSON output", "The CLI defaults to YAML", 0.81, "contradiction", "exclusive_predicate"),
     ("Bob prefers Python for scripting", "Bob prefers Go for scripting", 0.84, "contradiction", "exclusive_predicate"),
     # duplicates
@@ -79,15 +94,23 @@ MUST_NOT_CONFLICT = [
     ("Alice lives in Paris", "Bob lives in Berlin", 0.85, None),
     ("Alice turned 30", "Bob turned 31", 0.90, None),
     ("Alice is allergic to peanuts", "Bob is allergic to peanuts", 0.90, None),
-    ("Alice uses Postgres for the billing service in production",
-     "Bob does not use Postgres for the billing service in production", 0.88, None),
+    (
+        "Alice uses Postgres for the billing service in production",
+        "Bob does not use Postgres for the billing service in production",
+        0.88,
+        None,
+    ),
     ("The request timeout is 30 seconds", "The idle timeout is 60 seconds", 0.88, None),
     # added detail is a refinement, not a contradiction
     ("We have 3 services and 2 databases", "We have 3 services and 2 databases in prod", 0.95, "refinement"),
     ("Alice lives in Paris", "Alice lives in central Paris", 0.90, "refinement"),
     ("The team has 5 engineers", "The team has 5 engineers and 2 designers", 0.93, "refinement"),
-    ("The API timeout is 30 seconds", "The API timeout is 30 seconds and retries happen after 5 seconds", 0.93,
-     "refinement"),
+    (
+        "The API timeout is 30 seconds",
+        "The API timeout is 30 seconds and retries happen after 5 seconds",
+        0.93,
+        "refinement",
+    ),
     ("Bob prefers dark roast coffee", "Bob prefers dark roast coffee with oat milk", 0.92, "refinement"),
     ("Use S3 for backups", "Use S3 for backups and EC2 for compute", 0.85, "refinement"),
     # numbers in different slots or units
@@ -168,12 +191,17 @@ def test_the_floor_is_a_parameter() -> None:
     assert judge(*pair, 0.93, floor=0.95) is None
 
 
-@pytest.mark.parametrize(("existing", "new", "similarity"), [
-    ("", "Alice lives in Paris", 0.9), ("Alice lives in Paris", "   ", 0.9), ("!!!", "...", 0.99),
-    ("Alice lives in Paris", "Alice lives in Paris", float("nan")),
-    ("The timeout is 30 seconds", "The timeout is 60 seconds", float("nan")),
-    ("2FA v8 k8s S3 4xx utf-8 COVID-19 24/7 #12", "2FA v8 k8s S3 4xx utf-8 COVID-19 24/7 #13", 0.99),
-])
+@pytest.mark.parametrize(
+    ("existing", "new", "similarity"),
+    [
+        ("", "Alice lives in Paris", 0.9),
+        ("Alice lives in Paris", "   ", 0.9),
+        ("!!!", "...", 0.99),
+        ("Alice lives in Paris", "Alice lives in Paris", float("nan")),
+        ("The timeout is 30 seconds", "The timeout is 60 seconds", float("nan")),
+        ("2FA v8 k8s S3 4xx utf-8 COVID-19 24/7 #12", "2FA v8 k8s S3 4xx utf-8 COVID-19 24/7 #13", 0.99),
+    ],
+)
 def test_odd_input_never_raises(existing: str, new: str, similarity: float) -> None:
     verdict = judge(existing, new, similarity)
     assert verdict is None or verdict.label in LABELS
@@ -224,6 +252,7 @@ def test_outcome_matrix(label: str, existing: int, new: int) -> None:
 def test_outcome_edges_spelled_out() -> None:
     def action(label: str, existing: int, new: int) -> str:
         return outcome(Verdict(label, "rule", 0.9, "why"), existing, new).action
+
     assert action("refinement", 30, 30) == "supersede"  # greater or equal may supersede
     assert action("refinement", 50, 10) == "propose"
     assert action("contradiction", 30, 30) == "dispute_new"
@@ -237,6 +266,7 @@ def test_an_unknown_label_is_only_flagged() -> None:
 
 
 # --- the LLM judge ---------------------------------------------------------------------------------------------
+
 
 def answer(**fields: object) -> str:
     base: dict[str, object] = {"label": "contradiction", "confidence": 0.8, "explanation": "Paris vs Berlin"}
@@ -252,31 +282,49 @@ def test_schema_is_closed_and_matches_the_labels() -> None:
     json.dumps(LLM_JUDGE_SCHEMA)  # serialisable as is
 
 
-@pytest.mark.parametrize(("raw", "label", "confidence"), [
-    (answer(), "contradiction", 0.8),
-    (answer(label="duplicate", confidence=1), "duplicate", 1.0),
-    (answer(label="refinement", confidence=0), "refinement", 0.0),
-    ('  {"explanation": "", "confidence": 0.5, "label": "refinement"}\n', "refinement", 0.5),
-])
+@pytest.mark.parametrize(
+    ("raw", "label", "confidence"),
+    [
+        (answer(), "contradiction", 0.8),
+        (answer(label="duplicate", confidence=1), "duplicate", 1.0),
+        (answer(label="refinement", confidence=0), "refinement", 0.0),
+        ('  {"explanation": "", "confidence": 0.5, "label": "refinement"}\n', "refinement", 0.5),
+    ],
+)
 def test_valid_llm_answers(raw: str, label: str, confidence: float) -> None:
     verdict = parse_llm_verdict(raw)
     assert verdict is not None
     assert (verdict.label, verdict.rule, verdict.score) == (label, "llm_judge", confidence)
 
 
-@pytest.mark.parametrize("raw", [
-    "not json", "", "{", "[]", "null", '"contradiction"',
-    answer(label="none"),
-    answer(label="conflict"), answer(label="Contradiction"), answer(label=None),
-    answer(confidence=1.5), answer(confidence=-0.1), answer(confidence="0.9"), answer(confidence=True),
-    answer(confidence=None),
-    '{"label": "contradiction", "confidence": NaN, "explanation": "x"}',
-    answer(explanation="x" * 301), answer(explanation=42),
-    answer(extra="field"), answer(action="supersede"),
-    json.dumps({"label": "contradiction", "confidence": 0.8}),
-    '{"label": "none", "label": "contradiction", "confidence": 0.8, "explanation": "x"}',
-    "[" * 100_000,
-])
+@pytest.mark.parametrize(
+    "raw",
+    [
+        "not json",
+        "",
+        "{",
+        "[]",
+        "null",
+        '"contradiction"',
+        answer(label="none"),
+        answer(label="conflict"),
+        answer(label="Contradiction"),
+        answer(label=None),
+        answer(confidence=1.5),
+        answer(confidence=-0.1),
+        answer(confidence="0.9"),
+        answer(confidence=True),
+        answer(confidence=None),
+        '{"label": "contradiction", "confidence": NaN, "explanation": "x"}',
+        answer(explanation="x" * 301),
+        answer(explanation=42),
+        answer(extra="field"),
+        answer(action="supersede"),
+        json.dumps({"label": "contradiction", "confidence": 0.8}),
+        '{"label": "none", "label": "contradiction", "confidence": 0.8, "explanation": "x"}',
+        "[" * 100_000,
+    ],
+)
 def test_invalid_llm_answers_change_nothing(raw: str) -> None:
     assert parse_llm_verdict(raw) is None
 

@@ -20,9 +20,20 @@ NOW = datetime(2026, 11, 29, tzinfo=UTC)
 
 def make_item(content: str = "x", **overrides: object) -> MemoryItem:
     values: dict[str, object] = dict(
-        id=uuid.uuid4(), tenant_id=uuid.uuid4(), workspace_id=uuid.uuid4(), principal_id=uuid.uuid4(),
-        content=content, content_hash=content_hash(content), kind="fact", importance=0.5, review_status="active",
-        authority=50, source_type="explicit", source_trust=1.0, memory_confidence=0.7, created_at=NOW,
+        id=uuid.uuid4(),
+        tenant_id=uuid.uuid4(),
+        workspace_id=uuid.uuid4(),
+        principal_id=uuid.uuid4(),
+        content=content,
+        content_hash=content_hash(content),
+        kind="fact",
+        importance=0.5,
+        review_status="active",
+        authority=50,
+        source_type="explicit",
+        source_trust=1.0,
+        memory_confidence=0.7,
+        created_at=NOW,
     )
     values.update(overrides)
     return MemoryItem(**values)  # type: ignore[arg-type]
@@ -35,18 +46,21 @@ def test_canonical_text_ignores_case_and_whitespace_but_not_words() -> None:
     assert content_hash("e\u0301") == content_hash("\u00e9")  # NFC
 
 
-@pytest.mark.parametrize(("source", "principal", "trusted", "expected"), [
-    ("inferred", "user", False, Authority.INFERRED),
-    ("inferred", "agent", True, Authority.INFERRED),
-    ("agent", "agent", False, Authority.UNTRUSTED_AGENT),
-    ("explicit", "agent", False, Authority.UNTRUSTED_AGENT),  # an agent cannot claim to be a user
-    ("explicit", "agent", True, Authority.TRUSTED_AGENT),
-    ("import", "agent", True, Authority.TRUSTED_AGENT),
-    ("import", "system", False, Authority.TRUSTED_IMPORT),
-    ("agent", "user", False, Authority.TRUSTED_AGENT),
-    ("explicit", "user", False, Authority.EXPLICIT_USER),
-    ("explicit", "admin", False, Authority.EXPLICIT_USER),
-])
+@pytest.mark.parametrize(
+    ("source", "principal", "trusted", "expected"),
+    [
+        ("inferred", "user", False, Authority.INFERRED),
+        ("inferred", "agent", True, Authority.INFERRED),
+        ("agent", "agent", False, Authority.UNTRUSTED_AGENT),
+        ("explicit", "agent", False, Authority.UNTRUSTED_AGENT),  # an agent cannot claim to be a user
+        ("explicit", "agent", True, Authority.TRUSTED_AGENT),
+        ("import", "agent", True, Authority.TRUSTED_AGENT),
+        ("import", "system", False, Authority.TRUSTED_IMPORT),
+        ("agent", "user", False, Authority.TRUSTED_AGENT),
+        ("explicit", "user", False, Authority.EXPLICIT_USER),
+        ("explicit", "admin", False, Authority.EXPLICIT_USER),
+    ],
+)
 def test_authority_table(source: str, principal: str, trusted: bool, expected: Authority) -> None:
     assert derive_authority(source, principal, trusted=trusted) is expected
 
@@ -62,8 +76,11 @@ def test_budgets_validate_and_pack_in_rank_order() -> None:
     assert caught.value.field == "item_budget"
     with pytest.raises(ValidationFailed):
         Budgets.from_request(None, None, -5)
-    ranked = [RankedItem(make_item("a" * 40), 0.9, "semantic"), RankedItem(make_item("b" * 400), 0.8, "semantic"),
-              RankedItem(make_item("c" * 40), 0.7, "semantic")]
+    ranked = [
+        RankedItem(make_item("a" * 40), 0.9, "semantic"),
+        RankedItem(make_item("b" * 400), 0.8, "semantic"),
+        RankedItem(make_item("c" * 40), 0.7, "semantic"),
+    ]
     kept, omitted = pack(ranked, Budgets(items=10, bytes=100, tokens=1000))
     assert [r.item.content[0] for r in kept] == ["a", "c"] and omitted == 1
     kept, omitted = pack(ranked, Budgets(items=1))
@@ -94,8 +111,9 @@ def test_fusion_is_a_min_max_weighted_sum() -> None:
 
 
 def test_envelope_round_trip_and_subjects() -> None:
-    event = Event(type="engram.memory.created", tenant_id="t1", subject="i1", data={"item_id": "i1"},
-                  traceparent="00-abc-def-01")
+    event = Event(
+        type="engram.memory.created", tenant_id="t1", subject="i1", data={"item_id": "i1"}, traceparent="00-abc-def-01"
+    )
     decoded = Event.decode(event.encode())
     assert decoded == event and decoded.entity_action == "memory.created"
     envelope = event.to_json()
@@ -119,8 +137,7 @@ def test_feedback_moves_importance_once_per_verdict() -> None:
     assert adjusted_importance(0.02, "noise", None) == 0.0 and adjusted_importance(0.99, "useful", None) == 1.0
 
 
-@pytest.mark.parametrize(("recalls", "factor"), [(0, 1.0), (5, 1.0), (6, 0.97), (10, 0.85), (20, 0.55),
-                                                 (1000, 0.55)])
+@pytest.mark.parametrize(("recalls", "factor"), [(0, 1.0), (5, 1.0), (6, 0.97), (10, 0.85), (20, 0.55), (1000, 0.55)])
 def test_the_anti_feedback_factor(recalls: int, factor: float) -> None:
     from engram.domain.scoring import feedback_factor
 
@@ -159,15 +176,30 @@ def test_mmr_moves_a_near_duplicate_below_a_different_result() -> None:
     from engram.domain.models import MemoryItem, RankedItem
 
     def ranked(score: float) -> RankedItem:
-        item = MemoryItem(id=_uuid.uuid4(), tenant_id=_uuid.uuid4(), workspace_id=_uuid.uuid4(),
-                          principal_id=_uuid.uuid4(), content="x", content_hash=b"x", kind="fact", importance=0.5,
-                          review_status="active", authority=50, source_type="explicit", source_trust=1.0,
-                          memory_confidence=0.7, created_at=datetime.now(UTC))
+        item = MemoryItem(
+            id=_uuid.uuid4(),
+            tenant_id=_uuid.uuid4(),
+            workspace_id=_uuid.uuid4(),
+            principal_id=_uuid.uuid4(),
+            content="x",
+            content_hash=b"x",
+            kind="fact",
+            importance=0.5,
+            review_status="active",
+            authority=50,
+            source_type="explicit",
+            source_trust=1.0,
+            memory_confidence=0.7,
+            created_at=datetime.now(UTC),
+        )
         return RankedItem(item=item, score=score, origin="hybrid", reasons=[])
 
     first, twin, other = ranked(1.0), ranked(0.95), ranked(0.8)
-    vectors = {str(first.item.id): np.array([1.0, 0.0]), str(twin.item.id): np.array([0.99, 0.14]),
-               str(other.item.id): np.array([0.0, 1.0])}
+    vectors = {
+        str(first.item.id): np.array([1.0, 0.0]),
+        str(twin.item.id): np.array([0.99, 0.14]),
+        str(other.item.id): np.array([0.0, 1.0]),
+    }
     assert mmr([first, twin, other], vectors, 1.0, 3) == [first, twin, other]  # λ = 1 changes nothing
     assert mmr([first, twin, other], vectors, 0.5, 3) == [first, other, twin]
     assert twin.reasons and twin.reasons[0].startswith("diversified (λ 0.50)")

@@ -39,8 +39,9 @@ def _name(cls: type) -> str:
 
 
 def test_the_hierarchy_in_engram_errors_is_mapped_at_both_edges() -> None:
-    defined = {value for value in vars(engram.errors).values()
-               if isinstance(value, type) and issubclass(value, EngramError)}
+    defined = {
+        value for value in vars(engram.errors).values() if isinstance(value, type) and issubclass(value, EngramError)
+    }
     assert len(defined) == 8  # positive control: the walk finds the classes
     assert defined <= set(GRPC_STATUS), defined - set(GRPC_STATUS)
     assert defined <= set(HTTP_STATUS), defined - set(HTTP_STATUS)

@@ -25,10 +25,14 @@ CALLERS = {
 EXPECTED = {
     ("proposed", "activate"): ("active", {"human reviewer", "admin"}),
     ("disputed", "activate"): ("active", {"human reviewer", "admin"}),
-    ("active", "dispute"): ("disputed", {"human reviewer", "admin", "agent with review scope", "human writer",
-                                         "agent author", "human author"}),
-    ("proposed", "dispute"): ("disputed", {"human reviewer", "admin", "agent with review scope", "human writer",
-                                           "agent author", "human author"}),
+    ("active", "dispute"): (
+        "disputed",
+        {"human reviewer", "admin", "agent with review scope", "human writer", "agent author", "human author"},
+    ),
+    ("proposed", "dispute"): (
+        "disputed",
+        {"human reviewer", "admin", "agent with review scope", "human writer", "agent author", "human author"},
+    ),
     ("proposed", "reject"): ("rejected", {"human reviewer", "admin"}),
     ("disputed", "reject"): ("rejected", {"human reviewer", "admin"}),
     ("active", "archive"): ("archived", {"human reviewer", "admin", "human author"}),
@@ -86,11 +90,19 @@ def test_who_may_invalidate_and_delete(caller: str) -> None:
                 rule(CALLERS[caller], AUTHOR)
 
 
-@pytest.mark.parametrize(("caller", "deleted_by", "allowed"), [
-    ("human reviewer", "someone", True), ("admin", None, True), ("agent author", None, True),
-    ("human writer", "writer-id", True), ("human writer", "someone", False), ("human writer", None, False),
-    ("agent with review scope", "someone", False), ("reader", "someone", False),
-])
+@pytest.mark.parametrize(
+    ("caller", "deleted_by", "allowed"),
+    [
+        ("human reviewer", "someone", True),
+        ("admin", None, True),
+        ("agent author", None, True),
+        ("human writer", "writer-id", True),
+        ("human writer", "someone", False),
+        ("human writer", None, False),
+        ("agent with review scope", "someone", False),
+        ("reader", "someone", False),
+    ],
+)
 def test_who_may_restore(caller: str, deleted_by: str | None, allowed: bool) -> None:
     if allowed:
         may_restore(CALLERS[caller], AUTHOR, deleted_by)

@@ -20,11 +20,25 @@ DOCTRINE = MemoryKind("doctrine", False, True, True, 0.8, True)
 
 
 def _item(**changes: object) -> MemoryItem:
-    item = MemoryItem(id=uuid.uuid4(), tenant_id=uuid.uuid4(), workspace_id=uuid.uuid4(), principal_id=uuid.uuid4(),
-                      content="x", content_hash=b"x", kind="fact", importance=0.5, review_status="proposed",
-                      authority=20, source_type="agent", source_trust=0.5, memory_confidence=0.7,
-                      created_at=NOW - timedelta(hours=1), classified_at=NOW, taxonomy_confidence=0.7,
-                      retention="retain")
+    item = MemoryItem(
+        id=uuid.uuid4(),
+        tenant_id=uuid.uuid4(),
+        workspace_id=uuid.uuid4(),
+        principal_id=uuid.uuid4(),
+        content="x",
+        content_hash=b"x",
+        kind="fact",
+        importance=0.5,
+        review_status="proposed",
+        authority=20,
+        source_type="agent",
+        source_trust=0.5,
+        memory_confidence=0.7,
+        created_at=NOW - timedelta(hours=1),
+        classified_at=NOW,
+        taxonomy_confidence=0.7,
+        retention="retain",
+    )
     return replace(item, **changes)  # type: ignore[arg-type]
 
 
@@ -32,37 +46,47 @@ def test_a_ready_proposal_has_no_blockers() -> None:
     assert blockers(_item(), FACT, Gates(), Facts(), NOW) == []
 
 
-@pytest.mark.parametrize(("changes", "kind", "gates", "facts", "code"), [
-    ({"review_status": "active"}, FACT, Gates(), Facts(), "not_proposed"),
-    ({"invalidated_at": NOW}, FACT, Gates(), Facts(), "invalidated"),
-    ({"expires_at": NOW}, FACT, Gates(), Facts(), "expired"),
-    ({"kind": "doctrine"}, DOCTRINE, Gates(), Facts(), "kind_manual"),
-    ({}, FACT, Gates(kinds={"fact": "manual"}), Facts(), "kind_manual"),
-    ({"created_at": NOW - timedelta(minutes=9)}, FACT, Gates(), Facts(), "age"),
-    ({"memory_confidence": 0.59}, FACT, Gates(), Facts(), "confidence"),
-    ({"taxonomy_confidence": 0.4}, FACT, Gates(), Facts(), "confidence"),
-    ({"classified_at": None}, FACT, Gates(), Facts(), "unclassified"),
-    ({"retention": "noise"}, FACT, Gates(), Facts(), "noise"),
-    ({}, FACT, Gates(), Facts(open_conflicts=1), "conflict"),
-    ({}, FACT, Gates(), Facts(was_disputed=True), "disputed"),
-    ({"subject": "s"}, FACT, Gates(), Facts(slot_holder="holder"), "singleton_slot"),
-])
-def test_each_gate_blocks(changes: dict[str, object], kind: MemoryKind, gates: Gates, facts: Facts,
-                          code: str) -> None:
+@pytest.mark.parametrize(
+    ("changes", "kind", "gates", "facts", "code"),
+    [
+        ({"review_status": "active"}, FACT, Gates(), Facts(), "not_proposed"),
+        ({"invalidated_at": NOW}, FACT, Gates(), Facts(), "invalidated"),
+        ({"expires_at": NOW}, FACT, Gates(), Facts(), "expired"),
+        ({"kind": "doctrine"}, DOCTRINE, Gates(), Facts(), "kind_manual"),
+        ({}, FACT, Gates(kinds={"fact": "manual"}), Facts(), "kind_manual"),
+        ({"created_at": NOW - timedelta(minutes=9)}, FACT, Gates(), Facts(), "age"),
+        ({"memory_confidence": 0.59}, FACT, Gates(), Facts(), "confidence"),
+        ({"taxonomy_confidence": 0.4}, FACT, Gates(), Facts(), "confidence"),
+        ({"classified_at": None}, FACT, Gates(), Facts(), "unclassified"),
+        ({"retention": "noise"}, FACT, Gates(), Facts(), "noise"),
+        ({}, FACT, Gates(), Facts(open_conflicts=1), "conflict"),
+        ({}, FACT, Gates(), Facts(was_disputed=True), "disputed"),
+        ({"subject": "s"}, FACT, Gates(), Facts(slot_holder="holder"), "singleton_slot"),
+    ],
+)
+def test_each_gate_blocks(changes: dict[str, object], kind: MemoryKind, gates: Gates, facts: Facts, code: str) -> None:
     assert [c for c, _ in blockers(_item(**changes), kind, gates, facts, NOW)] == [code]
 
 
 def test_a_tenant_can_open_a_review_kind_to_promotion_and_lower_the_bars() -> None:
     gates = parse_gates({"min_age_minutes": 0, "min_memory_confidence": 0.5, "kinds": {"doctrine": "auto"}})
-    assert blockers(_item(kind="doctrine", created_at=NOW, memory_confidence=0.55), DOCTRINE, gates, Facts(),
-                    NOW) == []
+    assert blockers(_item(kind="doctrine", created_at=NOW, memory_confidence=0.55), DOCTRINE, gates, Facts(), NOW) == []
     assert parse_gates(None) == Gates()
 
 
-@pytest.mark.parametrize("raw", [
-    [], {"min_age_minutes": -1}, {"min_age_minutes": True}, {"min_memory_confidence": 1.5},
-    {"min_taxonomy_confidence": "high"}, {"kinds": {"fact": "sometimes"}}, {"kinds": []}, {"speed": 1},
-])
+@pytest.mark.parametrize(
+    "raw",
+    [
+        [],
+        {"min_age_minutes": -1},
+        {"min_age_minutes": True},
+        {"min_memory_confidence": 1.5},
+        {"min_taxonomy_confidence": "high"},
+        {"kinds": {"fact": "sometimes"}},
+        {"kinds": []},
+        {"speed": 1},
+    ],
+)
 def test_bad_gates_are_refused_naming_the_field(raw: object) -> None:
     with pytest.raises(ValidationFailed) as refused:
         parse_gates(raw)

@@ -20,8 +20,9 @@ def _documented() -> set[str]:
 
 def test_every_setting_is_in_the_readme_configuration_table() -> None:
     documented = _documented()
-    missing = sorted(f"ENGRAM_{name.upper()}" for name in Settings.model_fields
-                     if f"ENGRAM_{name.upper()}" not in documented)
+    missing = sorted(
+        f"ENGRAM_{name.upper()}" for name in Settings.model_fields if f"ENGRAM_{name.upper()}" not in documented
+    )
     assert not missing, f"settings missing from the README's configuration table: {missing}"
 
 
@@ -34,8 +35,16 @@ def test_the_readme_table_names_no_setting_that_does_not_exist() -> None:
 def test_docs_and_code_stand_alone() -> None:
     """Nothing in the product's docs or code points at the team workspace outside the repository."""
     outside = re.compile(r"\.\./shared|DESIGN §|DESIGN\.md")
-    places = [ROOT / "README.md", *(ROOT / "docs").rglob("*.md"), *(ROOT / "engram").rglob("*.py"),
-              *(ROOT / "services").rglob("*.py"), *(ROOT / "services").rglob("*.md")]
-    offenders = [str(p.relative_to(ROOT)) for p in places
-                 if p.name != "benchmarks.md" and outside.search(p.read_text(errors="replace"))]
+    places = [
+        ROOT / "README.md",
+        *(ROOT / "docs").rglob("*.md"),
+        *(ROOT / "engram").rglob("*.py"),
+        *(ROOT / "services").rglob("*.py"),
+        *(ROOT / "services").rglob("*.md"),
+    ]
+    offenders = [
+        str(p.relative_to(ROOT))
+        for p in places
+        if p.name != "benchmarks.md" and outside.search(p.read_text(errors="replace"))
+    ]
     assert not offenders, f"these send a reader outside the repository: {offenders}"

@@ -172,21 +172,24 @@ def test_redaction_removes_the_secret_and_keeps_the_rest(text: str, kinds: list[
     findings = find_secrets(text)
     redacted = redact(text, findings)
     assert secret not in redacted
-    assert redacted.startswith(text[:findings[0].start])
-    assert redacted.endswith(text[findings[-1].end:])
+    assert redacted.startswith(text[: findings[0].start])
+    assert redacted.endswith(text[findings[-1].end :])
     for kind in kinds:
         assert f"[REDACTED:{kind}]" in redacted
     assert find_secrets(redacted) == []  # redacted text passes the guard
 
 
-@pytest.mark.parametrize(("text", "expected"), [
-    ("postgres://user:S3cr3t-pw@host/db", "postgres://user:[REDACTED:connection_string_password]@host/db"),
-    (f"Authorization: Bearer {BEARER}\nAccept: */*", "Authorization: Bearer [REDACTED:bearer_token]\nAccept: */*"),
-    (f'api_key = "{ASSIGNED}" # rotate monthly', 'api_key = "[REDACTED:generic_api_key]" # rotate monthly'),
-    (f"first {AWS}, then {GITHUB_CLASSIC}.", "first [REDACTED:aws_access_key], then [REDACTED:github_token]."),
-    (f"before\n{RSA_KEY}\nafter", "before\n[REDACTED:private_key]\nafter"),
-    ("password: Summer2024!.", "password: [REDACTED:generic_api_key]."),
-])
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("postgres://user:S3cr3t-pw@host/db", "postgres://user:[REDACTED:connection_string_password]@host/db"),
+        (f"Authorization: Bearer {BEARER}\nAccept: */*", "Authorization: Bearer [REDACTED:bearer_token]\nAccept: */*"),
+        (f'api_key = "{ASSIGNED}" # rotate monthly', 'api_key = "[REDACTED:generic_api_key]" # rotate monthly'),
+        (f"first {AWS}, then {GITHUB_CLASSIC}.", "first [REDACTED:aws_access_key], then [REDACTED:github_token]."),
+        (f"before\n{RSA_KEY}\nafter", "before\n[REDACTED:private_key]\nafter"),
+        ("password: Summer2024!.", "password: [REDACTED:generic_api_key]."),
+    ],
+)
 def test_redaction_is_exact(text: str, expected: str) -> None:
     assert redact(text, find_secrets(text)) == expected
 
@@ -197,8 +200,12 @@ def test_redact_without_findings_returns_the_text() -> None:
 
 def test_redact_accepts_findings_in_any_order_and_overlapping() -> None:
     text = "0123456789abcdef"
-    findings = [SecretFinding("b", 8, 12), SecretFinding("a", 2, 6), SecretFinding("c", 10, 14),
-                SecretFinding("d", 3, 5)]
+    findings = [
+        SecretFinding("b", 8, 12),
+        SecretFinding("a", 2, 6),
+        SecretFinding("c", 10, 14),
+        SecretFinding("d", 3, 5),
+    ]
     assert redact(text, findings) == "01[REDACTED:a]67[REDACTED:b][REDACTED:c]ef"
 
 
@@ -206,8 +213,9 @@ def test_refusal_names_the_kinds_once_and_never_the_secret() -> None:
     text = f"{RSA_KEY}\nAuthorization: Bearer {BEARER}\nand again Bearer {BEARER}"
     findings = find_secrets(text)
     message = refusal_message(findings)
-    assert message == ("content holds a secret (private_key, bearer_token); remove it, or ask an admin to enable "
-                       "redaction")
+    assert message == (
+        "content holds a secret (private_key, bearer_token); remove it, or ask an admin to enable redaction"
+    )
     assert BEARER not in message and "BEGIN" not in message
     with pytest.raises(ValueError):
         refusal_message([])
@@ -215,19 +223,32 @@ def test_refusal_names_the_kinds_once_and_never_the_secret() -> None:
 
 def test_the_kinds_are_stable() -> None:
     assert set(SECRET_KINDS) == {
-        "private_key", "engram_api_key", "aws_access_key", "github_token", "anthropic_api_key", "openai_api_key",
-        "slack_token", "jwt", "connection_string_password", "bearer_token", "basic_auth", "generic_api_key",
+        "private_key",
+        "engram_api_key",
+        "aws_access_key",
+        "github_token",
+        "anthropic_api_key",
+        "openai_api_key",
+        "slack_token",
+        "jwt",
+        "connection_string_password",
+        "bearer_token",
+        "basic_auth",
+        "generic_api_key",
     }
 
 
-@pytest.mark.parametrize("text", [
-    "password=" * 20_000,
-    "-----BEGIN PRIVATE KEY-----" * 5_000,
-    "a://b:" * 20_000,
-    "Bearer " * 20_000,
-    "eyJ" + "a" * 100_000 + ".",
-    "x" * 200_000,
-    "token_" * 30_000 + "=",
-])
+@pytest.mark.parametrize(
+    "text",
+    [
+        "password=" * 20_000,
+        "-----BEGIN PRIVATE KEY-----" * 5_000,
+        "a://b:" * 20_000,
+        "Bearer " * 20_000,
+        "eyJ" + "a" * 100_000 + ".",
+        "x" * 200_000,
+        "token_" * 30_000 + "=",
+    ],
+)
 def test_pathological_input_is_scanned_in_linear_time(text: str) -> None:
     find_secrets(text)  # would hang here on catastrophic backtracking

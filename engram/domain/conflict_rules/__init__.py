@@ -35,7 +35,19 @@ from engram.domain.conflict_rules.rules import (
 from engram.domain.conflict_rules.verdicts import ACTIONS, LABELS, Outcome, Verdict, outcome
 
 __all__ = [
-    "ACTIONS", "CONTAINMENT", "DEFAULT_FLOOR", "EXPLANATION_LIMIT", "LABELS", "LLM_JUDGE_SCHEMA", "LLM_RULE",
-    "NEAR_IDENTICAL", "NEGATION_COVER", "SAME_SUBJECT", "Outcome", "Verdict", "judge", "outcome",
+    "ACTIONS",
+    "CONTAINMENT",
+    "DEFAULT_FLOOR",
+    "EXPLANATION_LIMIT",
+    "LABELS",
+    "LLM_JUDGE_SCHEMA",
+    "LLM_RULE",
+    "NEAR_IDENTICAL",
+    "NEGATION_COVER",
+    "SAME_SUBJECT",
+    "Outcome",
+    "Verdict",
+    "judge",
+    "outcome",
     "parse_llm_verdict",
 ]

@@ -10,19 +10,99 @@ from engram.domain.conflict_rules.texts import Text, Token
 from engram.domain.conflict_rules.verdicts import Verdict
 from engram.domain.conflict_rules.words import is_content, is_negation, stem
 
-_PRONOUNS = {"i": "i", "me": "i", "my": "i", "mine": "i", "i'm": "i", "i've": "i",
-             "we": "we", "us": "we", "our": "we", "ours": "we", "we're": "we", "we've": "we",
-             "you": "you", "your": "you", "yours": "you", "you're": "you",
-             "he": "he", "him": "he", "his": "he", "he's": "he", "she": "she", "her": "she", "hers": "she",
-             "she's": "she", "they": "they", "them": "they", "their": "they", "theirs": "they", "they're": "they",
-             "it": "it", "its": "it", "it's": "it"}
+_PRONOUNS = {
+    "i": "i",
+    "me": "i",
+    "my": "i",
+    "mine": "i",
+    "i'm": "i",
+    "i've": "i",
+    "we": "we",
+    "us": "we",
+    "our": "we",
+    "ours": "we",
+    "we're": "we",
+    "we've": "we",
+    "you": "you",
+    "your": "you",
+    "yours": "you",
+    "you're": "you",
+    "he": "he",
+    "him": "he",
+    "his": "he",
+    "he's": "he",
+    "she": "she",
+    "her": "she",
+    "hers": "she",
+    "she's": "she",
+    "they": "they",
+    "them": "they",
+    "their": "they",
+    "theirs": "they",
+    "they're": "they",
+    "it": "it",
+    "its": "it",
+    "it's": "it",
+}
 # before a predicate these make the claim past, future or wished for, not a present fact
-_HEDGES = frozenset({"used", "will", "would", "might", "may", "could", "should", "shall", "want", "wants", "wanted",
-                     "plan", "plans", "planned", "planning", "hope", "hopes", "going", "wish", "wishes", "if",
-                     "whether", "formerly", "previously", "once", "until", "unless"})
+_HEDGES = frozenset(
+    {
+        "used",
+        "will",
+        "would",
+        "might",
+        "may",
+        "could",
+        "should",
+        "shall",
+        "want",
+        "wants",
+        "wanted",
+        "plan",
+        "plans",
+        "planned",
+        "planning",
+        "hope",
+        "hopes",
+        "going",
+        "wish",
+        "wishes",
+        "if",
+        "whether",
+        "formerly",
+        "previously",
+        "once",
+        "until",
+        "unless",
+    }
+)
 _ARTICLES = frozenset({"a", "an", "the"})
-_OBJECT_ENDS = frozenset({"over", "than", "to", "rather", "instead", "versus", "vs", "because", "since", "and", "or",
-                          "as", "which", "who", "where", "that", "so", "until", "after", "before", "from", "but"})
+_OBJECT_ENDS = frozenset(
+    {
+        "over",
+        "than",
+        "to",
+        "rather",
+        "instead",
+        "versus",
+        "vs",
+        "because",
+        "since",
+        "and",
+        "or",
+        "as",
+        "which",
+        "who",
+        "where",
+        "that",
+        "so",
+        "until",
+        "after",
+        "before",
+        "from",
+        "but",
+    }
+)
 _QUALIFIERS = frozenset({"for", "when", "while", "during", "on", "if", "unless", "except", "in", "at"})
 _COPULAS = frozenset({"is", "are"})
 
@@ -64,8 +144,12 @@ def exclusive_predicate(old: Text, new: Text, similar: bool) -> Verdict | None:
         if not rivals or any(a.value <= b.value or b.value <= a.value for b in rivals):
             continue
         b = rivals[0]
-        return Verdict("contradiction", f"exclusive_predicate:{b.predicate}", 0.85 if similar else 0.7,
-                       f'{b.label}: "{a.value_text}" in the existing memory, "{b.value_text}" in the new one.')
+        return Verdict(
+            "contradiction",
+            f"exclusive_predicate:{b.predicate}",
+            0.85 if similar else 0.7,
+            f'{b.label}: "{a.value_text}" in the existing memory, "{b.value_text}" in the new one.',
+        )
     return None
 
 
@@ -83,12 +167,13 @@ def _claims(text: Text) -> list[_Claim]:
 
 
 def _phrase_claim(tokens: Sequence[Token], i: int) -> _Claim | None:
-    """"Alice lives in Paris", "I prefer tabs over spaces", "Bob reports to Carol"."""
+    """ "Alice lives in Paris", "I prefer tabs over spaces", "Bob reports to Carol"."""
     for predicate in _PREDICATES:
         end = i + len(predicate.words)
         phrase = tokens[i:end]
         if len(phrase) < len(predicate.words) or any(
-                t.lower not in forms for t, forms in zip(phrase, predicate.words, strict=True)):
+            t.lower not in forms for t, forms in zip(phrase, predicate.words, strict=True)
+        ):
             continue
         subject = _subject(tokens[:i])
         value = _object(tokens[end:], scoped=predicate.scoped)
@@ -101,7 +186,7 @@ def _phrase_claim(tokens: Sequence[Token], i: int) -> _Claim | None:
 
 
 def _favourite_claim(tokens: Sequence[Token], i: int) -> _Claim | None:
-    """"Alice's favourite colour is blue", "my favourite editor is Vim"."""
+    """ "Alice's favourite colour is blue", "my favourite editor is Vim"."""
     if tokens[i].lower not in ("favourite", "favorite") or i == 0 or _hedged(tokens[:i]):
         return None
     owner = tokens[i - 1]
@@ -112,34 +197,40 @@ def _favourite_claim(tokens: Sequence[Token], i: int) -> _Claim | None:
     else:
         return None
     copula = next((j for j in range(i + 1, len(tokens)) if tokens[j].lower in _COPULAS), None)
-    value = _object(tokens[copula + 1:], scoped=False) if copula is not None else None
+    value = _object(tokens[copula + 1 :], scoped=False) if copula is not None else None
     if copula is None or value is None:
         return None
-    what = tokens[i + 1:copula]
+    what = tokens[i + 1 : copula]
     return _claim("'s favourite", "favourite", _key(what), subject, value, _text([owner, tokens[i], *what]))
 
 
 def _default_claim(tokens: Sequence[Token], i: int) -> _Claim | None:
-    """"the default database is Postgres", "we use Postgres as the default database", "the CLI defaults to
+    """ "the default database is Postgres", "we use Postgres as the default database", "the CLI defaults to
     JSON". Who sets the default ("we", "our") is not part of the slot: the caller compares one scope; a named
     owner ("Acme's default branch") is."""
-    word, after = tokens[i].lower, tokens[i + 1:]
+    word, after = tokens[i].lower, tokens[i + 1 :]
     if word not in ("default", "defaults", "use", "uses") or _hedged(tokens[:i]):
         return None
     owner = _owner(tokens[:i])
     if word in ("default", "defaults") and after and after[0].lower == "to":
         value = _object(after[1:], scoped=False)
-        return _claim("defaults to", "default", "", owner, value, _text([*tokens[:i], *tokens[i:i + 2]]))
+        return _claim("defaults to", "default", "", owner, value, _text([*tokens[:i], *tokens[i : i + 2]]))
     if word == "default":
         copula = next((j for j, t in enumerate(after) if t.lower in _COPULAS), None)
         if copula is None or not _key(after[:copula]):
             return None
-        value = _object(after[copula + 1:], scoped=False)
-        return _claim("default is", "default", _key(after[:copula]), owner, value,
-                      _text([*tokens[:i], tokens[i], *after[:copula]]))
+        value = _object(after[copula + 1 :], scoped=False)
+        return _claim(
+            "default is",
+            "default",
+            _key(after[:copula]),
+            owner,
+            value,
+            _text([*tokens[:i], tokens[i], *after[:copula]]),
+        )
     if word in ("use", "uses"):
         as_at = next((j for j, t in enumerate(after) if t.lower == "as"), None)
-        rest = list(after[as_at + 1:]) if as_at is not None else []
+        rest = list(after[as_at + 1 :]) if as_at is not None else []
         while rest and rest[0].lower in _ARTICLES | {"our", "its", "my", "their", "your"}:
             rest = rest[1:]
         if as_at is None or not rest or rest[0].lower != "default":
@@ -150,8 +241,14 @@ def _default_claim(tokens: Sequence[Token], i: int) -> _Claim | None:
     return None
 
 
-def _claim(predicate: str, family: str, key: str, subject: frozenset[str],
-           value: tuple[frozenset[str], str, frozenset[str]] | None, label: str) -> _Claim | None:
+def _claim(
+    predicate: str,
+    family: str,
+    key: str,
+    subject: frozenset[str],
+    value: tuple[frozenset[str], str, frozenset[str]] | None,
+    label: str,
+) -> _Claim | None:
     if value is None:
         return None
     stems, text, qualifier = value

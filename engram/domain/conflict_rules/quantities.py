@@ -50,39 +50,80 @@ _UNITS = _unit_table(
     ("wk wks week weeks", "duration", 604_800.0),
     ("month months", "duration", 2_592_000.0),
     ("y yr yrs year years", "duration", 31_536_000.0),
-    ("b byte bytes", "size", 1.0), ("kb", "size", 1e3), ("mb", "size", 1e6), ("gb", "size", 1e9),
-    ("tb", "size", 1e12), ("kib", "size", 2.0**10), ("mib", "size", 2.0**20), ("gib", "size", 2.0**30),
+    ("b byte bytes", "size", 1.0),
+    ("kb", "size", 1e3),
+    ("mb", "size", 1e6),
+    ("gb", "size", 1e9),
+    ("tb", "size", 1e12),
+    ("kib", "size", 2.0**10),
+    ("mib", "size", 2.0**20),
+    ("gib", "size", 2.0**30),
     ("tib", "size", 2.0**40),
     ("% percent pct", "percent", 1.0),
-    ("usd dollar dollars bucks", "money:usd", 1.0), ("eur euro euros", "money:eur", 1.0),
+    ("usd dollar dollars bucks", "money:usd", 1.0),
+    ("eur euro euros", "money:eur", 1.0),
     ("gbp pound pounds", "money:gbp", 1.0),
-    ("mg", "mass", 0.001), ("g gram grams", "mass", 1.0), ("kg kilogram kilograms", "mass", 1000.0),
+    ("mg", "mass", 0.001),
+    ("g gram grams", "mass", 1.0),
+    ("kg kilogram kilograms", "mass", 1000.0),
     ("lb lbs", "mass", 453.592),
-    ("mm", "length", 0.001), ("cm", "length", 0.01), ("meter meters metre metres", "length", 1.0),
-    ("km kilometer kilometers kilometre kilometres", "length", 1000.0), ("mi mile miles", "length", 1609.344),
+    ("mm", "length", 0.001),
+    ("cm", "length", 0.01),
+    ("meter meters metre metres", "length", 1.0),
+    ("km kilometer kilometers kilometre kilometres", "length", 1000.0),
+    ("mi mile miles", "length", 1609.344),
     ("degree degrees", "degrees", 1.0),
 )
-_PERIODS = {1.0: "second", 60.0: "minute", 3600.0: "hour", 86_400.0: "day", 604_800.0: "week",
-            2_592_000.0: "month", 31_536_000.0: "year"}
+_PERIODS = {
+    1.0: "second",
+    60.0: "minute",
+    3600.0: "hour",
+    86_400.0: "day",
+    604_800.0: "week",
+    2_592_000.0: "month",
+    31_536_000.0: "year",
+}
 _CURRENCIES = {"$": "usd", "€": "eur", "£": "gbp"}
 _MULTIPLIERS = {"k": 1e3, "thousand": 1e3, "million": 1e6, "mn": 1e6, "bn": 1e9, "billion": 1e9}
 _MONEY_MULTIPLIERS = {"m": 1e6, "b": 1e9}
-_NUMBER_WORDS = {word: float(n) for n, word in enumerate(
-    "zero one two three four five six seven eight nine ten eleven twelve thirteen fourteen fifteen sixteen "
-    "seventeen eighteen nineteen twenty".split())}
-_NUMBER_WORDS.update({"thirty": 30.0, "forty": 40.0, "fifty": 50.0, "sixty": 60.0, "ninety": 90.0,
-                      "hundred": 100.0})
-_MONTHS = {name: n for n, names in enumerate((
-    "jan january", "feb february", "mar march", "apr april", "may", "jun june", "jul july", "aug august",
-    "sep sept september", "oct october", "nov november", "dec december"), start=1) for name in names.split()}
+_NUMBER_WORDS = {
+    word: float(n)
+    for n, word in enumerate(
+        "zero one two three four five six seven eight nine ten eleven twelve thirteen fourteen fifteen sixteen "
+        "seventeen eighteen nineteen twenty".split()
+    )
+}
+_NUMBER_WORDS.update({"thirty": 30.0, "forty": 40.0, "fifty": 50.0, "sixty": 60.0, "ninety": 90.0, "hundred": 100.0})
+_MONTHS = {
+    name: n
+    for n, names in enumerate(
+        (
+            "jan january",
+            "feb february",
+            "mar march",
+            "apr april",
+            "may",
+            "jun june",
+            "jul july",
+            "aug august",
+            "sep sept september",
+            "oct october",
+            "nov november",
+            "dec december",
+        ),
+        start=1,
+    )
+    for name in names.split()
+}
 _NOT_NOUNS = frozenset({"last", "next", "ago", "old", "new", "times"}) | frozenset(_MONTHS)
 
 _MONTH = r"(?P<month>" + "|".join(sorted(_MONTHS, key=len, reverse=True)) + r")\.?"
 _NUM = r"(?P<num>\d{1,3}(?:,\d{3})+(?:\.\d+)?|\d+(?:\.\d+)?)"
 _ISO_DATE = re.compile(r"(?<![\w.])(?P<year>\d{4})[-/](?P<mon>\d{1,2})[-/](?P<day>\d{1,2})(?![\w-])")
 _MONTH_DAY = re.compile(rf"\b{_MONTH}\s+(?P<day>\d{{1,2}})(?:st|nd|rd|th)?\b(?:,?\s+(?P<year>\d{{4}})\b)?", re.I)
-_DAY_MONTH = re.compile(rf"\b(?P<day>\d{{1,2}})(?:st|nd|rd|th)?\s+(?:of\s+)?{_MONTH}\b(?:,?\s+(?P<year>\d{{4}})\b)?",
-                        re.I)
+_DAY_MONTH = re.compile(
+    rf"\b(?P<day>\d{{1,2}})(?:st|nd|rd|th)?\s+(?:of\s+)?{_MONTH}\b(?:,?\s+(?P<year>\d{{4}})\b)?", re.I
+)
 _MONTH_YEAR = re.compile(rf"\b{_MONTH}\s+(?P<year>\d{{4}})\b", re.I)
 _CLOCK = re.compile(r"(?<![\w.:])(?P<hour>\d{1,2})(?::(?P<minute>[0-5]\d))?\s*(?P<half>[ap]\.?m\.?)?(?![\w:])", re.I)
 _VERSION = re.compile(r"(?<![\w.])(?:v(?P<short>\d+(?:\.\d+)?)|v?(?P<long>\d+(?:\.\d+){2,}))(?![\w]|\.\d)", re.I)
@@ -165,7 +206,7 @@ def _word_numbers(text: str) -> Iterator[_Span]:
 
 def _numbers(text: str) -> Iterator[_Span]:
     for m in _NUMBER.finditer(text):
-        if text[m.end():m.end() + 1].isalnum() or text[m.end():m.end() + 1] == "_":
+        if text[m.end() : m.end() + 1].isalnum() or text[m.end() : m.end() + 1] == "_":
             continue  # part of an identifier such as 2x3
         suffix, end = m["suffix"] or "", m.end("num")
         if suffix.lower() in ("st", "nd", "rd", "th"):

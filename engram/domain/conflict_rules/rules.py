@@ -28,14 +28,20 @@ def judge(existing: str, new: str, similarity: float, *, floor: float = DEFAULT_
     if not old.normalised or not fresh.normalised:
         return None
     if old.normalised == fresh.normalised:
-        return Verdict("duplicate", "same_text", 1.0, "The texts are the same once case, spacing and punctuation "
-                                                      "are normalised.")
+        return Verdict(
+            "duplicate", "same_text", 1.0, "The texts are the same once case, spacing and punctuation are normalised."
+        )
     similar = math.isfinite(similarity) and similarity >= floor
     verdict = exclusive_predicate(old, fresh, similar)
     if verdict is not None or not similar:
         return verdict
-    return (_negation(old, fresh) or _numbers_differ(old, fresh) or _same_words(old, fresh)
-            or _near_identical(old, fresh, similarity) or _containment(old, fresh))
+    return (
+        _negation(old, fresh)
+        or _numbers_differ(old, fresh)
+        or _same_words(old, fresh)
+        or _near_identical(old, fresh, similarity)
+        or _containment(old, fresh)
+    )
 
 
 def _negation(old: Text, new: Text) -> Verdict | None:
@@ -56,9 +62,13 @@ def _negation(old: Text, new: Text) -> Verdict | None:
             best = max(hits, key=hits.__getitem__, default=None)
             if best is not None and hits[best] / len(claim) >= NEGATION_COVER:
                 covered = hits[best] / len(claim)
-                return Verdict("contradiction", "negation", round(0.75 + 0.2 * covered, 2),
-                               f'The {who} memory negates ("{clause.negation}") what the other states: '
-                               f'"{preview(affirmed[best].text, 80)}".')
+                return Verdict(
+                    "contradiction",
+                    "negation",
+                    round(0.75 + 0.2 * covered, 2),
+                    f'The {who} memory negates ("{clause.negation}") what the other states: '
+                    f'"{preview(affirmed[best].text, 80)}".',
+                )
     return None
 
 
@@ -77,8 +87,12 @@ def _numbers_differ(old: Text, new: Text) -> Verdict | None:
         b = next((b for b in rivals if id(b) in changed), None)
         if b is not None:
             slot = a.anchor_text or b.anchor_text or a.kind
-            return Verdict("contradiction", f"numbers_differ:{a.kind}", 0.9,
-                           f'{slot}: "{a.text}" in the existing memory, "{b.text}" in the new one.')
+            return Verdict(
+                "contradiction",
+                f"numbers_differ:{a.kind}",
+                0.9,
+                f'{slot}: "{a.text}" in the existing memory, "{b.text}" in the new one.',
+            )
     return None
 
 
@@ -96,6 +110,7 @@ def _rivals(mine: list[Quantity], theirs: list[Quantity]) -> Callable[[Quantity]
         if mine_count[q.dimension] == 1 and len(same_dimension) == 1:
             return same_dimension
         return by_slot.get((q.dimension, q.anchor), [])
+
     return rivals
 
 
@@ -106,20 +121,24 @@ def _changed(q: Quantity, rivals: list[Quantity]) -> bool:
 def _same_quantities(old: Text, new: Text) -> bool:
     def covered(xs: list[Quantity], ys: list[Quantity]) -> bool:
         return all(any(same_value(x, y) for y in ys) for x in xs)
+
     return covered(old.quantities, new.quantities) and covered(new.quantities, old.quantities)
 
 
 def _same_words(old: Text, new: Text) -> Verdict | None:
     if old.content and old.content == new.content and old.negated == new.negated:
-        return Verdict("duplicate", "same_words", 0.9, "Same content words and values, worded or ordered "
-                                                       "differently.")
+        return Verdict("duplicate", "same_words", 0.9, "Same content words and values, worded or ordered differently.")
     return None
 
 
 def _near_identical(old: Text, new: Text, similarity: float) -> Verdict | None:
     if similarity >= NEAR_IDENTICAL and old.negated == new.negated and _same_quantities(old, new):
-        return Verdict("duplicate", "near_identical", round(min(similarity, 1.0), 3),
-                       f"Similarity {similarity:.2f} with the same values and polarity.")
+        return Verdict(
+            "duplicate",
+            "near_identical",
+            round(min(similarity, 1.0), 3),
+            f"Similarity {similarity:.2f} with the same values and polarity.",
+        )
     return None
 
 
@@ -134,6 +153,10 @@ def _containment(old: Text, new: Text) -> Verdict | None:
     if not all(any(same_value(q, r) for r in new.quantities) for q in old.quantities):
         return None
     detail = list(dict.fromkeys(t.text for t in new.tokens if t.content in added))
-    return Verdict("refinement", "containment", round(share, 2),
-                   f'The new memory keeps {len(kept)} of the existing one\'s {len(old.content)} content words and '
-                   f'adds "{preview(" ".join(detail), 80)}".')
+    return Verdict(
+        "refinement",
+        "containment",
+        round(share, 2),
+        f"The new memory keeps {len(kept)} of the existing one's {len(old.content)} content words and "
+        f'adds "{preview(" ".join(detail), 80)}".',
+    )

@@ -69,8 +69,11 @@ class Text:
     @cached_property
     def names(self) -> frozenset[str]:
         """Capitalised words (Alice, Postgres, Acme): different names on both sides mean different subjects."""
-        return frozenset(t.lower.split("'")[0] for t in self.tokens
-                         if t.quantity is None and t.text[:1].isupper() and is_content(t.lower))
+        return frozenset(
+            t.lower.split("'")[0]
+            for t in self.tokens
+            if t.quantity is None and t.text[:1].isupper() and is_content(t.lower)
+        )
 
     @cached_property
     def negated(self) -> bool:
@@ -112,7 +115,7 @@ def _clause(tokens: Sequence[Token]) -> Clause:
     anchored = []
     for i, token in enumerate(tokens):
         if token.quantity is not None:
-            neighbours = [*reversed(tokens[:i]), *tokens[i + 1:]]
+            neighbours = [*reversed(tokens[:i]), *tokens[i + 1 :]]
             near = next((t for t in neighbours if t.quantity is None and is_content(t.lower)), None)
             if near is not None:
                 quantity = replace(token.quantity, anchor=stem(near.lower), anchor_text=near.text)

@@ -50,6 +50,10 @@ def outcome(verdict: Verdict, existing_authority: int, new_authority: int) -> Ou
             return Outcome("dispute_existing", True, f"contradiction {versus}: the existing memory is disputed")
         if new_authority < existing_authority:
             return Outcome("dispute_new", True, f"contradiction {versus}: the new memory is disputed")
-        return Outcome("dispute_new", True, f"contradiction {versus}: the incumbent keeps its place, the new memory "
-                                            "is disputed until a reviewer decides")
+        return Outcome(
+            "dispute_new",
+            True,
+            f"contradiction {versus}: the incumbent keeps its place, the new memory "
+            "is disputed until a reviewer decides",
+        )
     return Outcome("flag", False, f"unknown label {verdict.label!r}: shown to a reviewer, nothing changes")

@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-_STOPWORDS = frozenset("""
+_STOPWORDS = frozenset(
+    """
 a an the this that these those i me my mine we us our ours you your yours he him his she her hers it its they them
 their theirs is are was were be been being am do does did doing have has had having will would shall should can
 could may might must of in on at to for from by with about as into onto over under than then so and or but if also
@@ -11,9 +12,11 @@ whose when where why how all any each every some such only own same other more m
 again once both either since until after before during while set raised lowered increased decreased reduced changed
 bumped updated moved configured around approximately roughly exactly nearly almost longer anymore i'm we're they're
 you're he's she's it's that's there's i've we've they've let's
-""".split())
-_NEGATIONS = frozenset({"not", "no", "never", "none", "nobody", "nothing", "nowhere", "neither", "nor", "cannot",
-                        "without"})
+""".split()
+)
+_NEGATIONS = frozenset(
+    {"not", "no", "never", "none", "nobody", "nothing", "nowhere", "neither", "nor", "cannot", "without"}
+)
 
 
 def is_negation(word: str) -> bool:
