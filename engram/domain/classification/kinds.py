@@ -1,6 +1,7 @@
 """The kind of a memory. Each kind has cue phrases, matched case-insensitively as whole words (curly
-apostrophes count as straight ones). The kind whose best cue is strongest wins; equal strengths go to the earlier kind in
-``KIND_PRECEDENCE`` (invariant, decision, doctrine, preference, procedure, observation). No cue: ``fact``.
+apostrophes count as straight ones). The kind whose best cue is strongest wins; equal strengths go to the
+earlier kind in ``KIND_PRECEDENCE`` (invariant, decision, doctrine, preference, procedure, observation). No
+cue: ``fact``.
 
 - invariant: "must never", "must always", "must not", "shall never", "invariant", "under no circumstances"
 - decision: "we decided", "we've decided", "we chose", "we agreed", "agreed to", "decision:", "going with",

@@ -1,8 +1,7 @@
-"""How sensitive content is: ``secret`` when the secret guard (``engram.domain.secrets``) finds a
-credential; ``personal`` for an e-mail address, a phone number, a street or home address, health, salary, a date of birth or a
-national id number; otherwise ``normal``. Secret and personal content suggest visibility ``private``; a
-suggestion can only narrow the visibility a caller asked for (``narrow_visibility``).
-"""
+"""How sensitive content is: ``secret`` when the secret guard (``engram.domain.secrets``) finds a credential;
+``personal`` for an e-mail address, a phone number, a street or home address, health, salary, a date of birth
+or a national id number; otherwise ``normal``. Secret and personal content suggest visibility ``private``; a
+suggestion can only narrow the visibility a caller asked for (``narrow_visibility``)."""
 
 from __future__ import annotations
 
