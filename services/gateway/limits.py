@@ -27,9 +27,7 @@ LOOKUP_TIMEOUT_S = 2.0
 
 
 class Limits:
-    def __init__(
-        self, downstream: Downstream, settings: Settings, clock: Callable[[], float] = time.monotonic
-    ) -> None:
+    def __init__(self, downstream: Downstream, settings: Settings, clock: Callable[[], float] = time.monotonic) -> None:
         self._downstream = downstream
         self._clock = clock
         self._limiter = RateLimiter(clock=clock)

@@ -230,7 +230,9 @@ class AdminService:
 
     # Promotion
 
-    async def promote(self, ctx: CallerContext, tenant_id: str, *, dry_run: bool, limit: int) -> tuple[str, Counter[str]]:
+    async def promote(
+        self, ctx: CallerContext, tenant_id: str, *, dry_run: bool, limit: int
+    ) -> tuple[str, Counter[str]]:
         """The same decisions as the promotion consumer: oldest proposals first; counts per outcome."""
         tenant = await self.tenant(ctx, tenant_id)
         rules.validate_range(limit, 1, rules.MAX_PROMOTE_LIMIT, "limit")

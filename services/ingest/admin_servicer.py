@@ -106,9 +106,13 @@ class AdminServicer(admin_pb2_grpc.AdminServicer):
     async def ListKinds(
         self, request: admin_pb2.ListKindsRequest, context: grpc.aio.ServicerContext
     ) -> admin_pb2.ListKindsResponse:
-        return admin_pb2.ListKindsResponse(items=[_kind(k) for k in await self._service.kinds(caller(), request.tenant_id)])
+        return admin_pb2.ListKindsResponse(
+            items=[_kind(k) for k in await self._service.kinds(caller(), request.tenant_id)]
+        )
 
-    async def CreateKind(self, request: admin_pb2.CreateKindRequest, context: grpc.aio.ServicerContext) -> admin_pb2.Kind:
+    async def CreateKind(
+        self, request: admin_pb2.CreateKindRequest, context: grpc.aio.ServicerContext
+    ) -> admin_pb2.Kind:
         flags = {
             "singleton": request.singleton,
             "requires_review": request.requires_review,
