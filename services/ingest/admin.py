@@ -187,6 +187,8 @@ class AdminService:
     async def rate_limits(self, ctx: CallerContext) -> dict[str, int]:
         """The rate limits the caller's tenant set, by route class (the gateway's defaults fill the rest). Any
         authenticated caller may read its own tenant's: the gateway asks on behalf of every request."""
+        if not is_uuid(ctx.tenant_id):
+            return {}
         config, _ = await identity.tenant_config(self._pool, ctx.tenant_id)
         return {route: int(value) for route, value in dict(config.get("rate_limits", {})).items()}
 
