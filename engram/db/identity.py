@@ -1,75 +1,18 @@
-"""Tenants, workspaces, principals, memberships and API keys."""
+"""Tenants, workspaces, principals, memberships, API keys (issued, listed, revoked) and tenant configuration.
+The key lookup that authentication needs is ``engram/db/keys.py``."""
 
 from __future__ import annotations
 
 import json
 import uuid
-from dataclasses import dataclass
-from datetime import datetime
 from typing import Any
 
 import asyncpg
 
 from engram.db.pool import tenant_tx
 from engram.domain.keys import IssuedKey, issue_key
-
-
-@dataclass(frozen=True)
-class KeyRecord:
-    key_id: str
-    tenant_id: str
-    principal_id: str
-    principal_type: str
-    salt: bytes
-    secret_hash: bytes
-    scopes: tuple[str, ...]
-    usable: bool  # not revoked, principal not disabled
-    last_used_stale: bool  # last_used_at is unset or older than a minute
-
-
-@dataclass(frozen=True)
-class KeyInfo:
-    key_id: str
-    principal_id: str
-    scopes: list[str]
-    label: str
-    created_at: datetime
-    revoked_at: datetime | None
-    last_used_at: datetime | None
-
-
-async def find_key(pool: asyncpg.Pool, key_id: str) -> KeyRecord | None:
-    """The key with this id, in whichever tenant it lives (the key_lookup policy allows this one row)."""
-    async with pool.acquire() as conn, conn.transaction():
-        await conn.execute("SELECT set_config('app.api_key_id', $1, true)", key_id)
-        key = await conn.fetchrow(
-            "SELECT tenant_id, principal_id, salt, secret_hash, scopes, revoked_at, "
-            "coalesce(last_used_at < now() - interval '1 minute', true) AS stale FROM api_keys WHERE id = $1",
-            key_id,
-        )
-        if key is None:
-            return None
-        await conn.execute("SELECT set_config('app.tenant_id', $1, true)", str(key["tenant_id"]))
-        principal = await conn.fetchrow("SELECT type, disabled_at FROM principals WHERE id = $1", key["principal_id"])
-        if principal is None:
-            return None
-    return KeyRecord(
-        key_id=key_id,
-        tenant_id=str(key["tenant_id"]),
-        principal_id=str(key["principal_id"]),
-        principal_type=principal["type"],
-        salt=bytes(key["salt"]),
-        secret_hash=bytes(key["secret_hash"]),
-        scopes=tuple(key["scopes"]),
-        usable=key["revoked_at"] is None and principal["disabled_at"] is None,
-        last_used_stale=bool(key["stale"]),
-    )
-
-
-async def touch_key(pool: asyncpg.Pool, tenant_id: str, key_id: str) -> None:
-    """Record a successful use (called only after the secret matched)."""
-    async with tenant_tx(pool, tenant_id) as conn:
-        await conn.execute("UPDATE api_keys SET last_used_at = now() WHERE id = $1", key_id)
+from engram.domain.models import ApiKeyInfo, TenantConfig
+from engram.errors import Conflict
 
 
 async def create_key(pool: asyncpg.Pool, tenant_id: str, principal_id: str, scopes: list[str], label: str) -> IssuedKey:
@@ -89,7 +32,7 @@ async def create_key(pool: asyncpg.Pool, tenant_id: str, principal_id: str, scop
     return issued
 
 
-async def list_keys(pool: asyncpg.Pool, tenant_id: str) -> list[KeyInfo]:
+async def list_keys(pool: asyncpg.Pool, tenant_id: str) -> list[ApiKeyInfo]:
     async with tenant_tx(pool, tenant_id) as conn:
         rows = await conn.fetch(
             "SELECT id, principal_id, scopes, label, created_at, revoked_at, last_used_at FROM api_keys "
@@ -97,7 +40,7 @@ async def list_keys(pool: asyncpg.Pool, tenant_id: str) -> list[KeyInfo]:
             tenant_id,
         )
     return [
-        KeyInfo(
+        ApiKeyInfo(
             r["id"],
             str(r["principal_id"]),
             list(r["scopes"]),
@@ -121,22 +64,29 @@ async def revoke_key(pool: asyncpg.Pool, tenant_id: str, key_id: str) -> bool:
 
 
 async def create_tenant(pool: asyncpg.Pool, name: str) -> str:
-    """A tenant with its default workspace."""
+    """A tenant with its default workspace; Conflict (``name_taken``) when the name is in use."""
     tenant_id = str(uuid.uuid4())
-    async with tenant_tx(pool, tenant_id) as conn:
-        await conn.execute("INSERT INTO tenants (id, name) VALUES ($1, $2)", tenant_id, name)
-        await conn.execute(
-            "INSERT INTO workspaces (tenant_id, id, name) VALUES ($1, $2, 'default')", tenant_id, uuid.uuid4()
-        )
+    try:
+        async with tenant_tx(pool, tenant_id) as conn:
+            await conn.execute("INSERT INTO tenants (id, name) VALUES ($1, $2)", tenant_id, name)
+            await conn.execute(
+                "INSERT INTO workspaces (tenant_id, id, name) VALUES ($1, $2, 'default')", tenant_id, uuid.uuid4()
+            )
+    except asyncpg.UniqueViolationError as exc:
+        raise Conflict(f"a tenant named {name!r} exists", field="name", code="name_taken") from exc
     return tenant_id
 
 
 async def create_workspace(pool: asyncpg.Pool, tenant_id: str, name: str) -> str:
+    """A workspace; Conflict (``name_taken``) when the tenant has one of that name."""
     workspace_id = str(uuid.uuid4())
-    async with tenant_tx(pool, tenant_id) as conn:
-        await conn.execute(
-            "INSERT INTO workspaces (tenant_id, id, name) VALUES ($1, $2, $3)", tenant_id, workspace_id, name
-        )
+    try:
+        async with tenant_tx(pool, tenant_id) as conn:
+            await conn.execute(
+                "INSERT INTO workspaces (tenant_id, id, name) VALUES ($1, $2, $3)", tenant_id, workspace_id, name
+            )
+    except asyncpg.UniqueViolationError as exc:
+        raise Conflict(f"a workspace named {name!r} exists", field="name", code="name_taken") from exc
     return workspace_id
 
 
@@ -225,6 +175,12 @@ async def merge_tenant_config(
 async def tenant_public(pool: asyncpg.Pool, tenant_id: str) -> bool:
     async with tenant_tx(pool, tenant_id) as conn:
         return bool(await conn.fetchval("SELECT public_enabled FROM tenants WHERE id = $1", tenant_id))
+
+
+async def full_config(pool: asyncpg.Pool, tenant_id: str) -> TenantConfig:
+    """The tenant's configuration, its version and whether its public items are shared."""
+    config, version = await tenant_config(pool, tenant_id)
+    return TenantConfig(tenant_id, config, version, await tenant_public(pool, tenant_id))
 
 
 async def set_tenant_public(pool: asyncpg.Pool, tenant_id: str, enabled: bool) -> None:

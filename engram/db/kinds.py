@@ -8,6 +8,7 @@ import asyncpg
 
 from engram.db.pool import tenant_tx
 from engram.domain.models import MemoryKind
+from engram.errors import Conflict
 
 KIND_COLUMNS = "name, singleton, requires_review, stays_in_recall_when_disputed, default_importance, enabled"
 # A built-in kind's ``enabled`` is the tenant's switch when it has set one (the shared row otherwise).
@@ -51,18 +52,22 @@ def _plain(row: asyncpg.Record) -> dict[str, Any]:
 
 
 async def create(pool: asyncpg.Pool, tenant_id: str, name: str, flags: dict[str, Any]) -> dict[str, Any]:
-    async with tenant_tx(pool, tenant_id) as conn:
-        row = await conn.fetchrow(
-            f"""INSERT INTO memory_kinds (tenant_id, name, singleton, requires_review, stays_in_recall_when_disputed,
-                                          default_importance)
-                VALUES ($1, $2, $3, $4, $5, $6) RETURNING {KIND_COLUMNS}, false AS built_in""",
-            tenant_id,
-            name,
-            flags["singleton"],
-            flags["requires_review"],
-            flags["stays_in_recall_when_disputed"],
-            flags["default_importance"],
-        )
+    """A custom kind; Conflict (``name_taken``) when the tenant has one of that name."""
+    try:
+        async with tenant_tx(pool, tenant_id) as conn:
+            row = await conn.fetchrow(
+                f"""INSERT INTO memory_kinds (tenant_id, name, singleton, requires_review,
+                                              stays_in_recall_when_disputed, default_importance)
+                    VALUES ($1, $2, $3, $4, $5, $6) RETURNING {KIND_COLUMNS}, false AS built_in""",
+                tenant_id,
+                name,
+                flags["singleton"],
+                flags["requires_review"],
+                flags["stays_in_recall_when_disputed"],
+                flags["default_importance"],
+            )
+    except asyncpg.UniqueViolationError as exc:
+        raise Conflict(f"kind {name!r} exists", field="name", code="name_taken") from exc
     return _plain(row)
 
 

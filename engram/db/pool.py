@@ -66,3 +66,13 @@ async def system_tx(pool: asyncpg.Pool) -> AsyncIterator[asyncpg.Connection]:
     async with pool.acquire() as conn, conn.transaction():
         await conn.execute("SELECT set_config('app.system_scope', 'on', true)")
         yield conn
+
+
+async def probe(database_url: str, timeout_s: float) -> None:
+    """Connect afresh and read the migrations table: returns when the database is reachable and migrated,
+    raises otherwise (for readiness reports)."""
+    conn = await asyncpg.connect(database_url, timeout=timeout_s)
+    try:
+        await conn.fetchval("SELECT 1 FROM schema_migrations LIMIT 1")
+    finally:
+        await conn.close()

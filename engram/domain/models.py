@@ -22,6 +22,44 @@ class CallerContext:
 
 
 @dataclass(frozen=True)
+class StoredKey:
+    """An API key as authentication reads it: whom it speaks for, its salted hash, and whether it may be used."""
+
+    key_id: str
+    tenant_id: str
+    principal_id: str
+    principal_type: str
+    salt: bytes
+    secret_hash: bytes
+    scopes: tuple[str, ...]
+    usable: bool  # not revoked, principal not disabled
+    last_used_stale: bool  # last_used_at is unset or older than a minute
+
+
+@dataclass(frozen=True)
+class ApiKeyInfo:
+    """An API key as the admin API lists it (never its secret)."""
+
+    key_id: str
+    principal_id: str
+    scopes: list[str]
+    label: str
+    created_at: datetime
+    revoked_at: datetime | None
+    last_used_at: datetime | None
+
+
+@dataclass(frozen=True)
+class TenantConfig:
+    """A tenant's configuration document, its version (0: never set) and whether its public items are shared."""
+
+    tenant_id: str
+    config: dict[str, Any]
+    version: int
+    public_enabled: bool
+
+
+@dataclass(frozen=True)
 class MemoryKind:
     name: str
     singleton: bool

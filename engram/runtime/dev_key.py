@@ -6,7 +6,7 @@ import os
 from pathlib import Path
 
 from engram.config import DEFAULT_ADMIN_ID, DEFAULT_TENANT_ID, Settings
-from engram.db import identity
+from engram.db import identity, keys
 from engram.db.pool import create_pool
 from engram.domain.keys import parse_key, secret_matches
 
@@ -32,7 +32,7 @@ async def ensure_dev_key(database_url: str, settings: Settings, home: Path) -> s
         if parsed is not None:
             pool = await create_pool(database_url, role=settings.app_role, max_size=2)
             try:
-                record = await identity.find_key(pool, parsed[0])
+                record = await keys.find(pool, parsed[0])
             finally:
                 await pool.close()
             if record is not None and record.usable and secret_matches(record.salt, record.secret_hash, parsed[1]):

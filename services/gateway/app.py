@@ -1,4 +1,4 @@
-"""The gateway: REST (FastAPI) in front of the ingest and recall gRPC services."""
+"""The gateway: REST (FastAPI) in front of the ingest (writes, Admin) and recall gRPC services."""
 
 from __future__ import annotations
 
@@ -26,10 +26,10 @@ def create_app(settings: Settings) -> FastAPI:
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
         if not (settings.database_url or settings.app_database_url):
             raise SystemExit("gateway needs ENGRAM_DATABASE_URL or ENGRAM_APP_DATABASE_URL")
-        app.state.pool = await service_pool(settings, max_size=5)
+        app.state.pool = await service_pool(settings, max_size=5)  # for the API-key lookup only
         app.state.authenticator = Authenticator(app.state.pool, settings)
-        app.state.limits = Limits(app.state.pool, settings)
         app.state.downstream = Downstream.connect(settings)
+        app.state.limits = Limits(app.state.downstream, settings)
         try:
             yield
         finally:

@@ -17,7 +17,7 @@ import asyncpg
 from fastapi import Depends, Request
 
 from engram.config import DEFAULT_ADMIN_ID, DEFAULT_TENANT_ID, Settings
-from engram.db import identity
+from engram.db import keys
 from engram.domain.keys import SCOPES, allows, parse_key, secret_matches
 from engram.domain.models import CallerContext
 from engram.errors import PermissionDenied, Unauthenticated
@@ -60,11 +60,11 @@ class Authenticator:
         if parsed is None:
             raise _refused()
         key_id, secret = parsed
-        record = await identity.find_key(self._pool, key_id)
+        record = await keys.find(self._pool, key_id)
         if record is None or not record.usable or not secret_matches(record.salt, record.secret_hash, secret):
             raise _refused()
         if record.last_used_stale:
-            await identity.touch_key(self._pool, record.tenant_id, key_id)
+            await keys.touch(self._pool, record.tenant_id, key_id)
         return CallerContext(
             tenant_id=record.tenant_id,
             principal_id=record.principal_id,

@@ -1,4 +1,5 @@
-"""The gateway's downstream connections: gRPC stubs for ingest and recall, and readiness probes."""
+"""The gateway's downstream connections: gRPC stubs for ingest (writes and administration) and recall, and
+readiness probes."""
 
 from __future__ import annotations
 
@@ -6,17 +7,17 @@ import asyncio
 from dataclasses import dataclass
 from typing import Annotated, Any
 
-import asyncpg
 import grpc
 import nats
 from fastapi import Depends, Request
 from grpc_health.v1 import health_pb2, health_pb2_grpc
 
 from engram.config import Settings
+from engram.db.pool import probe
 from engram.domain.models import CallerContext
 from engram.rpc.context import to_metadata
 from engram.rpc.errors import from_rpc_error
-from engram.v1 import ingest_pb2_grpc, recall_pb2_grpc
+from engram.v1 import admin_pb2_grpc, ingest_pb2_grpc, recall_pb2_grpc
 
 RPC_TIMEOUT_S = 10.0
 PROBE_TIMEOUT_S = 2.0
@@ -29,6 +30,7 @@ class Downstream:
     recall_channel: grpc.aio.Channel
     ingest: ingest_pb2_grpc.IngestServiceStub
     recall: recall_pb2_grpc.RecallServiceStub
+    admin: admin_pb2_grpc.AdminStub  # served by the ingest process, on its channel
 
     @classmethod
     def connect(cls, settings: Settings) -> Downstream:
@@ -40,17 +42,18 @@ class Downstream:
             recall_channel,
             ingest_pb2_grpc.IngestServiceStub(ingest_channel),
             recall_pb2_grpc.RecallServiceStub(recall_channel),
+            admin_pb2_grpc.AdminStub(ingest_channel),
         )
 
     async def close(self) -> None:
         await self.ingest_channel.close()
         await self.recall_channel.close()
 
-    async def call(self, method: Any, request: Any, ctx: CallerContext) -> Any:
+    async def call(self, method: Any, request: Any, ctx: CallerContext, timeout_s: float = RPC_TIMEOUT_S) -> Any:
         """One unary call with the caller's context in metadata; gRPC errors come back as EngramError."""
         try:
             metadata = to_metadata(ctx, internal_token=self.settings.internal_token)
-            return await method(request, metadata=metadata, timeout=RPC_TIMEOUT_S)
+            return await method(request, metadata=metadata, timeout=timeout_s)
         except grpc.aio.AioRpcError as exc:
             raise from_rpc_error(exc) from exc
 
@@ -68,11 +71,7 @@ class Downstream:
         if not self.settings.database_url:
             return "not configured"
         try:
-            conn = await asyncpg.connect(self.settings.database_url, timeout=PROBE_TIMEOUT_S)
-            try:
-                await conn.fetchval("SELECT 1 FROM schema_migrations LIMIT 1")
-            finally:
-                await conn.close()
+            await probe(self.settings.database_url, PROBE_TIMEOUT_S)
         except Exception as exc:
             return f"unreachable: {type(exc).__name__}"
         return "ok"

@@ -1,27 +1,34 @@
-"""Rate limits per principal and route class, from tenant config or the defaults in Settings."""
+"""Rate limits per principal and route class: the tenant's own (the Admin service's ``RateLimits``, cached for
+a few seconds) over the defaults in Settings.
+
+Limits never fail a request: when ingest cannot answer, the tenant's last known limits stay in force (or the
+defaults, for a tenant not seen yet) until the next attempt, one cache period later."""
 
 from __future__ import annotations
 
+import logging
 import time
 from collections.abc import Awaitable, Callable
 from typing import Annotated, Any
 
-import asyncpg
 from fastapi import Depends, Request
 
 from engram.config import Settings
-from engram.db import identity
 from engram.domain.models import CallerContext
 from engram.domain.ratelimit import RateLimiter
 from engram.errors import RateLimited
+from engram.v1 import admin_pb2
 from services.gateway.auth import Caller
+from services.gateway.clients import Downstream
 
+log = logging.getLogger(__name__)
 CONFIG_TTL_S = 10.0
+LOOKUP_TIMEOUT_S = 2.0
 
 
 class Limits:
-    def __init__(self, pool: asyncpg.Pool, settings: Settings, clock: Callable[[], float] = time.monotonic) -> None:
-        self._pool = pool
+    def __init__(self, downstream: Downstream, settings: Settings, clock: Callable[[], float] = time.monotonic) -> None:
+        self._downstream = downstream
         self._clock = clock
         self._limiter = RateLimiter(clock=clock)
         self._defaults = {
@@ -31,20 +38,34 @@ class Limits:
         }
         self._tenant_limits: dict[str, tuple[float, dict[str, int]]] = {}
 
-    async def per_minute(self, tenant_id: str, route: str) -> int:
-        cached = self._tenant_limits.get(tenant_id)
+    async def per_minute(self, ctx: CallerContext, route: str) -> int:
+        """The caller's tenant's limit for ``route``, in requests a minute."""
+        cached = self._tenant_limits.get(ctx.tenant_id)
         if cached is None or cached[0] < self._clock():
-            config, _ = await identity.tenant_config(self._pool, tenant_id)
-            cached = (self._clock() + CONFIG_TTL_S, dict(config.get("rate_limits", {})))
-            self._tenant_limits[tenant_id] = cached
+            known = await self._lookup(ctx, cached[1] if cached else {})
+            cached = (self._clock() + CONFIG_TTL_S, known)
+            self._tenant_limits[ctx.tenant_id] = cached
         return int(cached[1].get(route, self._defaults[route]))
 
+    async def _lookup(self, ctx: CallerContext, last_known: dict[str, int]) -> dict[str, int]:
+        try:
+            reply = await self._downstream.call(
+                self._downstream.admin.RateLimits, admin_pb2.RateLimitsRequest(), ctx, timeout_s=LOOKUP_TIMEOUT_S
+            )
+        except Exception as exc:  # any failure: keep limiting with what is known, never refuse the request
+            log.warning("rate limits of tenant %s unavailable (%s); using the last known", ctx.tenant_id, exc)
+            return last_known
+        return dict(reply.limits.per_minute)
+
     def forget(self, tenant_id: str) -> None:
-        """Drop the cached limits of a tenant whose config just changed (this replica sees it at once)."""
-        self._tenant_limits.pop(tenant_id, None)
+        """Expire the cached limits of a tenant whose config just changed (this replica asks again at once; they
+        stay the last known should ingest not answer)."""
+        cached = self._tenant_limits.get(tenant_id)
+        if cached is not None:
+            self._tenant_limits[tenant_id] = (float("-inf"), cached[1])
 
     async def check(self, ctx: CallerContext, route: str) -> None:
-        limit = await self.per_minute(ctx.tenant_id, route)
+        limit = await self.per_minute(ctx, route)
         wait = self._limiter.take(ctx.principal_id, route, limit)
         if wait > 0:
             raise RateLimited(f"rate limit of {limit} {route} requests a minute reached", retry_after_s=wait)

@@ -1,12 +1,15 @@
-"""The ingest process: gRPC server for writes plus the outbox relay, wired in one lifespan."""
+"""The ingest process: one gRPC server for writes (IngestService) and administration (Admin), plus the outbox
+relay and the sweeper, wired in one lifespan."""
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
 import logging
+from collections.abc import Callable
 
 import asyncpg
+import grpc
 import nats
 
 from engram.config import Settings
@@ -16,7 +19,9 @@ from engram.events.stream import ensure_streams
 from engram.llm import JsonChat
 from engram.rpc.server import start_server, stop_server
 from engram.telemetry.metrics import serve_metrics
-from engram.v1 import ingest_pb2_grpc
+from engram.v1 import admin_pb2_grpc, ingest_pb2_grpc
+from services.ingest.admin import AdminService
+from services.ingest.admin_servicer import AdminServicer
 from services.ingest.conflicts import ConflictService
 from services.ingest.edges import EdgeService
 from services.ingest.feedback import FeedbackService
@@ -27,6 +32,27 @@ from services.ingest.trash import TrashService, sweep
 
 log = logging.getLogger(__name__)
 RELAY_STOP_TIMEOUT_S = 5.0
+SERVICE_NAMES = ["engram.v1.IngestService", "engram.v1.Admin"]
+
+
+def servicers(pool: asyncpg.Pool, settings: Settings, llm: JsonChat | None = None) -> Callable[[grpc.aio.Server], None]:
+    """What registers the ingest process's servicers on a gRPC server (for ``start_server``)."""
+    ingest = IngestService(pool, settings, llm)
+    writes = IngestServicer(
+        ingest,
+        ReviewService(pool, settings),
+        FeedbackService(pool, settings),
+        TrashService(pool, settings),
+        ConflictService(pool, settings, ingest),
+        EdgeService(pool, settings),
+    )
+    admin = AdminServicer(AdminService(pool, settings))
+
+    def register(server: grpc.aio.Server) -> None:
+        ingest_pb2_grpc.add_IngestServiceServicer_to_server(writes, server)
+        admin_pb2_grpc.add_AdminServicer_to_server(admin, server)
+
+    return register
 
 
 async def run_relay(settings: Settings, pool: asyncpg.Pool, stop: asyncio.Event) -> None:
@@ -70,20 +96,11 @@ async def serve(settings: Settings, stop: asyncio.Event) -> None:
     pool = await service_pool(settings)
     llm = JsonChat.from_settings(settings)
     try:
-        ingest = IngestService(pool, settings, llm)
-        servicer = IngestServicer(
-            ingest,
-            ReviewService(pool, settings),
-            FeedbackService(pool, settings),
-            TrashService(pool, settings),
-            ConflictService(pool, settings, ingest),
-            EdgeService(pool, settings),
-        )
         server, health = await start_server(
             settings.ingest_addr,
             "ingest",
-            ["engram.v1.IngestService"],
-            lambda s: ingest_pb2_grpc.add_IngestServiceServicer_to_server(servicer, s),
+            SERVICE_NAMES,
+            servicers(pool, settings, llm),
             internal_token=settings.internal_token,
         )
         log.info("ingest serving on %s", settings.ingest_addr)

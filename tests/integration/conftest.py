@@ -1,5 +1,6 @@
-"""Fixtures for tests that go through gRPC or the gateway: the real ingest and recall servers in-process
-(with the internal token on), and the gateway app on top of them through httpx's ASGI transport."""
+"""Fixtures for tests that go through gRPC or the gateway: the real ingest (IngestService and Admin) and recall
+servers in-process (with the internal token on), and the gateway app on top of them through httpx's ASGI
+transport."""
 
 from __future__ import annotations
 
@@ -16,15 +17,9 @@ from engram.domain.models import CallerContext
 from engram.embeddings.provider import EmbeddingProvider
 from engram.rpc.server import start_server, stop_server
 from engram.runtime.ports import free_port
-from engram.v1 import ingest_pb2_grpc, recall_pb2_grpc
+from engram.v1 import recall_pb2_grpc
 from services.gateway.app import create_app
-from services.ingest.conflicts import ConflictService
-from services.ingest.edges import EdgeService
-from services.ingest.feedback import FeedbackService
-from services.ingest.review import ReviewService
-from services.ingest.service import IngestService
-from services.ingest.servicer import IngestServicer
-from services.ingest.trash import TrashService
+from services.ingest.app import SERVICE_NAMES, servicers
 from services.recall.service import RecallService
 from services.recall.servicer import RecallServicer
 from tests.support.keys import KeyMaker
@@ -39,22 +34,11 @@ async def servers(app_pool: asyncpg.Pool, settings: Settings, embedder: Embeddin
             "internal_token": secrets.token_urlsafe(16),
         }
     )
-    ingest_service = IngestService(app_pool, configured)
     ingest = await start_server(
         configured.ingest_addr,
         "ingest",
-        ["engram.v1.IngestService"],
-        lambda s: ingest_pb2_grpc.add_IngestServiceServicer_to_server(
-            IngestServicer(
-                ingest_service,
-                ReviewService(app_pool, configured),
-                FeedbackService(app_pool, configured),
-                TrashService(app_pool, configured),
-                ConflictService(app_pool, configured, ingest_service),
-                EdgeService(app_pool, configured),
-            ),
-            s,
-        ),
+        SERVICE_NAMES,
+        servicers(app_pool, configured),
         internal_token=configured.internal_token,
     )
     recall = await start_server(

@@ -1,0 +1,103 @@
+"""Admin API: a tenant's configuration (read, and changed by merging; every change is versioned)."""
+
+from __future__ import annotations
+
+import json
+from typing import Any, Literal
+
+from fastapi import APIRouter, Request
+from pydantic import BaseModel, Field
+
+from engram.v1 import admin_pb2
+from services.gateway.auth import Caller, policy
+from services.gateway.clients import Services
+from services.gateway.schemas import Body
+
+router = APIRouter()
+INT64_MAX = 2**63 - 1
+
+
+class TenantConfigBody(Body):
+    tenant_id: str | None = None
+    rate_limits: dict[str, int] | None = Field(
+        default=None, description="Requests a minute per principal, by route class: remember, recall, feedback."
+    )
+    public_enabled: bool | None = Field(
+        default=None, description="Let callers of every tenant read this tenant's `public` items."
+    )
+    feedback_daily_limit: int | None = Field(
+        default=None, ge=1, le=1_000_000, description="Feedback verdicts a principal may give per 24 hours."
+    )
+    ttl_days: dict[str, Any] | None = Field(
+        default=None,
+        description="Default lifetimes by kind and importance band, merged over the built-in matrix: "
+        '{"observation": {"low": 30, "medium": 90}}; null means never. Importance ≥ 0.8 never expires.',
+    )
+    secret_policy: Literal["refuse", "redact"] | None = Field(
+        default=None,
+        description="What remember does with content holding credentials: refuse it (422, the "
+        "default) or store it with each secret replaced by [REDACTED:<kind>].",
+    )
+    promotion: dict[str, Any] | None = Field(
+        default=None,
+        description='Promotion gates: {"min_age_minutes": 10, "min_memory_confidence": 0.6, '
+        '"min_taxonomy_confidence": 0.5, "kinds": {"doctrine": "manual", "observation": "auto"}}. Replaces them.',
+    )
+    recall: dict[str, Any] | None = Field(
+        default=None, description='Recall tuning: {"dense_weight": 0.5, "subject_boost": 0.0}. Replaces it.'
+    )
+    placement_rules: list[Any] | None = Field(
+        default=None,
+        description='Where the classifier places memories: [{"wing": "infra", "room": "db", '
+        '"any_of": ["postgres", "replica"]}]; the first rule with a phrase in the content wins. Replaces the list.',
+    )
+    trash_retention_days: int | None = Field(
+        default=None, ge=1, le=3650, description="Days a deleted or expired memory stays restorable."
+    )
+
+
+class TenantConfig(BaseModel):
+    tenant_id: str
+    config: dict[str, Any] = Field(description="The settings the tenant has changed (the defaults apply to the rest).")
+    version: int = Field(description="Goes up by one with every change; 0 when never changed.")
+    public_enabled: bool
+
+
+def _config(reply: admin_pb2.TenantConfigResponse) -> TenantConfig:
+    return TenantConfig(
+        tenant_id=reply.tenant_id,
+        config=json.loads(reply.config_json),
+        version=reply.version,
+        public_enabled=reply.public_enabled,
+    )
+
+
+def _patch(body: TenantConfigBody) -> admin_pb2.PatchTenantConfigRequest:
+    request = admin_pb2.PatchTenantConfigRequest(
+        tenant_id=body.tenant_id or "",
+        public_enabled=body.public_enabled,
+        feedback_daily_limit=body.feedback_daily_limit,
+        secret_policy=body.secret_policy,
+        trash_retention_days=body.trash_retention_days,
+    )
+    if body.rate_limits is not None:  # out-of-range values stay out of range for ingest to refuse
+        limits = {route: max(-INT64_MAX, min(value, INT64_MAX)) for route, value in body.rate_limits.items()}
+        request.rate_limits.CopyFrom(admin_pb2.RouteLimits(per_minute=limits))
+    for name in ("ttl_days", "promotion", "recall", "placement_rules"):
+        value = getattr(body, name)
+        if value is not None:
+            setattr(request, f"{name}_json", json.dumps(value))
+    return request
+
+
+@router.get("/tenant-config", summary="Read a tenant's configuration", **policy("admin"))
+async def get_tenant_config(ctx: Caller, ds: Services, tenant_id: str | None = None) -> TenantConfig:
+    request = admin_pb2.GetTenantConfigRequest(tenant_id=tenant_id or "")
+    return _config(await ds.call(ds.admin.GetTenantConfig, request, ctx))
+
+
+@router.patch("/tenant-config", summary="Change a tenant's configuration (merged, versioned)", **policy("admin"))
+async def patch_tenant_config(body: TenantConfigBody, request: Request, ctx: Caller, ds: Services) -> TenantConfig:
+    changed = _config(await ds.call(ds.admin.PatchTenantConfig, _patch(body), ctx))
+    request.app.state.limits.forget(changed.tenant_id)  # this replica applies new rate limits at once
+    return changed

@@ -1,0 +1,37 @@
+"""Admin API: a promotion run on demand (the same decisions as the promotion consumer)."""
+
+from __future__ import annotations
+
+from fastapi import APIRouter
+from pydantic import BaseModel, Field
+
+from engram.v1 import admin_pb2
+from services.gateway.auth import Caller, policy
+from services.gateway.clients import Services
+from services.gateway.schemas import Body
+
+router = APIRouter()
+
+
+class PromoteBody(Body):
+    tenant_id: str | None = None
+    dry_run: bool = Field(default=True, description="Report the decisions and write nothing (the default).")
+    limit: int = Field(default=100, ge=1, le=10_000)
+
+
+class Promotion(BaseModel):
+    tenant_id: str
+    dry_run: bool
+    decided: int
+    counts: dict[str, int] = Field(description="Decisions per outcome: promoted, skipped_<blocker>.")
+
+
+@router.post(
+    "/promote", summary="Promote the proposals every gate lets through (or report, with dry_run)", **policy("admin")
+)
+async def promote(body: PromoteBody, ctx: Caller, ds: Services) -> Promotion:
+    """The same decisions as the promotion consumer and ``engram promote-proposed``: oldest proposals first,
+    counts per outcome (``promoted``, ``skipped_<blocker>``)."""
+    request = admin_pb2.PromoteRequest(tenant_id=body.tenant_id or "", dry_run=body.dry_run, limit=body.limit)
+    reply = await ds.call(ds.admin.Promote, request, ctx)
+    return Promotion(tenant_id=reply.tenant_id, dry_run=reply.dry_run, decided=reply.decided, counts=dict(reply.counts))
