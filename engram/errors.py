@@ -24,6 +24,9 @@ The edges translate, nowhere else, each with a mapping keyed by class (the most 
 MRO wins, see ``most_specific``): a gRPC status code in ``engram/rpc/errors.py`` (services), and an HTTP status
 and title in ``services/gateway/problems.py`` (the gateway's problem+json). The class name, code and field cross
 gRPC in trailing metadata, so the gateway raises the same class with the same code.
+
+Errors also drive the pipeline (``engram/events/consumer.py``): a consumer retries only what ``is_retryable``
+allows, and takes a ``NotFound`` (the event's item was deleted meanwhile) as handled, not as a failure.
 """
 
 from __future__ import annotations
@@ -84,6 +87,15 @@ class Unavailable(EngramError):
 
     code = "unavailable"
     retryable = True
+
+
+def is_retryable(error: BaseException) -> bool:
+    """Whether trying the same thing again may succeed: an Engram error says so itself (its ``retryable``
+    flag); anything else (a dropped connection, a deadlock, a bug not yet understood) is given the benefit of
+    the doubt. The pipeline's consumers dead-letter a non-retryable failure at once instead of redelivering it."""
+    if isinstance(error, EngramError):
+        return error.retryable
+    return True
 
 
 def most_specific(table: Mapping[type[EngramError], T], error: type[EngramError]) -> T:

@@ -53,7 +53,8 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 from engram.domain.secrets import find_secrets
-from engram.domain.validation import MAX_LABEL_LENGTH, VISIBILITIES
+from engram.domain.validation import MAX_LABEL_LENGTH, validate_choice
+from engram.domain.values import Visibility
 from engram.errors import ValidationFailed
 
 MAX_CONFIDENCE = 0.95
@@ -463,18 +464,12 @@ def clamp_confidence(x: float) -> float:
 
 def narrow_visibility(current: str, suggested: str | None) -> str:
     """The narrower of the two (private < workspace < tenant < public): a suggestion never widens."""
-    if current not in VISIBILITIES:
-        raise ValidationFailed(
-            f"visibility must be one of {', '.join(VISIBILITIES)}; got {current!r}", field="visibility"
-        )
+    validate_choice(current, Visibility, "visibility")
     if suggested is None:
         return current
-    if suggested not in VISIBILITIES:
-        raise ValidationFailed(
-            f"suggested visibility must be one of {', '.join(VISIBILITIES)}; got {suggested!r}",
-            field="suggested_visibility",
-        )
-    return min(current, suggested, key=VISIBILITIES.index)
+    validate_choice(suggested, Visibility, "suggested_visibility")
+    order = list(Visibility)  # narrowest first
+    return min(current, suggested, key=lambda v: order.index(Visibility(v)))
 
 
 def classify(content: str, placement_rules: Sequence[PlacementRule] = ()) -> Classification:

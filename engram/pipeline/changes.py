@@ -15,6 +15,7 @@ import asyncpg
 from engram.db import conflicts, items
 from engram.db.pool import tenant_tx
 from engram.domain.models import MemoryItem
+from engram.domain.values import EventType, ReviewStatus
 from engram.events.envelope import Event
 from engram.events.outbox import Outbox
 
@@ -42,7 +43,9 @@ class Changes:
         """Move ``item`` (locked by the caller) to ``to_state``: ``review.<action>`` in the trail and
         ``memory.review_changed`` on the bus."""
         changed = await items.set_review_status(conn, str(item.id), to_state)
-        if item.review_status == "proposed" and to_state != "proposed":  # promotion has nothing left to decide
+        if (
+            item.review_status == ReviewStatus.PROPOSED and to_state != ReviewStatus.PROPOSED
+        ):  # promotion has nothing left to decide
             await items.finish_stage(
                 conn, str(item.id), "promotion", f"{to_state} by {actor.by or 'review'} ({action})"
             )
@@ -70,7 +73,7 @@ class Changes:
         await self.outbox.add(
             conn,
             Event(
-                type="engram.memory.review_changed",
+                type=EventType.MEMORY_REVIEW_CHANGED.cloud_type,
                 tenant_id=actor.tenant_id,
                 subject=str(item.id),
                 traceparent=actor.traceparent,
@@ -115,7 +118,7 @@ class Changes:
         await self.outbox.add(
             conn,
             Event(
-                type="engram.memory.superseded",
+                type=EventType.MEMORY_SUPERSEDED.cloud_type,
                 tenant_id=actor.tenant_id,
                 subject=str(old.id),
                 traceparent=actor.traceparent,
@@ -153,7 +156,7 @@ class Changes:
         await self.outbox.add(
             conn,
             Event(
-                type="engram.conflict.detected",
+                type=EventType.CONFLICT_DETECTED.cloud_type,
                 tenant_id=actor.tenant_id,
                 subject=conflict_id,
                 traceparent=actor.traceparent,
@@ -193,7 +196,7 @@ class Changes:
             await self.outbox.add(
                 conn,
                 Event(
-                    type="engram.conflict.resolved",
+                    type=EventType.CONFLICT_RESOLVED.cloud_type,
                     tenant_id=actor.tenant_id,
                     subject=r.id,
                     traceparent=actor.traceparent,

@@ -9,6 +9,7 @@ from collections.abc import Sequence
 import asyncpg
 
 from engram.config import Settings
+from engram.domain.values import EventType
 from engram.embeddings.provider import create_provider
 from engram.events.consumer import ConsumerSpec
 from engram.events.worker import Subscription, run_worker
@@ -26,7 +27,10 @@ async def serve(settings: Settings, stop: asyncio.Event) -> None:
                 service.handle,
                 service.mark_failed,
             )
-            for durable, event in ((CONSUMER, "memory.created"), (f"{CONSUMER}_restored", "memory.restored"))
+            for durable, event in (
+                (CONSUMER, EventType.MEMORY_CREATED),
+                (f"{CONSUMER}_restored", EventType.MEMORY_RESTORED),
+            )
         ]
 
     try:
