@@ -11,6 +11,7 @@ from typing import Any
 import asyncpg
 
 from engram.db.pool import tenant_tx
+from engram.db.violations import unique
 from engram.domain.keys import IssuedKey, issue_key
 
 
@@ -121,10 +122,11 @@ async def revoke_key(pool: asyncpg.Pool, tenant_id: str, key_id: str) -> bool:
 
 
 async def create_tenant(pool: asyncpg.Pool, name: str) -> str:
-    """A tenant with its default workspace."""
+    """A tenant with its default workspace; ``Conflict`` (``name_taken``) when the name is taken."""
     tenant_id = str(uuid.uuid4())
     async with tenant_tx(pool, tenant_id) as conn:
-        await conn.execute("INSERT INTO tenants (id, name) VALUES ($1, $2)", tenant_id, name)
+        with unique(f"a tenant named {name!r} exists", field="name", code="name_taken"):
+            await conn.execute("INSERT INTO tenants (id, name) VALUES ($1, $2)", tenant_id, name)
         await conn.execute(
             "INSERT INTO workspaces (tenant_id, id, name) VALUES ($1, $2, 'default')", tenant_id, uuid.uuid4()
         )
@@ -132,11 +134,13 @@ async def create_tenant(pool: asyncpg.Pool, name: str) -> str:
 
 
 async def create_workspace(pool: asyncpg.Pool, tenant_id: str, name: str) -> str:
+    """``Conflict`` (``name_taken``) when the tenant has a workspace of that name."""
     workspace_id = str(uuid.uuid4())
     async with tenant_tx(pool, tenant_id) as conn:
-        await conn.execute(
-            "INSERT INTO workspaces (tenant_id, id, name) VALUES ($1, $2, $3)", tenant_id, workspace_id, name
-        )
+        with unique(f"a workspace named {name!r} exists", field="name", code="name_taken"):
+            await conn.execute(
+                "INSERT INTO workspaces (tenant_id, id, name) VALUES ($1, $2, $3)", tenant_id, workspace_id, name
+            )
     return workspace_id
 
 

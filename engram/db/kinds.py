@@ -7,6 +7,7 @@ from typing import Any
 import asyncpg
 
 from engram.db.pool import tenant_tx
+from engram.db.violations import unique
 from engram.domain.models import MemoryKind
 
 KIND_COLUMNS = "name, singleton, requires_review, stays_in_recall_when_disputed, default_importance, enabled"
@@ -51,18 +52,20 @@ def _plain(row: asyncpg.Record) -> dict[str, Any]:
 
 
 async def create(pool: asyncpg.Pool, tenant_id: str, name: str, flags: dict[str, Any]) -> dict[str, Any]:
+    """A custom kind; ``Conflict`` (``name_taken``) when the tenant has one of that name."""
     async with tenant_tx(pool, tenant_id) as conn:
-        row = await conn.fetchrow(
-            f"""INSERT INTO memory_kinds (tenant_id, name, singleton, requires_review, stays_in_recall_when_disputed,
-                                          default_importance)
-                VALUES ($1, $2, $3, $4, $5, $6) RETURNING {KIND_COLUMNS}, false AS built_in""",
-            tenant_id,
-            name,
-            flags["singleton"],
-            flags["requires_review"],
-            flags["stays_in_recall_when_disputed"],
-            flags["default_importance"],
-        )
+        with unique(f"kind {name!r} exists", field="name", code="name_taken"):
+            row = await conn.fetchrow(
+                f"""INSERT INTO memory_kinds (tenant_id, name, singleton, requires_review,
+                                              stays_in_recall_when_disputed, default_importance)
+                    VALUES ($1, $2, $3, $4, $5, $6) RETURNING {KIND_COLUMNS}, false AS built_in""",
+                tenant_id,
+                name,
+                flags["singleton"],
+                flags["requires_review"],
+                flags["stays_in_recall_when_disputed"],
+                flags["default_importance"],
+            )
     return _plain(row)
 
 

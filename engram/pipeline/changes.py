@@ -7,6 +7,7 @@ the ``Actor``."""
 
 from __future__ import annotations
 
+import logging
 from dataclasses import dataclass
 from typing import Any
 
@@ -15,9 +16,12 @@ import asyncpg
 from engram.db import conflicts, items
 from engram.db.pool import tenant_tx
 from engram.domain.models import MemoryItem
-from engram.domain.values import EventType, ReviewStatus
+from engram.domain.values import EventType, ReviewStatus, StageStatus
+from engram.errors import NotFound
 from engram.events.envelope import Event
 from engram.events.outbox import Outbox
+
+log = logging.getLogger(__name__)
 
 
 @dataclass(frozen=True)
@@ -228,13 +232,15 @@ class Changes:
 async def stage_failed(pool: asyncpg.Pool, event: Event, stage: str, error: Exception) -> None:
     """A consumer gave up on ``event``: its item's ``stage`` says failed, with the reason (when the item is
     still there)."""
-    async with tenant_tx(pool, event.tenant_id) as conn:
-        if await items.get(conn, event.subject) is not None:
+    try:
+        async with tenant_tx(pool, event.tenant_id) as conn:
             await items.set_stage(
                 conn,
                 tenant_id=event.tenant_id,
                 item_id=event.subject,
                 stage=stage,
-                status="failed",
+                status=StageStatus.FAILED,
                 detail=repr(error)[:500],
             )
+    except NotFound:
+        log.info("item %s of event %s no longer exists; no %s stage to mark failed", event.subject, event.id, stage)
