@@ -17,6 +17,7 @@ from services.embedder.service import CONSUMER, EmbedderService
 
 
 async def serve(settings: Settings, stop: asyncio.Event) -> None:
+    settings.require_for("embedder")
     provider = create_provider(settings)
 
     async def build(pool: asyncpg.Pool) -> Sequence[Subscription]:

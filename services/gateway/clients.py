@@ -65,17 +65,22 @@ class Downstream:
         return dict(zip(("database", "nats", "ingest", "recall"), checks, strict=True))
 
     async def _probe_database(self) -> str:
-        if not self.settings.database_url:
+        """The database as the gateway itself uses it: the app role's URL when it was given one, otherwise the
+        owner URL acting as the app role (as ``service_pool`` connects)."""
+        url, role = self.settings.app_database_url, None
+        if not url:
+            url, role = self.settings.database_url, self.settings.app_role
+        if not url:
             return "not configured"
         try:
-            conn = await asyncpg.connect(self.settings.database_url, timeout=PROBE_TIMEOUT_S)
-            try:
-                await conn.fetchval("SELECT 1 FROM schema_migrations LIMIT 1")
+            conn = await asyncpg.connect(url, timeout=PROBE_TIMEOUT_S, server_settings={"role": role} if role else None)
+            try:  # the app role may not read schema_migrations, but it can see that it exists
+                migrated = await conn.fetchval("SELECT to_regclass('schema_migrations') IS NOT NULL")
             finally:
                 await conn.close()
         except Exception as exc:
             return f"unreachable: {type(exc).__name__}"
-        return "ok"
+        return "ok" if migrated else "not migrated"
 
     async def _probe_nats(self) -> str:
         if not self.settings.nats_url:
