@@ -1,15 +1,21 @@
 """One typed Settings object, read from ENGRAM_* environment variables once at start-up.
 
 Each process builds its Settings in ``__main__`` and passes it down; nothing else reads the environment.
+Before a service starts, ``Settings.require_for(role)`` checks that what the role needs is set (the table is
+``ROLE_NEEDS``) and raises ``SettingsError`` naming the first missing setting and its environment variable.
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
 
 from pydantic import Field
 from pydantic_settings import BaseSettings, SettingsConfigDict
+
+from engram.errors import EngramError
 
 # The seeded development tenant, workspace and principals (migrations 001 and 002 create these rows);
 # the admin is the one `engram up` issues the development key for.
@@ -17,6 +23,52 @@ DEFAULT_TENANT_ID = "00000000-0000-4000-8000-000000000001"
 DEFAULT_WORKSPACE_ID = "00000000-0000-4000-8000-000000000002"
 DEFAULT_PRINCIPAL_ID = "00000000-0000-4000-8000-000000000003"
 DEFAULT_ADMIN_ID = "00000000-0000-4000-8000-000000000004"
+
+
+class SettingsError(EngramError):
+    """A service was started without a setting its role needs; ``field`` names the setting."""
+
+    code = "settings_missing"
+
+
+@dataclass(frozen=True)
+class Requirement:
+    """One thing a role needs: ``setting`` (as named in messages), the environment variables that satisfy it,
+    and the check on a Settings."""
+
+    setting: str
+    variables: tuple[str, ...]
+    met: Callable[[Settings], bool]
+    why: str
+
+
+DATABASE = Requirement(
+    "database_url",
+    ("ENGRAM_DATABASE_URL", "ENGRAM_APP_DATABASE_URL"),
+    lambda s: bool(s.database_url or s.app_database_url),
+    "the PostgreSQL database",
+)
+NATS = Requirement("nats_url", ("ENGRAM_NATS_URL",), lambda s: bool(s.nats_url), "NATS JetStream")
+INGEST = Requirement("ingest_addr", ("ENGRAM_INGEST_ADDR",), lambda s: bool(s.ingest_addr), "the ingest gRPC address")
+RECALL = Requirement("recall_addr", ("ENGRAM_RECALL_ADDR",), lambda s: bool(s.recall_addr), "the recall gRPC address")
+EMBEDDING = Requirement(
+    "embedding_base_url",
+    ("ENGRAM_EMBEDDING_BASE_URL",),
+    lambda s: s.embedding_provider != "openai" or bool(s.embedding_base_url),
+    "the embedding endpoint (ENGRAM_EMBEDDING_PROVIDER=openai)",
+)
+
+ROLE_NEEDS: dict[str, tuple[Requirement, ...]] = {
+    # the gateway's /ready reports NATS too: writes are only announced once the bus is up
+    "gateway": (DATABASE, NATS, INGEST, RECALL),
+    "ingest": (DATABASE, NATS, INGEST),  # NATS: its outbox relay
+    "recall": (DATABASE, RECALL, EMBEDDING),  # the query vector of semantic and hybrid recall
+    "embedder": (DATABASE, NATS, EMBEDDING),
+    "classifier": (DATABASE, NATS),
+    "conflicts": (DATABASE, NATS),
+    "promotion": (DATABASE, NATS),
+}
+"""What each service role needs before it starts (the same names as ``engram serve <role>``)."""
 
 
 class Settings(BaseSettings):
@@ -121,6 +173,14 @@ class Settings(BaseSettings):
         default=60.0, gt=0, description="How often ingest expires items, empties old trash and deletes old recall logs."
     )
     log_level: str = "INFO"
+
+    def require_for(self, role: str) -> None:
+        """``SettingsError`` naming the first setting ``role`` needs that is not set, and its variable."""
+        if role not in ROLE_NEEDS:
+            raise SettingsError(f"no service role {role!r}; one of {', '.join(ROLE_NEEDS)}", field="role")
+        for need in ROLE_NEEDS[role]:
+            if not need.met(self):
+                raise SettingsError(f"{role} needs {need.why}: set {' or '.join(need.variables)}", field=need.setting)
 
     @property
     def embedding_profile(self) -> str:

@@ -17,13 +17,17 @@ humans and, when one field of the request is at fault, its ``field``.
     └── Unavailable        a dependency (database, NATS, a downstream service, the embedding endpoint) cannot
                            be reached right now. Retryable.
 
-Two more live next to what raises them and never cross an edge: ``MigrationError``
-(``engram/db/migrate.py``) and ``HomeInUseError`` (``engram/runtime/home_lock.py``), both reported by the CLI.
+Three more live next to what raises them and never cross an edge: ``MigrationError``
+(``engram/db/migrate.py``) and ``HomeInUseError`` (``engram/runtime/home_lock.py``), both reported by the CLI,
+and ``SettingsError`` (``engram/config.py``), a setting a service needs is missing, reported as it starts.
 
 The edges translate, nowhere else, each with a mapping keyed by class (the most specific class in the error's
 MRO wins, see ``most_specific``): a gRPC status code in ``engram/rpc/errors.py`` (services), and an HTTP status
 and title in ``services/gateway/problems.py`` (the gateway's problem+json). The class name, code and field cross
 gRPC in trailing metadata, so the gateway raises the same class with the same code.
+
+Errors also drive the pipeline (``engram/events/consumer.py``): a consumer retries only what ``is_retryable``
+allows, and takes a ``NotFound`` (the event's item was deleted meanwhile) as handled, not as a failure.
 """
 
 from __future__ import annotations
@@ -84,6 +88,15 @@ class Unavailable(EngramError):
 
     code = "unavailable"
     retryable = True
+
+
+def is_retryable(error: BaseException) -> bool:
+    """Whether trying the same thing again may succeed: an Engram error says so itself (its ``retryable``
+    flag); anything else (a dropped connection, a deadlock, a bug not yet understood) is given the benefit of
+    the doubt. The pipeline's consumers dead-letter a non-retryable failure at once instead of redelivering it."""
+    if isinstance(error, EngramError):
+        return error.retryable
+    return True
 
 
 def most_specific(table: Mapping[type[EngramError], T], error: type[EngramError]) -> T:

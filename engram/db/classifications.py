@@ -8,6 +8,7 @@ from typing import Any
 import asyncpg
 
 from engram.db.items import ITEM_COLUMNS, row_to_item
+from engram.db.violations import item_must_exist
 from engram.domain.models import MemoryItem
 
 CLASSIFIABLE = (
@@ -44,16 +45,18 @@ async def add_receipt(
     output: dict[str, Any],
     applied: dict[str, Any],
 ) -> None:
-    await conn.execute(
-        "INSERT INTO classification_receipts (tenant_id, item_id, classifier, fallback_reason, output, applied) "
-        "VALUES ($1, $2, $3, $4, $5::jsonb, $6::jsonb)",
-        tenant_id,
-        item_id,
-        classifier,
-        fallback_reason,
-        json.dumps(output),
-        json.dumps(applied),
-    )
+    """``NotFound`` (``gone``) when the item no longer exists."""
+    with item_must_exist(item_id):
+        await conn.execute(
+            "INSERT INTO classification_receipts (tenant_id, item_id, classifier, fallback_reason, output, applied) "
+            "VALUES ($1, $2, $3, $4, $5::jsonb, $6::jsonb)",
+            tenant_id,
+            item_id,
+            classifier,
+            fallback_reason,
+            json.dumps(output),
+            json.dumps(applied),
+        )
 
 
 async def receipts(conn: asyncpg.Connection, item_id: str) -> list[dict[str, Any]]:

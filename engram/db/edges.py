@@ -10,7 +10,6 @@ from engram.db.items import ITEM_COLUMNS, NOT_EXPIRED, row_to_item, visible_to
 from engram.domain.models import Edge, MemoryItem, Tunnel
 
 # Linked by a caller; "supersedes" edges are written by supersession only.
-LINK_TYPES = ("derived_from", "references", "explains", "contradicts", "supports", "depends_on", "mentions")
 
 
 def _plain(row: asyncpg.Record) -> dict[str, Any]:

@@ -7,18 +7,22 @@ from uuid import UUID
 import asyncpg
 import numpy as np
 
+from engram.db.violations import item_must_exist
+
 
 async def upsert(
     conn: asyncpg.Connection, tenant_id: str, item_id: UUID | str, profile: str, vector: np.ndarray
 ) -> None:
-    await conn.execute(
-        """INSERT INTO memory_embeddings (tenant_id, item_id, profile, embedding) VALUES ($1, $2, $3, $4)
-           ON CONFLICT (item_id, profile) DO UPDATE SET embedding = EXCLUDED.embedding, created_at = now()""",
-        tenant_id,
-        item_id,
-        profile,
-        vector,
-    )
+    """Store the item's vector under ``profile``; ``NotFound`` (``gone``) when the item no longer exists."""
+    with item_must_exist(item_id):
+        await conn.execute(
+            """INSERT INTO memory_embeddings (tenant_id, item_id, profile, embedding) VALUES ($1, $2, $3, $4)
+               ON CONFLICT (item_id, profile) DO UPDATE SET embedding = EXCLUDED.embedding, created_at = now()""",
+            tenant_id,
+            item_id,
+            profile,
+            vector,
+        )
 
 
 async def vectors(conn: asyncpg.Connection, item_ids: list[str], profile: str) -> dict[str, np.ndarray]:

@@ -10,9 +10,9 @@ from typing import Any
 import asyncpg
 
 from engram.db.pool import tenant_tx
+from engram.db.violations import unique
 from engram.domain.keys import IssuedKey, issue_key
 from engram.domain.models import ApiKeyInfo, TenantConfig
-from engram.errors import Conflict
 
 
 async def create_key(pool: asyncpg.Pool, tenant_id: str, principal_id: str, scopes: list[str], label: str) -> IssuedKey:
@@ -64,29 +64,25 @@ async def revoke_key(pool: asyncpg.Pool, tenant_id: str, key_id: str) -> bool:
 
 
 async def create_tenant(pool: asyncpg.Pool, name: str) -> str:
-    """A tenant with its default workspace; Conflict (``name_taken``) when the name is in use."""
+    """A tenant with its default workspace; ``Conflict`` (``name_taken``) when the name is taken."""
     tenant_id = str(uuid.uuid4())
-    try:
-        async with tenant_tx(pool, tenant_id) as conn:
+    async with tenant_tx(pool, tenant_id) as conn:
+        with unique(f"a tenant named {name!r} exists", field="name", code="name_taken"):
             await conn.execute("INSERT INTO tenants (id, name) VALUES ($1, $2)", tenant_id, name)
-            await conn.execute(
-                "INSERT INTO workspaces (tenant_id, id, name) VALUES ($1, $2, 'default')", tenant_id, uuid.uuid4()
-            )
-    except asyncpg.UniqueViolationError as exc:
-        raise Conflict(f"a tenant named {name!r} exists", field="name", code="name_taken") from exc
+        await conn.execute(
+            "INSERT INTO workspaces (tenant_id, id, name) VALUES ($1, $2, 'default')", tenant_id, uuid.uuid4()
+        )
     return tenant_id
 
 
 async def create_workspace(pool: asyncpg.Pool, tenant_id: str, name: str) -> str:
-    """A workspace; Conflict (``name_taken``) when the tenant has one of that name."""
+    """``Conflict`` (``name_taken``) when the tenant has a workspace of that name."""
     workspace_id = str(uuid.uuid4())
-    try:
-        async with tenant_tx(pool, tenant_id) as conn:
+    async with tenant_tx(pool, tenant_id) as conn:
+        with unique(f"a workspace named {name!r} exists", field="name", code="name_taken"):
             await conn.execute(
                 "INSERT INTO workspaces (tenant_id, id, name) VALUES ($1, $2, $3)", tenant_id, workspace_id, name
             )
-    except asyncpg.UniqueViolationError as exc:
-        raise Conflict(f"a workspace named {name!r} exists", field="name", code="name_taken") from exc
     return workspace_id
 
 

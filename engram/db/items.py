@@ -10,6 +10,7 @@ from uuid import UUID
 
 import asyncpg
 
+from engram.db.violations import item_must_exist
 from engram.domain.models import ItemEvent, MemoryItem, Stage
 from engram.errors import Conflict
 
@@ -409,16 +410,18 @@ async def add_event(
 async def set_stage(
     conn: asyncpg.Connection, *, tenant_id: str, item_id: UUID | str, stage: str, status: str, detail: str = ""
 ) -> None:
-    await conn.execute(
-        """INSERT INTO item_stages (tenant_id, item_id, stage, status, detail) VALUES ($1, $2, $3, $4, $5)
-           ON CONFLICT (item_id, stage) DO UPDATE SET status = EXCLUDED.status, detail = EXCLUDED.detail,
-                                                      updated_at = now()""",
-        tenant_id,
-        item_id,
-        stage,
-        status,
-        detail,
-    )
+    """Record where the item is in the pipeline; ``NotFound`` (``gone``) when the item no longer exists."""
+    with item_must_exist(item_id):
+        await conn.execute(
+            """INSERT INTO item_stages (tenant_id, item_id, stage, status, detail) VALUES ($1, $2, $3, $4, $5)
+               ON CONFLICT (item_id, stage) DO UPDATE SET status = EXCLUDED.status, detail = EXCLUDED.detail,
+                                                          updated_at = now()""",
+            tenant_id,
+            item_id,
+            stage,
+            status,
+            detail,
+        )
 
 
 async def finish_stage(conn: asyncpg.Connection, item_id: str, stage: str, detail: str) -> None:

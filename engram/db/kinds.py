@@ -7,8 +7,8 @@ from typing import Any
 import asyncpg
 
 from engram.db.pool import tenant_tx
+from engram.db.violations import unique
 from engram.domain.models import MemoryKind
-from engram.errors import Conflict
 
 KIND_COLUMNS = "name, singleton, requires_review, stays_in_recall_when_disputed, default_importance, enabled"
 # A built-in kind's ``enabled`` is the tenant's switch when it has set one (the shared row otherwise).
@@ -52,9 +52,9 @@ def _plain(row: asyncpg.Record) -> dict[str, Any]:
 
 
 async def create(pool: asyncpg.Pool, tenant_id: str, name: str, flags: dict[str, Any]) -> dict[str, Any]:
-    """A custom kind; Conflict (``name_taken``) when the tenant has one of that name."""
-    try:
-        async with tenant_tx(pool, tenant_id) as conn:
+    """A custom kind; ``Conflict`` (``name_taken``) when the tenant has one of that name."""
+    async with tenant_tx(pool, tenant_id) as conn:
+        with unique(f"kind {name!r} exists", field="name", code="name_taken"):
             row = await conn.fetchrow(
                 f"""INSERT INTO memory_kinds (tenant_id, name, singleton, requires_review,
                                               stays_in_recall_when_disputed, default_importance)
@@ -66,8 +66,6 @@ async def create(pool: asyncpg.Pool, tenant_id: str, name: str, flags: dict[str,
                 flags["stays_in_recall_when_disputed"],
                 flags["default_importance"],
             )
-    except asyncpg.UniqueViolationError as exc:
-        raise Conflict(f"kind {name!r} exists", field="name", code="name_taken") from exc
     return _plain(row)
 
 

@@ -68,11 +68,13 @@ async def system_tx(pool: asyncpg.Pool) -> AsyncIterator[asyncpg.Connection]:
         yield conn
 
 
-async def probe(database_url: str, timeout_s: float) -> None:
-    """Connect afresh and read the migrations table: returns when the database is reachable and migrated,
-    raises otherwise (for readiness reports)."""
-    conn = await asyncpg.connect(database_url, timeout=timeout_s)
+async def probe(database_url: str, timeout_s: float, role: str | None = None) -> bool:
+    """For readiness reports: connect afresh (as ``role`` when given) and say whether the schema is migrated;
+    raises when the database cannot be reached. The app role may not read ``schema_migrations``, but it can
+    see that the table exists."""
+    server_settings = {"role": role} if role else None
+    conn = await asyncpg.connect(database_url, timeout=timeout_s, server_settings=server_settings)
     try:
-        await conn.fetchval("SELECT 1 FROM schema_migrations LIMIT 1")
+        return bool(await conn.fetchval("SELECT to_regclass('schema_migrations') IS NOT NULL"))
     finally:
         await conn.close()

@@ -9,6 +9,7 @@ import asyncpg
 from engram.db import items, kinds
 from engram.domain import lifecycle
 from engram.domain.models import MemoryItem
+from engram.domain.values import ReviewStatus
 
 MAX_HOPS = 5
 
@@ -38,7 +39,7 @@ async def terminal(
 
 async def _in_recall(conn: asyncpg.Connection, item: MemoryItem) -> bool:
     """A disputed item stays in recall only when its kind says so (as in the candidate queries)."""
-    if item.review_status != "disputed":
+    if item.review_status != ReviewStatus.DISPUTED:
         return True
     kind = await kinds.get_kind(conn, item.kind)
     return kind is not None and kind.stays_in_recall_when_disputed

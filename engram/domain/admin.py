@@ -14,11 +14,9 @@ from typing import Any
 from engram.domain.keys import allows
 from engram.domain.models import CallerContext
 from engram.domain.validation import validate_choice
+from engram.domain.values import PrincipalType, SecretPolicy, WorkspaceRole
 from engram.errors import PermissionDenied, ValidationFailed
 
-ROLES = ("owner", "admin", "member", "viewer")
-PRINCIPAL_TYPES = ("agent", "user", "system", "admin")
-SECRET_POLICIES = ("refuse", "redact")
 MAX_NAME_LENGTH = 200
 KIND_NAME = re.compile(r"^[a-z][a-z0-9_]{0,63}$")
 DEFAULT_KIND_IMPORTANCE = 0.5
@@ -60,17 +58,17 @@ def validate_optional_text(value: str, field: str) -> str:
 
 
 def validate_role(value: str) -> str:
-    validate_choice(value, ROLES, "role")
+    validate_choice(value, WorkspaceRole, "role")
     return value
 
 
 def validate_principal_type(value: str) -> str:
-    validate_choice(value, PRINCIPAL_TYPES, "type")
+    validate_choice(value, PrincipalType, "type")
     return value
 
 
 def validate_secret_policy(value: str) -> str:
-    validate_choice(value, SECRET_POLICIES, "secret_policy")
+    validate_choice(value, SecretPolicy, "secret_policy")
     return value
 
 

@@ -7,8 +7,7 @@ from __future__ import annotations
 
 from enum import IntEnum
 
-SOURCE_TYPES = ("explicit", "agent", "import", "inferred")
-PRINCIPAL_TYPES = ("agent", "user", "system", "admin")
+from engram.domain.values import PrincipalType, SourceType
 
 
 class Authority(IntEnum):
@@ -19,19 +18,19 @@ class Authority(IntEnum):
     EXPLICIT_USER = 50
 
 
-def default_source_type(principal_type: str) -> str:
-    return "agent" if principal_type == "agent" else "explicit"
+def default_source_type(principal_type: str) -> SourceType:
+    return SourceType.AGENT if principal_type == PrincipalType.AGENT else SourceType.EXPLICIT
 
 
 def derive_authority(source_type: str, principal_type: str, *, trusted: bool = False) -> Authority:
     """The authority a write carries. A source can claim less than its principal allows, never more."""
-    if source_type == "inferred":
+    if source_type == SourceType.INFERRED:
         return Authority.INFERRED
-    if principal_type == "agent":
+    if principal_type == PrincipalType.AGENT:
         return Authority.TRUSTED_AGENT if trusted else Authority.UNTRUSTED_AGENT
-    if source_type == "import":
+    if source_type == SourceType.IMPORT:
         return Authority.TRUSTED_IMPORT
-    if source_type == "agent":
+    if source_type == SourceType.AGENT:
         # a human or system principal relaying what an agent said
         return Authority.TRUSTED_AGENT
     return Authority.EXPLICIT_USER

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from datetime import UTC, datetime, timedelta
 
+from engram.domain.values import FeedbackVerdict
+
 VERDICTS = ("useful", "noise")
 USEFUL_STEP = 0.05
 NOISE_STEP = 0.10
@@ -16,7 +18,7 @@ def adjusted_importance(importance: float, verdict: str, previous: str | None) -
     if verdict == previous:
         return importance
     undo = {"useful": -USEFUL_STEP, "noise": NOISE_STEP}.get(previous or "", 0.0)
-    step = USEFUL_STEP if verdict == "useful" else -NOISE_STEP
+    step = USEFUL_STEP if verdict == FeedbackVerdict.USEFUL else -NOISE_STEP
     return round(min(1.0, max(0.0, importance + undo + step)), 4)
 
 

@@ -19,10 +19,11 @@ from enum import Enum
 
 from engram.domain.keys import allows
 from engram.domain.models import CallerContext
+from engram.domain.values import LIVE_REVIEW_STATUSES, PrincipalType, ReviewAction
 from engram.errors import Conflict, PermissionDenied, ValidationFailed
 
-ACTIONS = ("activate", "dispute", "reject", "archive", "reactivate", "withdraw")
-LIVE_STATES = ("proposed", "active", "disputed")  # review states of a memory still in play
+ACTIONS = tuple(ReviewAction)
+LIVE_STATES = LIVE_REVIEW_STATUSES  # review states of a memory still in play
 
 
 class Who(Enum):
@@ -56,7 +57,7 @@ TRANSITIONS: tuple[Transition, ...] = (
 
 
 def is_reviewer(ctx: CallerContext) -> bool:
-    return ctx.principal_type != "agent" and allows(ctx.scopes, "review")
+    return ctx.principal_type != PrincipalType.AGENT and allows(ctx.scopes, "review")
 
 
 def decide(ctx: CallerContext, state: str, action: str, author_id: str) -> Transition:
@@ -77,7 +78,7 @@ def decide(ctx: CallerContext, state: str, action: str, author_id: str) -> Trans
         Who.REVIEWER: is_reviewer(ctx),
         Who.WRITER: allows(ctx.scopes, "write"),
         Who.AUTHOR: is_author,
-        Who.REVIEWER_OR_HUMAN_AUTHOR: is_reviewer(ctx) or (is_author and ctx.principal_type != "agent"),
+        Who.REVIEWER_OR_HUMAN_AUTHOR: is_reviewer(ctx) or (is_author and ctx.principal_type != PrincipalType.AGENT),
     }[transition.who]
     if not permitted:
         raise PermissionDenied(_why(transition.who, action), code="review_not_allowed")

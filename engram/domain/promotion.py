@@ -14,6 +14,7 @@ from datetime import datetime, timedelta
 from typing import Any
 
 from engram.domain.models import MemoryItem, MemoryKind
+from engram.domain.values import Retention, ReviewStatus
 from engram.errors import ValidationFailed
 
 POLICIES = ("auto", "manual")
@@ -89,7 +90,7 @@ def blockers(
 ) -> list[tuple[str, str]]:
     """Every gate the item fails, as (code, detail); empty when it may be promoted."""
     found: list[tuple[str, str]] = []
-    if item.review_status != "proposed":
+    if item.review_status != ReviewStatus.PROPOSED:
         found.append(("not_proposed", f"the item is {item.review_status}"))
     if item.invalidated_at is not None:
         found.append(("invalidated", "the item is invalidated"))
@@ -102,7 +103,7 @@ def blockers(
         found.append(("age", f"younger than {gates.min_age_minutes} min (ready at {ready_at.isoformat()})"))
     if item.classified_at is None:
         found.append(("unclassified", "not classified yet"))
-    elif item.retention == "noise":
+    elif item.retention == Retention.NOISE:
         found.append(("noise", "classified as noise"))
     if item.memory_confidence < gates.min_memory_confidence:
         found.append(

@@ -9,6 +9,7 @@ from datetime import datetime
 from typing import Any
 
 from engram.domain.models import MemoryItem
+from engram.domain.values import ReviewStatus
 from engram.errors import ValidationFailed
 
 SCORING_VERSION = "v4-session-context"
@@ -58,7 +59,7 @@ def trust_score(item: MemoryItem, *, in_open_conflict: bool = False) -> float:
     if item.human_verified:
         base = min(1.0, base + 0.2)
     score = 0.5 + 0.5 * base
-    if item.review_status == "proposed":
+    if item.review_status == ReviewStatus.PROPOSED:
         score *= PROPOSED_FACTOR
     if in_open_conflict:
         score *= CONFLICT_FACTOR

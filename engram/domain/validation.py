@@ -3,12 +3,12 @@
 from __future__ import annotations
 
 import uuid
+from collections.abc import Iterable
 from datetime import datetime
 
-from engram.domain.authority import SOURCE_TYPES
+from engram.domain.values import SourceType, Visibility
 from engram.errors import NotFound, ValidationFailed
 
-VISIBILITIES = ("private", "workspace", "tenant", "public")
 MAX_TAGS = 32
 MAX_TAG_LENGTH = 64
 MAX_LABEL_LENGTH = 200
@@ -40,17 +40,19 @@ def validate_tags(tags: list[str]) -> list[str]:
     return clean
 
 
-def validate_choice(value: str, allowed: tuple[str, ...], field: str) -> None:
-    if value not in allowed:
-        raise ValidationFailed(f"{field} must be one of {', '.join(allowed)}; got {value!r}", field=field)
+def validate_choice(value: str, allowed: Iterable[str], field: str) -> None:
+    """``value`` is one of ``allowed`` (a value set from ``engram.domain.values``, or a subset of one)."""
+    choices = tuple(str(choice) for choice in allowed)
+    if value not in choices:
+        raise ValidationFailed(f"{field} must be one of {', '.join(choices)}; got {value!r}", field=field)
 
 
 def validate_source_type(value: str) -> None:
-    validate_choice(value, SOURCE_TYPES, "source_type")
+    validate_choice(value, SourceType, "source_type")
 
 
 def validate_visibility(value: str) -> None:
-    validate_choice(value, VISIBILITIES, "visibility")
+    validate_choice(value, Visibility, "visibility")
 
 
 def validate_label(value: str, field: str) -> None:

@@ -2,9 +2,18 @@
 
 A consumer is a durable pull subscription on one event type across all tenants. Messages arrive in
 batches; the handler applies each event's effect in its own transaction (recording the event in the
-inbox there, so redelivery changes nothing) and only then is the message acknowledged. A failed event is
-redelivered with back-off; after ``max_deliver`` attempts it goes to the dead-letter stream, its
-``on_dead`` hook runs, and the consumer keeps going. An undecodable message goes straight to the dead letter.
+inbox there, so redelivery changes nothing) and only then is the message acknowledged. What a failure
+does depends on the error (``engram.errors``):
+
+- ``NotFound``: what the event names is gone (an item deleted while its event was in flight). That is an
+  expected outcome, not a failure: logged at info and acknowledged.
+- a retryable error (``is_retryable``: ``Unavailable``, ``RateLimited``, and anything not an Engram error):
+  redelivered with back-off; after ``max_deliver`` attempts it goes to the dead-letter stream, its
+  ``on_dead`` hook runs, and the consumer keeps going.
+- any other Engram error (``ValidationFailed``, ``Conflict``, …): retrying cannot help, so it goes to the
+  dead letter at once (after the ``on_dead`` hook).
+
+An undecodable message goes straight to the dead letter.
 """
 
 from __future__ import annotations
@@ -22,6 +31,8 @@ from faststream.nats.message import NatsBatchMessage
 from nats.aio.msg import Msg
 
 from engram.config import Settings
+from engram.domain.values import EventType
+from engram.errors import NotFound, is_retryable
 from engram.events.envelope import Event, filter_for
 from engram.events.stream import deadletter_stream, deadletter_subject
 from engram.telemetry.metrics import CONSUMED, DEAD_LETTERED, REDELIVERED
@@ -36,7 +47,7 @@ DeadHandler = Callable[[Event, Exception], Awaitable[None]]
 @dataclass(frozen=True)
 class ConsumerSpec:
     name: str  # the durable consumer name, e.g. "embedder"
-    event: str  # the entity.action it consumes, e.g. "memory.created"
+    event: EventType  # what it consumes, e.g. EventType.MEMORY_CREATED
     batch_size: int = 32
     max_deliver: int = 5
     ack_wait_s: float = 30.0
@@ -188,8 +199,19 @@ def register_consumer(
                 CONSUMED.labels(spec.name, "ok").inc()
                 continue
             attempt = raw.metadata.num_delivered
-            if attempt >= spec.max_deliver:
-                log.error("%s: event %s failed %d times, dead-lettered: %r", spec.name, event.id, attempt, error)
+            if isinstance(error, NotFound):
+                log.info("%s: event %s names something that no longer exists; handled: %s", spec.name, event.id, error)
+                await raw.ack()
+                CONSUMED.labels(spec.name, "gone").inc()
+                continue
+            retryable = is_retryable(error)
+            if attempt >= spec.max_deliver or not retryable:
+                if retryable:
+                    log.error("%s: event %s failed %d times, dead-lettered: %r", spec.name, event.id, attempt, error)
+                else:
+                    log.error(
+                        "%s: event %s failed and retrying cannot help, dead-lettered: %r", spec.name, event.id, error
+                    )
                 CONSUMED.labels(spec.name, "dead").inc()
                 if on_dead is not None:
                     try:

@@ -48,15 +48,16 @@ async def run_worker(
     name: str, settings: Settings, stop: asyncio.Event, build: Build, background: Background | None = None
 ) -> None:
     """Serve ``build``'s subscriptions (and an optional ``background`` task) until ``stop`` is set."""
-    if not settings.database_url or not settings.nats_url:
-        raise SystemExit(f"{name} needs ENGRAM_DATABASE_URL and ENGRAM_NATS_URL")
+    settings.require_for(name)
+    nats_url = settings.nats_url
+    assert nats_url is not None  # every worker role needs it (require_for)
     if settings.worker_nice:  # the pipeline is asynchronous: on shared cores, acks and recalls go first
         log.info("%s runs at niceness %d", name, os.nice(settings.worker_nice))
     serve_metrics(settings.metrics_port, settings.metrics_host)
     pool = await service_pool(settings)
-    nc = await nats.connect(settings.nats_url, max_reconnect_attempts=-1, reconnect_time_wait=1, connect_timeout=5)
+    nc = await nats.connect(nats_url, max_reconnect_attempts=-1, reconnect_time_wait=1, connect_timeout=5)
     broker = NatsBroker(
-        settings.nats_url, max_reconnect_attempts=-1, reconnect_time_wait=1, logger=logging.getLogger("faststream")
+        nats_url, max_reconnect_attempts=-1, reconnect_time_wait=1, logger=logging.getLogger("faststream")
     )
     drain = Drain()
     tasks: list[asyncio.Task[None]] = []

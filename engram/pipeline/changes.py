@@ -7,6 +7,7 @@ the ``Actor``."""
 
 from __future__ import annotations
 
+import logging
 from dataclasses import dataclass
 from typing import Any
 
@@ -15,8 +16,12 @@ import asyncpg
 from engram.db import conflicts, items
 from engram.db.pool import tenant_tx
 from engram.domain.models import MemoryItem
+from engram.domain.values import EventType, ReviewStatus, StageStatus
+from engram.errors import NotFound
 from engram.events.envelope import Event
 from engram.events.outbox import Outbox
+
+log = logging.getLogger(__name__)
 
 
 @dataclass(frozen=True)
@@ -42,7 +47,9 @@ class Changes:
         """Move ``item`` (locked by the caller) to ``to_state``: ``review.<action>`` in the trail and
         ``memory.review_changed`` on the bus."""
         changed = await items.set_review_status(conn, str(item.id), to_state)
-        if item.review_status == "proposed" and to_state != "proposed":  # promotion has nothing left to decide
+        if (
+            item.review_status == ReviewStatus.PROPOSED and to_state != ReviewStatus.PROPOSED
+        ):  # promotion has nothing left to decide
             await items.finish_stage(
                 conn, str(item.id), "promotion", f"{to_state} by {actor.by or 'review'} ({action})"
             )
@@ -70,7 +77,7 @@ class Changes:
         await self.outbox.add(
             conn,
             Event(
-                type="engram.memory.review_changed",
+                type=EventType.MEMORY_REVIEW_CHANGED.cloud_type,
                 tenant_id=actor.tenant_id,
                 subject=str(item.id),
                 traceparent=actor.traceparent,
@@ -115,7 +122,7 @@ class Changes:
         await self.outbox.add(
             conn,
             Event(
-                type="engram.memory.superseded",
+                type=EventType.MEMORY_SUPERSEDED.cloud_type,
                 tenant_id=actor.tenant_id,
                 subject=str(old.id),
                 traceparent=actor.traceparent,
@@ -153,7 +160,7 @@ class Changes:
         await self.outbox.add(
             conn,
             Event(
-                type="engram.conflict.detected",
+                type=EventType.CONFLICT_DETECTED.cloud_type,
                 tenant_id=actor.tenant_id,
                 subject=conflict_id,
                 traceparent=actor.traceparent,
@@ -193,7 +200,7 @@ class Changes:
             await self.outbox.add(
                 conn,
                 Event(
-                    type="engram.conflict.resolved",
+                    type=EventType.CONFLICT_RESOLVED.cloud_type,
                     tenant_id=actor.tenant_id,
                     subject=r.id,
                     traceparent=actor.traceparent,
@@ -225,13 +232,15 @@ class Changes:
 async def stage_failed(pool: asyncpg.Pool, event: Event, stage: str, error: Exception) -> None:
     """A consumer gave up on ``event``: its item's ``stage`` says failed, with the reason (when the item is
     still there)."""
-    async with tenant_tx(pool, event.tenant_id) as conn:
-        if await items.get(conn, event.subject) is not None:
+    try:
+        async with tenant_tx(pool, event.tenant_id) as conn:
             await items.set_stage(
                 conn,
                 tenant_id=event.tenant_id,
                 item_id=event.subject,
                 stage=stage,
-                status="failed",
+                status=StageStatus.FAILED,
                 detail=repr(error)[:500],
             )
+    except NotFound:
+        log.info("item %s of event %s no longer exists; no %s stage to mark failed", event.subject, event.id, stage)

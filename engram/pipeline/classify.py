@@ -17,6 +17,7 @@ from engram.domain.classification import Classification, PlacementRule, clamp_co
 from engram.domain.classification import classify as classify_by_rules
 from engram.domain.secrets import find_secrets, redact
 from engram.domain.validation import MAX_LABEL_LENGTH
+from engram.domain.values import Visibility
 from engram.llm import JsonChat, LLMUnavailable
 
 SENSITIVITY_ORDER = ("normal", "personal", "secret")
@@ -94,7 +95,7 @@ async def classify(
         sensitivity=sensitivity,
         wing=rules.wing if placed else (answer.wing or None),
         room=rules.room if placed else (answer.room or None),
-        suggested_visibility="private" if sensitivity != "normal" else None,
+        suggested_visibility=Visibility.PRIVATE if sensitivity != "normal" else None,
         reasons=(f"model {llm.model}", *(r for r in rules.reasons if not r.startswith(("kind cue", "also a")))),
         classifier=f"llm:{llm.model}",
     ), None

@@ -16,6 +16,7 @@ from engram.db import clock, conflicts, identity, items, kinds, promotions, tena
 from engram.db.pool import system_tx, tenant_tx
 from engram.domain import promotion
 from engram.domain.models import MemoryItem
+from engram.domain.values import ReviewStatus
 from engram.events.outbox import Outbox
 from engram.pipeline import changes
 from engram.telemetry.metrics import PROMOTION_OUTCOMES
@@ -63,7 +64,7 @@ async def promote_item(
     now = await clock.now(conn)
     blockers = await evaluate(conn, item, await gates(conn), now)
     outcome = f"skipped_{blockers[0][0]}" if blockers else "promoted"
-    if dry_run or item.review_status != "proposed":
+    if dry_run or item.review_status != ReviewStatus.PROPOSED:
         return outcome
     PROMOTION_OUTCOMES.labels(outcome).inc()
     if blockers:

@@ -6,13 +6,18 @@ import asyncio
 import signal
 from collections.abc import Awaitable, Callable
 
-from engram.config import Settings
+from engram.config import Settings, SettingsError
 from engram.telemetry.logging import configure_logging
 
 
 def run_service(name: str, settings: Settings, serve: Callable[[Settings, asyncio.Event], Awaitable[None]]) -> None:
-    """Run ``serve`` until SIGTERM or SIGINT sets its stop event."""
+    """Run ``serve`` until SIGTERM or SIGINT sets its stop event. A setting the service needs and lacks ends
+    the process at once with a message naming it (``Settings.require_for``)."""
     configure_logging(name, settings.log_level)
+    try:
+        settings.require_for(name)
+    except SettingsError as exc:
+        raise SystemExit(f"engram {name}: {exc.detail}") from exc
 
     async def main() -> None:
         stop = asyncio.Event()

@@ -20,6 +20,7 @@ from engram.db import classifications, identity, inbox, items, kinds
 from engram.db.pool import tenant_tx
 from engram.domain.classification import Classification, narrow_visibility, parse_placement_rules
 from engram.domain.models import MemoryItem
+from engram.domain.values import EventType
 from engram.errors import ValidationFailed
 from engram.events.consumer import one_at_a_time
 from engram.events.envelope import Event
@@ -126,7 +127,7 @@ class ClassifierService:
         await self._outbox.add(
             conn,
             Event(
-                type="engram.memory.classified",
+                type=EventType.MEMORY_CLASSIFIED.cloud_type,
                 tenant_id=event.tenant_id,
                 subject=str(item.id),
                 traceparent=event.traceparent,

@@ -8,6 +8,7 @@ from collections.abc import Sequence
 import asyncpg
 
 from engram.config import Settings
+from engram.domain.values import EventType
 from engram.events.consumer import ConsumerSpec
 from engram.events.worker import Subscription, run_worker
 from engram.llm import JsonChat
@@ -19,7 +20,11 @@ async def serve(settings: Settings, stop: asyncio.Event) -> None:
 
     async def build(pool: asyncpg.Pool) -> Sequence[Subscription]:
         service = ConflictsService(pool, settings, llm)
-        return [Subscription(ConsumerSpec(name=CONSUMER, event="memory.embedded"), service.handle, service.mark_failed)]
+        return [
+            Subscription(
+                ConsumerSpec(name=CONSUMER, event=EventType.MEMORY_EMBEDDED), service.handle, service.mark_failed
+            )
+        ]
 
     try:
         await run_worker("conflicts", settings, stop, build)

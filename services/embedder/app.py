@@ -9,6 +9,7 @@ from collections.abc import Sequence
 import asyncpg
 
 from engram.config import Settings
+from engram.domain.values import EventType
 from engram.embeddings.provider import create_provider
 from engram.events.consumer import ConsumerSpec
 from engram.events.worker import Subscription, run_worker
@@ -16,6 +17,7 @@ from services.embedder.service import CONSUMER, EmbedderService
 
 
 async def serve(settings: Settings, stop: asyncio.Event) -> None:
+    settings.require_for("embedder")
     provider = create_provider(settings)
 
     async def build(pool: asyncpg.Pool) -> Sequence[Subscription]:
@@ -26,7 +28,10 @@ async def serve(settings: Settings, stop: asyncio.Event) -> None:
                 service.handle,
                 service.mark_failed,
             )
-            for durable, event in ((CONSUMER, "memory.created"), (f"{CONSUMER}_restored", "memory.restored"))
+            for durable, event in (
+                (CONSUMER, EventType.MEMORY_CREATED),
+                (f"{CONSUMER}_restored", EventType.MEMORY_RESTORED),
+            )
         ]
 
     try:

@@ -20,6 +20,7 @@ from engram.db import embeddings, inbox, items
 from engram.db.pool import tenant_tx
 from engram.domain.content import passage
 from engram.domain.models import MemoryItem
+from engram.domain.values import EventType
 from engram.embeddings.provider import EmbeddingProvider
 from engram.events.envelope import Event
 from engram.events.outbox import Outbox
@@ -99,7 +100,7 @@ class EmbedderService:
             await self._outbox.add(
                 conn,
                 Event(
-                    type="engram.memory.embedded",
+                    type=EventType.MEMORY_EMBEDDED.cloud_type,
                     tenant_id=event.tenant_id,
                     subject=str(item.id),
                     traceparent=event.traceparent,
@@ -111,7 +112,7 @@ class EmbedderService:
                     },
                 ),
             )
-        if event.type == "engram.memory.created":  # a restored item's age says nothing about the pipeline
+        if event.type == EventType.MEMORY_CREATED.cloud_type:  # a restored item's age says nothing about the pipeline
             SEARCHABLE_LAG.observe(max((datetime.now(UTC) - item.created_at).total_seconds(), 0.0))
 
     async def _gone(self, conn: asyncpg.Connection, event: Event) -> None:

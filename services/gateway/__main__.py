@@ -12,6 +12,7 @@ from services.gateway.app import create_app
 
 
 async def serve(settings: Settings, stop: asyncio.Event) -> None:
+    settings.require_for("gateway")
     config = uvicorn.Config(
         create_app(settings),
         host=settings.gateway_host,

@@ -24,8 +24,7 @@ from services.gateway.routes import router
 def create_app(settings: Settings) -> FastAPI:
     @asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
-        if not (settings.database_url or settings.app_database_url):
-            raise SystemExit("gateway needs ENGRAM_DATABASE_URL or ENGRAM_APP_DATABASE_URL")
+        settings.require_for("gateway")
         app.state.pool = await service_pool(settings, max_size=5)  # for the API-key lookup only
         app.state.authenticator = Authenticator(app.state.pool, settings)
         app.state.downstream = Downstream.connect(settings)

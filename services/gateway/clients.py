@@ -68,13 +68,18 @@ class Downstream:
         return dict(zip(("database", "nats", "ingest", "recall"), checks, strict=True))
 
     async def _probe_database(self) -> str:
-        if not self.settings.database_url:
+        """The database as the gateway itself uses it: the app role's URL when it was given one, otherwise the
+        owner URL acting as the app role (as ``service_pool`` connects)."""
+        url, role = self.settings.app_database_url, None
+        if not url:
+            url, role = self.settings.database_url, self.settings.app_role
+        if not url:
             return "not configured"
         try:
-            await probe(self.settings.database_url, PROBE_TIMEOUT_S)
+            migrated = await probe(url, PROBE_TIMEOUT_S, role)
         except Exception as exc:
             return f"unreachable: {type(exc).__name__}"
-        return "ok"
+        return "ok" if migrated else "not migrated"
 
     async def _probe_nats(self) -> str:
         if not self.settings.nats_url:

@@ -3,9 +3,22 @@
 from __future__ import annotations
 
 from datetime import datetime
-from typing import Any, Literal
+from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
+
+from engram.domain.values import (
+    BulkAction,
+    FeedbackVerdict,
+    LinkType,
+    RecallMode,
+    Resolution,
+    ReviewAction,
+    ReviewStatus,
+    SearchMode,
+    SourceType,
+    Visibility,
+)
 
 
 class Body(BaseModel):
@@ -21,8 +34,8 @@ class RememberBody(Body):
     wing: str | None = None
     room: str | None = None
     pinned: bool = False
-    visibility: Literal["private", "workspace", "tenant", "public"] | None = None
-    source_type: Literal["explicit", "agent", "import", "inferred"] | None = None
+    visibility: Visibility | None = None
+    source_type: SourceType | None = None
     source_uri: str | None = None
     source_session: str | None = None
     valid_from: datetime | None = Field(default=None, description="When the claim became true.")
@@ -46,7 +59,7 @@ class FilterFields(Body):
 
 
 class RecallBody(FilterFields):
-    mode: Literal["startup", "semantic", "hybrid", "keyword"] = "hybrid"
+    mode: RecallMode = RecallMode.HYBRID
     query: str | None = Field(default=None, description="Required except in startup mode.")
     item_budget: int | None = Field(default=None, description="Most items to return (default 10, max 200).")
     byte_budget: int | None = None
@@ -60,12 +73,12 @@ class RecallBody(FilterFields):
 
 class SearchBody(FilterFields):
     query: str
-    mode: Literal["keyword", "semantic", "hybrid"] = "hybrid"
+    mode: SearchMode = SearchMode.HYBRID
     limit: int | None = Field(default=None, description="1–200, default 10.")
 
 
 class ReviewBody(Body):
-    action: Literal["activate", "dispute", "reject", "archive", "reactivate", "withdraw"]
+    action: ReviewAction
     reason: str = Field(default="", max_length=2000)
 
 
@@ -79,7 +92,7 @@ class InvalidateBody(Body):
 
 class FeedbackBody(Body):
     item_id: str
-    verdict: Literal["useful", "noise"]
+    verdict: FeedbackVerdict
     recall_id: str | None = Field(default=None, description="The recall that served the item, if any.")
 
 
@@ -89,16 +102,14 @@ class BulkFilterBody(Body):
     workspace_id: str | None = None
     wing: str | None = None
     room: str | None = None
-    review_status: list[Literal["proposed", "active", "disputed", "rejected", "superseded", "archived"]] = Field(
-        default_factory=list
-    )
+    review_status: list[ReviewStatus] = Field(default_factory=list)
     author_id: str | None = None
     created_before: datetime | None = None
     created_after: datetime | None = None
 
 
 class BulkBody(Body):
-    action: Literal["archive", "delete"]
+    action: BulkAction
     filter: BulkFilterBody = Field(description="At least one criterion; every given criterion must match.")
     dry_run: bool = Field(default=True, description="Report what would change and write nothing (the default).")
     limit: int = Field(default=100, ge=1, le=1000)
@@ -110,7 +121,7 @@ class ClassifyBody(Body):
 
 
 class ResolveBody(Body):
-    resolution: Literal["keep_existing", "accept_new", "keep_both", "merge"]
+    resolution: Resolution
     reason: str = Field(default="", max_length=2000)
     content: str | None = Field(default=None, description="merge only: the memory that replaces both.")
 
@@ -118,4 +129,4 @@ class ResolveBody(Body):
 class EdgeBody(Body):
     src_id: str
     dst_id: str
-    type: Literal["derived_from", "references", "explains", "contradicts", "supports", "depends_on", "mentions"]
+    type: LinkType = Field(description="supersedes links come from POST /v1/items/{id}/supersede.")

@@ -90,8 +90,7 @@ async def run_sweeper(settings: Settings, pool: asyncpg.Pool, stop: asyncio.Even
 
 
 async def serve(settings: Settings, stop: asyncio.Event) -> None:
-    if not settings.database_url or not settings.nats_url:
-        raise SystemExit("ingest needs ENGRAM_DATABASE_URL and ENGRAM_NATS_URL")
+    settings.require_for("ingest")
     serve_metrics(settings.metrics_port, settings.metrics_host)
     pool = await service_pool(settings)
     llm = JsonChat.from_settings(settings)

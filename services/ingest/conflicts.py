@@ -19,6 +19,7 @@ from engram.db import conflicts, items, kinds
 from engram.db.pool import tenant_tx
 from engram.domain import lifecycle, validation
 from engram.domain.models import CallerContext, ConflictRecord, MemoryItem
+from engram.domain.values import Resolution, ReviewStatus
 from engram.errors import Conflict, NotFound, PermissionDenied, ValidationFailed
 from engram.events.outbox import Outbox
 from engram.pipeline import changes
@@ -55,11 +56,11 @@ class ConflictService:
             raise PermissionDenied(
                 "resolving a conflict needs the review scope and a non-agent principal", code="review_not_allowed"
             )
-        if (resolution == "merge") != bool(content.strip()):
+        if (resolution == Resolution.MERGE) != bool(content.strip()):
             raise ValidationFailed("content is required for merge, and only for merge", field="content")
         reason = reason.strip()[:2_000]
         merged = None
-        if resolution == "merge":
+        if resolution == Resolution.MERGE:
             async with tenant_tx(self._pool, ctx.tenant_id) as conn:
                 row = await self._open_conflict(conn, ctx, conflict_id)
                 existing = await items.get(conn, row.item_a, ctx.principal_id)
@@ -88,13 +89,13 @@ class ConflictService:
                 ctx.tenant_id, ctx.principal_id, request_id=ctx.request_id, traceparent=ctx.traceparent
             )
             why = f"conflict {conflict_id} resolved ({resolution})" + (f": {reason}" if reason else "")
-            if resolution == "keep_existing":
+            if resolution == Resolution.KEEP_EXISTING:
                 if new_item.review_status in ("proposed", "disputed"):
                     new_item = await self._changes.change_status(conn, actor, new_item, "rejected", "reject", why)
-                elif new_item.review_status == "active":
+                elif new_item.review_status == ReviewStatus.ACTIVE:
                     new_item = await self._changes.change_status(conn, actor, new_item, "archived", "archive", why)
                 existing_item = await self._reinstate(conn, actor, existing_item, why)
-            elif resolution == "accept_new":
+            elif resolution == Resolution.ACCEPT_NEW:
                 if new_item.invalidated_at is not None or new_item.superseded_by is not None:
                     raise Conflict(
                         "the new memory is no longer live; keep the existing one or merge",
@@ -104,7 +105,7 @@ class ConflictService:
                 if existing_item.review_status in lifecycle.LIVE_STATES and existing_item.superseded_by is None:
                     await self._changes.supersede(conn, actor, existing_item, new_item, why, accepted_by_review=True)
                 new_item = await self._reinstate(conn, actor, new_item, why)
-            elif resolution == "keep_both":
+            elif resolution == Resolution.KEEP_BOTH:
                 kind = await kinds.get_kind(conn, new_item.kind)
                 if kind is not None and kind.singleton and new_item.subject:
                     raise Conflict(

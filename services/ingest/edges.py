@@ -10,8 +10,8 @@ from engram.db import edges, items
 from engram.db.pool import tenant_tx
 from engram.domain import lifecycle, validation
 from engram.domain.models import CallerContext, Edge
+from engram.domain.values import WRITING_ROLES, EdgeType, LinkType, listed
 from engram.errors import Conflict, NotFound, PermissionDenied, ValidationFailed
-from services.ingest.service import WRITING_ROLES
 
 
 class EdgeService:
@@ -22,9 +22,13 @@ class EdgeService:
     async def link(self, ctx: CallerContext, src_id: str, dst_id: str, edge_type: str) -> tuple[Edge, bool]:
         for value, name in ((src_id, "src_id"), (dst_id, "dst_id")):
             validation.require_uuid(value, name)
-        if edge_type not in edges.LINK_TYPES:
-            hint = "; supersession links come from POST /v1/items/{id}/supersede" if edge_type == "supersedes" else ""
-            raise ValidationFailed(f"type must be one of {', '.join(edges.LINK_TYPES)}{hint}", field="type")
+        if edge_type not in tuple(LinkType):
+            hint = (
+                "; supersession links come from POST /v1/items/{id}/supersede"
+                if edge_type == EdgeType.SUPERSEDES
+                else ""
+            )
+            raise ValidationFailed(f"type must be one of {listed(LinkType)}{hint}", field="type")
         if src_id == dst_id:
             raise ValidationFailed("a memory cannot link to itself", field="dst_id")
         async with tenant_tx(self._pool, ctx.tenant_id) as conn:
@@ -62,7 +66,7 @@ class EdgeService:
             edge = await edges.get(conn, edge_id, ctx.principal_id)
             if edge is None:
                 raise NotFound(f"no edge {edge_id}")
-            if edge.type == "supersedes":
+            if edge.type == EdgeType.SUPERSEDES:
                 raise Conflict("a supersession link is history; it is not removed", code="supersession_link")
             src = await items.get(conn, edge.src_id)
             author = str(src.principal_id) if src else ""

@@ -14,6 +14,7 @@ from engram.db import items
 from engram.db.pool import tenant_tx
 from engram.domain import feedback, validation
 from engram.domain.models import CallerContext
+from engram.domain.values import EventType
 from engram.errors import Conflict, NotFound, RateLimited, ValidationFailed
 from engram.events.envelope import Event
 from engram.events.outbox import Outbox
@@ -78,7 +79,7 @@ class FeedbackService:
             await self._outbox.add(
                 conn,
                 Event(
-                    type="engram.feedback.recorded",
+                    type=EventType.FEEDBACK_RECORDED.cloud_type,
                     tenant_id=ctx.tenant_id,
                     subject=item_id,
                     traceparent=ctx.traceparent,

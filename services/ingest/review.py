@@ -10,6 +10,7 @@ from engram.db import items, kinds
 from engram.db.pool import tenant_tx
 from engram.domain import lifecycle, validation
 from engram.domain.models import CallerContext, MemoryItem
+from engram.domain.values import EventType, ReviewStatus
 from engram.errors import Conflict, NotFound, ValidationFailed
 from engram.events.envelope import Event
 from engram.events.outbox import Outbox
@@ -34,9 +35,9 @@ class ReviewService:
             actor = _actor(ctx)
             # a duplicate coming back to life is refused (Conflict, duplicate_live_item)
             changed = await self._changes.change_status(conn, actor, item, transition.to_state, action, reason or None)
-            if changed.review_status == "active":
+            if changed.review_status == ReviewStatus.ACTIVE:
                 await self._take_singleton_slot(conn, ctx, changed, reason)
-            elif changed.review_status in ("rejected", "archived"):
+            elif changed.review_status in (ReviewStatus.REJECTED, ReviewStatus.ARCHIVED):
                 await self._changes.settle_conflicts_of(
                     conn, actor, item_id, reason or f"the other side was {changed.review_status}"
                 )
@@ -87,7 +88,7 @@ class ReviewService:
             await self._outbox.add(
                 conn,
                 Event(
-                    type="engram.memory.verified",
+                    type=EventType.MEMORY_VERIFIED.cloud_type,
                     tenant_id=ctx.tenant_id,
                     subject=str(item.id),
                     traceparent=ctx.traceparent,
@@ -121,7 +122,7 @@ class ReviewService:
             await self._outbox.add(
                 conn,
                 Event(
-                    type="engram.memory.invalidated",
+                    type=EventType.MEMORY_INVALIDATED.cloud_type,
                     tenant_id=ctx.tenant_id,
                     subject=str(item.id),
                     traceparent=ctx.traceparent,

@@ -17,6 +17,7 @@ from engram.domain.authority import Authority, default_source_type, derive_autho
 from engram.domain.classification import Classification, parse_placement_rules
 from engram.domain.content import content_hash, index_context
 from engram.domain.models import CallerContext, MemoryItem, MemoryKind
+from engram.domain.values import WRITING_ROLES, EventType, ReviewStatus, SecretPolicy
 from engram.errors import Conflict, NotFound, PermissionDenied, ValidationFailed
 from engram.events.envelope import Event
 from engram.events.outbox import Outbox
@@ -26,7 +27,6 @@ from engram.telemetry.metrics import REMEMBER_STAGE, REMEMBERED, timed
 from services.ingest.trash import discard
 
 DEFAULT_KIND = "fact"
-WRITING_ROLES = ("owner", "admin", "member")
 MAX_SUPERSEDES = 20
 
 
@@ -268,7 +268,7 @@ class IngestService:
             request_id=ctx.request_id,
         )
         for stage in ("embedding", "classification", "conflict_check") + (
-            ("promotion",) if stored.review_status == "proposed" else ()
+            ("promotion",) if stored.review_status == ReviewStatus.PROPOSED else ()
         ):
             await items.set_stage(conn, tenant_id=ctx.tenant_id, item_id=stored.id, stage=stage, status="pending")
         await self._outbox.add(conn, created_event(stored, ctx.traceparent))
@@ -308,7 +308,7 @@ class IngestService:
 def created_event(item: MemoryItem, traceparent: str) -> Event:
     """``memory.created``: ids and metadata only, never the content."""
     return Event(
-        type="engram.memory.created",
+        type=EventType.MEMORY_CREATED.cloud_type,
         tenant_id=str(item.tenant_id),
         subject=str(item.id),
         traceparent=traceparent,
@@ -405,7 +405,7 @@ async def _guard_secrets(conn: asyncpg.Connection, content: str) -> tuple[str, l
     findings = secrets.find_secrets(content)
     if not findings:
         return content, []
-    if await identity.config_value(conn, "secret_policy") == "redact":
+    if await identity.config_value(conn, "secret_policy") == SecretPolicy.REDACT:
         return secrets.redact(content, findings), sorted({f.kind for f in findings})
     raise ValidationFailed(secrets.refusal_message(findings), field="content", code="secret_detected")
 

@@ -14,6 +14,15 @@ from engram.db import identity, items, recall_logs, tenants, trash
 from engram.db.pool import system_tx, tenant_tx
 from engram.domain import lifecycle, validation
 from engram.domain.models import CallerContext, MemoryItem
+from engram.domain.values import (
+    LIVE_REVIEW_STATUSES,
+    BulkAction,
+    EventType,
+    ReviewAction,
+    ReviewStatus,
+    TrashReason,
+    listed,
+)
 from engram.errors import Conflict, EngramError, NotFound, ValidationFailed
 from engram.events.envelope import Event
 from engram.events.outbox import Outbox
@@ -22,8 +31,7 @@ from engram.telemetry.metrics import SWEPT
 
 log = logging.getLogger(__name__)
 
-BULK_ACTIONS = ("archive", "delete")
-ARCHIVABLE = ("active", "disputed", "proposed")  # what a bulk archive looks at unless a status filter says else
+ARCHIVABLE = LIVE_REVIEW_STATUSES  # what a bulk archive looks at unless a status filter says else
 MAX_BULK = 1_000
 SWEEP_BATCH = 500
 RECALL_LOG_BATCH = 10_000  # recall log rows deleted per tenant per pass (a busy tenant logs thousands a minute)
@@ -43,7 +51,7 @@ async def discard(
     """Move ``item`` (locked by the caller) to the trash with its audit row and event; return the entry id.
     ``reason`` is ``deleted`` or ``expired``."""
     entry_id = await trash.move(conn, str(item.id), reason, actor_id)
-    action = "deleted" if reason == "deleted" else "expired"
+    action = TrashReason(reason)
     await items.add_event(
         conn,
         tenant_id=str(item.tenant_id),
@@ -61,14 +69,14 @@ async def discard(
         "kind": item.kind,
         "workspace_id": str(item.workspace_id),
     }
-    if reason == "deleted":
+    if reason == TrashReason.DELETED:
         data["actor_id"] = actor_id
     else:
         data["expires_at"] = item.expires_at.isoformat() if item.expires_at else None
     await outbox.add(
         conn,
         Event(
-            type=f"engram.memory.{action}",
+            type=(EventType.MEMORY_DELETED if reason == TrashReason.DELETED else EventType.MEMORY_EXPIRED).cloud_type,
             tenant_id=str(item.tenant_id),
             subject=str(item.id),
             traceparent=traceparent,
@@ -135,7 +143,7 @@ class TrashService:
                 conn,
                 self._outbox,
                 item,
-                reason="deleted",
+                reason=TrashReason.DELETED,
                 actor_id=ctx.principal_id,
                 request_id=ctx.request_id,
                 traceparent=ctx.traceparent,
@@ -151,7 +159,7 @@ class TrashService:
             if entry is None:
                 raise NotFound(f"no trash entry {entry_id}")
             lifecycle.may_restore(ctx, entry.principal_id, entry.deleted_by)
-            item, counts = await trash.restore(conn, entry_id, clear_expiry=entry.reason == "expired")
+            item, counts = await trash.restore(conn, entry_id, clear_expiry=entry.reason == TrashReason.EXPIRED)
             await items.add_event(
                 conn,
                 tenant_id=ctx.tenant_id,
@@ -165,7 +173,7 @@ class TrashService:
             await self._outbox.add(
                 conn,
                 Event(
-                    type="engram.memory.restored",
+                    type=EventType.MEMORY_RESTORED.cloud_type,
                     tenant_id=ctx.tenant_id,
                     subject=str(item.id),
                     traceparent=ctx.traceparent,
@@ -186,8 +194,8 @@ class TrashService:
     ) -> BulkResult:
         """Archive or delete every item matching ``where`` that the caller may change, in one transaction;
         ``dry_run`` reports the same answer and writes nothing."""
-        if action not in BULK_ACTIONS:
-            raise ValidationFailed(f"action must be one of {', '.join(BULK_ACTIONS)}; got {action!r}", field="action")
+        if action not in tuple(BulkAction):
+            raise ValidationFailed(f"action must be one of {listed(BulkAction)}; got {action!r}", field="action")
         if not 1 <= limit <= MAX_BULK:
             raise ValidationFailed(f"limit must be 1–{MAX_BULK}", field="limit")
         if where.is_empty():
@@ -198,7 +206,7 @@ class TrashService:
             if value:
                 validation.require_uuid(value, name)
         async with tenant_tx(self._pool, ctx.tenant_id) as conn:
-            statuses = where.review_statuses or (list(ARCHIVABLE) if action == "archive" else [])
+            statuses = where.review_statuses or (list(ARCHIVABLE) if action == BulkAction.ARCHIVE else [])
             matched = await items.matching(
                 conn,
                 ctx.principal_id,
@@ -219,10 +227,10 @@ class TrashService:
             skipped: list[tuple[str, str, str]] = []
             for item in matched:
                 try:
-                    if action == "delete":
+                    if action == BulkAction.DELETE:
                         lifecycle.may_delete(ctx, str(item.principal_id))
                     else:
-                        lifecycle.decide(ctx, item.review_status, "archive", str(item.principal_id))
+                        lifecycle.decide(ctx, item.review_status, ReviewAction.ARCHIVE, str(item.principal_id))
                         if item.invalidated_at is not None:
                             raise Conflict("invalidated items are kept for audit only", code="invalidated")
                 except EngramError as exc:
@@ -231,12 +239,12 @@ class TrashService:
                 affected.append(str(item.id))
                 if dry_run:
                     continue
-                if action == "delete":
+                if action == BulkAction.DELETE:
                     await discard(
                         conn,
                         self._outbox,
                         item,
-                        reason="deleted",
+                        reason=TrashReason.DELETED,
                         actor_id=ctx.principal_id,
                         request_id=ctx.request_id,
                         traceparent=ctx.traceparent,
@@ -246,7 +254,9 @@ class TrashService:
                     actor = changes.Actor(
                         ctx.tenant_id, ctx.principal_id, request_id=ctx.request_id, traceparent=ctx.traceparent
                     )
-                    await self._changes.change_status(conn, actor, item, "archived", "archive", reason or None)
+                    await self._changes.change_status(
+                        conn, actor, item, ReviewStatus.ARCHIVED, ReviewAction.ARCHIVE, reason or None
+                    )
                     await self._changes.settle_conflicts_of(
                         conn, actor, str(item.id), reason or "the other side was archived"
                     )
@@ -271,7 +281,7 @@ async def sweep(pool: asyncpg.Pool, settings: Settings, *, batch: int = SWEEP_BA
     for tenant_id in tenant_ids:
         async with tenant_tx(pool, tenant_id) as conn:
             for item in await trash.expired_items(conn, batch):
-                await discard(conn, outbox, item, reason="expired", actor_id=None, why="time to live ended")
+                await discard(conn, outbox, item, reason=TrashReason.EXPIRED, actor_id=None, why="time to live ended")
                 report.expired += 1
             retention = await identity.config_value(conn, "trash_retention_days") or settings.trash_retention_days
             report.purged += await trash.purge(conn, int(retention), batch)

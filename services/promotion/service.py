@@ -9,17 +9,18 @@ import asyncpg
 from engram.config import Settings
 from engram.db import inbox
 from engram.db.pool import tenant_tx
+from engram.domain.values import EventType
 from engram.events.consumer import one_at_a_time
 from engram.events.envelope import Event
 from engram.events.outbox import Outbox
 from engram.pipeline import changes, promotion
 
 # (durable consumer, event) pairs
-TRIGGERS = (
-    ("promotion_classified", "memory.classified"),
-    ("promotion_conflicts", "conflict.resolved"),
-    ("promotion_feedback", "feedback.recorded"),
-    ("promotion_review", "memory.review_changed"),
+TRIGGERS: tuple[tuple[str, EventType], ...] = (
+    ("promotion_classified", EventType.MEMORY_CLASSIFIED),
+    ("promotion_conflicts", EventType.CONFLICT_RESOLVED),
+    ("promotion_feedback", EventType.FEEDBACK_RECORDED),
+    ("promotion_review", EventType.MEMORY_REVIEW_CHANGED),
 )
 CONSUMER = "promotion"
 
@@ -27,11 +28,11 @@ CONSUMER = "promotion"
 def items_named(event: Event) -> list[str]:
     """The items an event may have unblocked (none for promotion's own changes, or reviews that did not
     leave an item proposed)."""
-    if event.type == "engram.conflict.resolved":
+    if event.type == EventType.CONFLICT_RESOLVED.cloud_type:
         return [str(event.data.get("item_a")), str(event.data.get("item_b"))]
-    if event.type == "engram.feedback.recorded":
+    if event.type == EventType.FEEDBACK_RECORDED.cloud_type:
         return [str(event.data.get("item_id") or event.subject)]
-    if event.type == "engram.memory.review_changed":
+    if event.type == EventType.MEMORY_REVIEW_CHANGED.cloud_type:
         if event.data.get("by") == promotion.BY or event.data.get("to") != "proposed":
             return []
     return [event.subject]

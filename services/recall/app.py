@@ -19,8 +19,7 @@ log = logging.getLogger(__name__)
 
 
 async def serve(settings: Settings, stop: asyncio.Event) -> None:
-    if not settings.database_url:
-        raise SystemExit("recall needs ENGRAM_DATABASE_URL")
+    settings.require_for("recall")
     serve_metrics(settings.metrics_port, settings.metrics_host)
     embedder = create_provider(settings)
     pool = await service_pool(settings)

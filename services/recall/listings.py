@@ -12,10 +12,10 @@ from engram.db import clock, conflicts, identity, items, trash
 from engram.db.pool import tenant_tx
 from engram.domain import validation
 from engram.domain.models import CallerContext, MemoryItem
+from engram.domain.values import ConflictStatus, ConflictType
 from engram.errors import ValidationFailed
 
 MAX_PAGE = 500
-CONFLICT_TYPES = ("contradiction", "duplicate", "refinement", "scope_overlap")
 MAX_WITHIN_DAYS = 3_650
 
 
@@ -48,9 +48,9 @@ class Listings:
     ) -> tuple[list[conflicts.ConflictRow], str]:
         """A page of the conflicts whose two memories the caller may read, newest first."""
         if status:
-            validation.validate_choice(status, ("open", "resolved"), "status")
+            validation.validate_choice(status, ConflictStatus, "status")
         if conflict_type:
-            validation.validate_choice(conflict_type, CONFLICT_TYPES, "type")
+            validation.validate_choice(conflict_type, ConflictType, "type")
         if item_id:
             validation.require_uuid(item_id, "item_id")
         _check_limit(limit)

@@ -17,14 +17,13 @@ from engram.db.search import Filters
 from engram.domain import diversity, scoring, validation
 from engram.domain.budget import Budgets, pack_explained
 from engram.domain.models import CallerContext, MemoryItem, RankedItem
+from engram.domain.values import RecallMode, ReviewStatus, SearchMode
 from engram.embeddings.provider import EmbeddingProvider
 from engram.errors import ValidationFailed
 from engram.telemetry.metrics import timed
 from services.recall import expansion
 from services.recall.telemetry import RecallTelemetry
 
-RECALL_MODES = ("startup", "semantic", "hybrid", "keyword")
-SEARCH_MODES = ("keyword", "semantic", "hybrid")
 MAX_QUERY_CHARS = 2_000
 MIN_CANDIDATES = 50
 PINNED_CEILING_SHARE = 0.5  # pinned items take at most half of a startup answer
@@ -69,8 +68,8 @@ class Ranking:
 
     async def recall(self, ctx: CallerContext, q: RecallQuery) -> RecallResult:
         mode = q.mode or "hybrid"
-        validation.validate_choice(mode, RECALL_MODES, "mode")
-        if mode == "startup":
+        validation.validate_choice(mode, RecallMode, "mode")
+        if mode == RecallMode.STARTUP:
             ranked = await self._startup(ctx, q)
         else:
             ranked, weights = await self._ranked(
@@ -128,7 +127,7 @@ class Ranking:
 
     async def search(self, ctx: CallerContext, mode: str, query: str, filters: Filters, limit: int) -> list[RankedItem]:
         mode = mode or "hybrid"
-        validation.validate_choice(mode, SEARCH_MODES, "mode")
+        validation.validate_choice(mode, SearchMode, "mode")
         if not 1 <= limit <= 200:
             raise ValidationFailed(f"limit must be 1–200, got {limit}", field="limit")
         ranked, _ = await self._ranked(ctx, mode, _require_query(query), filters, max(limit, MIN_CANDIDATES))
@@ -146,7 +145,7 @@ class Ranking:
         """The ranked candidates, and the tenant's recall settings they were ranked with (read once)."""
         _check_filters(filters)
         vector: np.ndarray | None = None
-        if mode in ("semantic", "hybrid"):
+        if mode in (RecallMode.SEMANTIC, RecallMode.HYBRID):
             with timed("embed_query"):
                 vector = await self._embedder.embed_query(query)
         by_id: dict[str, MemoryItem] = {}
@@ -155,7 +154,7 @@ class Ranking:
         async with tenant_tx(self._pool, ctx.tenant_id) as conn:
             await _check_kinds(conn, filters)
             weights = await _weights(conn)
-            if mode in ("keyword", "hybrid"):
+            if mode in (RecallMode.KEYWORD, RecallMode.HYBRID):
                 with timed("keyword_sql"):
                     found = await search.keyword(
                         conn, query, filters, ctx.principal_id, limit, self._settings.keyword_candidate_cap
@@ -179,9 +178,9 @@ class Ranking:
                     dense[str(item.id)] = similarity
             with timed("conflicts_sql"):
                 conflicted = await conflicts.open_conflicts(conn, list(by_id), ctx.principal_id) if by_id else {}
-        if mode == "keyword":
+        if mode == RecallMode.KEYWORD:
             relevance = scoring.min_max(keyword)
-        elif mode == "semantic":
+        elif mode == RecallMode.SEMANTIC:
             relevance = dense
         else:
             relevance = scoring.fuse(keyword, dense, weights.dense_weight)
@@ -291,7 +290,7 @@ async def _weights(conn: asyncpg.Connection) -> scoring.RecallWeights:
 
 def _replaced(item: MemoryItem) -> bool:
     """Superseded: by a successor, or by one since deleted (the chain then ends in nothing)."""
-    return item.superseded_by is not None or item.review_status == "superseded"
+    return item.superseded_by is not None or item.review_status == ReviewStatus.SUPERSEDED
 
 
 def _check_filters(filters: Filters) -> None:
@@ -304,9 +303,9 @@ def _standing(item: MemoryItem, *, with_trust: bool = True) -> list[str]:
     reasons = []
     if with_trust:
         reasons.append(scoring.trust_reason(item, scoring.trust_score(item)))
-    if item.review_status == "proposed":
+    if item.review_status == ReviewStatus.PROPOSED:
         reasons.append("unreviewed (proposed)")
-    elif item.review_status == "disputed":
+    elif item.review_status == ReviewStatus.DISPUTED:
         reasons.append("disputed (its kind stays in recall while disputed)")
     if item.human_verified:
         reasons.append("verified by a human")

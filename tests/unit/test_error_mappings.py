@@ -15,9 +15,13 @@ from engram.errors import EngramError, NotFound, PermissionDenied, most_specific
 from engram.rpc.errors import GRPC_STATUS
 from services.gateway.problems import HTTP_STATUS, http_status
 
-# Raised and reported by the CLI only (migrations, the ENGRAM_HOME lock): no servicer or route raises them, and
-# were one to, it would cross as the EngramError it is.
-NEVER_SERVED = {"engram.db.migrate.MigrationError", "engram.runtime.home_lock.HomeInUseError"}
+# Raised and reported by the CLI or at process start only (migrations, the ENGRAM_HOME lock, a setting a service
+# needs): no servicer or route raises them, and were one to, it would cross as the EngramError it is.
+NEVER_SERVED = {
+    "engram.db.migrate.MigrationError",
+    "engram.runtime.home_lock.HomeInUseError",
+    "engram.config.SettingsError",
+}
 
 
 def _all_subclasses() -> set[type[EngramError]]:

@@ -14,8 +14,8 @@ from engram.domain.classification.kinds import DEFAULT_KIND_CONFIDENCE, classify
 from engram.domain.classification.placement import PlacementRule, parse_placement_rules, place
 from engram.domain.classification.retention import classify_retention, is_chatter
 from engram.domain.classification.sensitivity import classify_sensitivity
-from engram.domain.validation import VISIBILITIES
-from engram.errors import ValidationFailed
+from engram.domain.validation import validate_choice
+from engram.domain.values import Visibility
 
 __all__ = [
     "DEFAULT_KIND_CONFIDENCE",
@@ -55,18 +55,12 @@ def clamp_confidence(x: float) -> float:
 
 def narrow_visibility(current: str, suggested: str | None) -> str:
     """The narrower of the two (private < workspace < tenant < public): a suggestion never widens."""
-    if current not in VISIBILITIES:
-        raise ValidationFailed(
-            f"visibility must be one of {', '.join(VISIBILITIES)}; got {current!r}", field="visibility"
-        )
+    validate_choice(current, Visibility, "visibility")
     if suggested is None:
         return current
-    if suggested not in VISIBILITIES:
-        raise ValidationFailed(
-            f"suggested visibility must be one of {', '.join(VISIBILITIES)}; got {suggested!r}",
-            field="suggested_visibility",
-        )
-    return min(current, suggested, key=VISIBILITIES.index)
+    validate_choice(suggested, Visibility, "suggested_visibility")
+    order = list(Visibility)  # narrowest first
+    return min(current, suggested, key=lambda v: order.index(Visibility(v)))
 
 
 def classify(content: str, placement_rules: Sequence[PlacementRule] = ()) -> Classification:

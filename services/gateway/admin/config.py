@@ -3,11 +3,12 @@
 from __future__ import annotations
 
 import json
-from typing import Any, Literal
+from typing import Any
 
 from fastapi import APIRouter, Request
 from pydantic import BaseModel, Field
 
+from engram.domain.values import SecretPolicy
 from engram.v1 import admin_pb2
 from services.gateway.auth import Caller, policy
 from services.gateway.clients import Services
@@ -33,7 +34,7 @@ class TenantConfigBody(Body):
         description="Default lifetimes by kind and importance band, merged over the built-in matrix: "
         '{"observation": {"low": 30, "medium": 90}}; null means never. Importance ≥ 0.8 never expires.',
     )
-    secret_policy: Literal["refuse", "redact"] | None = Field(
+    secret_policy: SecretPolicy | None = Field(
         default=None,
         description="What remember does with content holding credentials: refuse it (422, the "
         "default) or store it with each secret replaced by [REDACTED:<kind>].",

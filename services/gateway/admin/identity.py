@@ -7,11 +7,10 @@ caller may not manage answers 404, like one that does not exist.
 
 from __future__ import annotations
 
-from typing import Literal
-
 from fastapi import APIRouter, Response
 from pydantic import BaseModel, Field
 
+from engram.domain.values import PrincipalType, WorkspaceRole
 from engram.v1 import admin_pb2
 from services.gateway.admin.common import Name, time_json
 from services.gateway.auth import Caller, policy
@@ -32,14 +31,14 @@ class WorkspaceBody(Body):
 
 class MemberBody(Body):
     principal_id: str
-    role: Literal["owner", "admin", "member", "viewer"]
+    role: WorkspaceRole
     tenant_id: str | None = None
 
 
 class PrincipalBody(Body):
     tenant_id: str | None = None
     name: str = Name
-    type: Literal["agent", "user", "system", "admin"]
+    type: PrincipalType
     trusted: bool = Field(default=False, description="Trusted agents write with authority 30 instead of 20.")
 
 

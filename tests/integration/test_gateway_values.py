@@ -1,0 +1,74 @@
+"""The gateway's request schemas take the value sets: a bad value is refused naming the field and every allowed
+value, /openapi.json lists them, and /ready probes the database the gateway was given."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+
+import httpx
+import pytest
+import pytest_asyncio
+
+from engram.config import Settings
+from engram.db.pool import with_user
+from engram.domain.values import LinkType, RecallMode, ReviewAction, SearchMode, Visibility
+from services.gateway.app import create_app
+
+# (route, body, field, the value set it takes)
+BAD_VALUES = [
+    ("/v1/remember", {"content": "x", "visibility": "everyone"}, "visibility", Visibility),
+    ("/v1/recall", {"query": "x", "mode": "psychic"}, "mode", RecallMode),
+    ("/v1/search", {"query": "x", "mode": "startup"}, "mode", SearchMode),
+    ("/v1/edges", {"src_id": "a", "dst_id": "b", "type": "supersedes"}, "type", LinkType),
+]
+
+
+@pytest_asyncio.fixture
+async def open_gateway(servers: Settings) -> AsyncIterator[httpx.AsyncClient]:
+    app = create_app(servers.model_copy(update={"auth_enabled": False}))
+    async with app.router.lifespan_context(app):
+        async with httpx.AsyncClient(transport=httpx.ASGITransport(app=app), base_url="http://gateway") as client:
+            yield client
+
+
+@pytest.mark.parametrize(("route", "body", "field", "values"), BAD_VALUES)
+async def test_a_value_outside_its_set_is_refused_naming_the_field_and_the_allowed_values(
+    open_gateway: httpx.AsyncClient, route: str, body: dict[str, str], field: str, values: type[Visibility]
+) -> None:
+    refused = await open_gateway.post(route, json=body)
+    problem = refused.json()
+    assert refused.status_code == 422 and problem["code"] == "validation_failed" and problem["field"] == field
+    assert all(f"'{v.value}'" in problem["detail"] for v in values), problem["detail"]
+    assert problem["errors"][0]["field"] == field
+
+
+async def test_openapi_lists_the_allowed_values(open_gateway: httpx.AsyncClient) -> None:
+    schemas = (await open_gateway.get("/openapi.json")).json()["components"]["schemas"]
+    for name, values in (("Visibility", Visibility), ("RecallMode", RecallMode), ("ReviewAction", ReviewAction)):
+        assert schemas[name]["enum"] == [v.value for v in values], name
+
+
+async def test_ready_probes_the_app_database_url_when_that_is_all_the_gateway_has(
+    servers: Settings, migrated: str
+) -> None:
+    app_only = servers.model_copy(
+        update={"database_url": None, "app_database_url": with_user(migrated, servers.app_role)}
+    )
+    app = create_app(app_only)
+    async with app.router.lifespan_context(app):
+        async with httpx.AsyncClient(transport=httpx.ASGITransport(app=app), base_url="http://gateway") as client:
+            ready = await client.get("/ready")
+    assert ready.json()["checks"]["database"] == "ok", ready.json()
+
+
+async def test_ready_says_so_when_the_database_is_not_there(servers: Settings) -> None:
+    """Populated first: the same gateway with a working URL is ready; then one whose app URL leads nowhere."""
+    app = create_app(servers)
+    async with app.router.lifespan_context(app):
+        async with httpx.AsyncClient(transport=httpx.ASGITransport(app=app), base_url="http://gateway") as client:
+            assert (await client.get("/ready")).json()["checks"]["database"] == "ok"
+            app.state.downstream.settings = servers.model_copy(
+                update={"app_database_url": "postgresql://nobody@127.0.0.1:1/engram"}
+            )
+            ready = await client.get("/ready")
+    assert ready.status_code == 503 and ready.json()["checks"]["database"].startswith("unreachable")
