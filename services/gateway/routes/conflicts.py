@@ -1,0 +1,50 @@
+"""Conflicts between memories: list them, decide one."""
+
+from __future__ import annotations
+
+from fastapi import APIRouter
+
+from engram.v1 import ingest_pb2, recall_pb2
+from services.gateway.answers import ConflictPage, ResolvedAnswer
+from services.gateway.auth import Caller, policy
+from services.gateway.clients import Services
+from services.gateway.mapping import conflict_page, resolved_answer
+from services.gateway.schemas import ResolveBody
+
+router = APIRouter()
+
+
+@router.get("/conflicts", summary="Conflicts between memories you can read", **policy("read"))
+async def list_conflicts(
+    ctx: Caller,
+    ds: Services,
+    status: str | None = "open",
+    type: str | None = None,
+    item_id: str | None = None,
+    limit: int = 50,
+    cursor: str | None = None,
+) -> ConflictPage:
+    """Open ones by default (``status=resolved`` or ``status=`` for the others), newest first; only conflicts
+    whose two memories you may read are listed."""
+    reply = await ds.call(
+        ds.recall.ListConflicts,
+        recall_pb2.ListConflictsRequest(
+            status=status or "", type=type or "", item_id=item_id or "", limit=limit, cursor=cursor or ""
+        ),
+        ctx,
+    )
+    return conflict_page(reply)
+
+
+@router.post("/conflicts/{conflict_id}/resolve", summary="Decide a conflict", **policy("review"))
+async def resolve_conflict(conflict_id: str, body: ResolveBody, ctx: Caller, ds: Services) -> ResolvedAnswer:
+    """A reviewer (review scope, not an agent) keeps the existing memory, accepts the new one, keeps both, or
+    merges them into a new memory (``content``) that replaces both."""
+    reply = await ds.call(
+        ds.ingest.ResolveConflict,
+        ingest_pb2.ResolveConflictRequest(
+            id=conflict_id, resolution=body.resolution, reason=body.reason, content=body.content or ""
+        ),
+        ctx,
+    )
+    return resolved_answer(reply)

@@ -1,0 +1,166 @@
+"""Memories: write one, replace one, invalidate one, read one with its status and audit trail, and the
+routes over many (bulk changes, expiry candidates).
+
+The literal paths (``/items/expiry-candidates``, ``/items/bulk``) are added before the templated
+``/items/{item_id}`` ones, which would otherwise take them.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from fastapi import APIRouter, Response
+from google.protobuf import struct_pb2
+
+from engram.domain.models import CallerContext
+from engram.domain.validation import require_item_id
+from engram.rpc.convert import timestamp
+from engram.v1 import ingest_pb2, recall_pb2
+from services.gateway.answers import BulkAnswer, EventsAnswer, ItemAnswer, ItemsAnswer, RememberAnswer, StatusAnswer
+from services.gateway.auth import Caller, policy
+from services.gateway.clients import Downstream, Services
+from services.gateway.limits import RememberCaller
+from services.gateway.mapping import (
+    bulk_answer,
+    events_answer,
+    expiry_answer,
+    item_answer,
+    remember_answer,
+    status_answer,
+)
+from services.gateway.schemas import BulkBody, InvalidateBody, RememberBody
+
+router = APIRouter()
+
+_DEDUPLICATED: dict[int | str, dict[str, Any]] = {
+    200: {"model": RememberAnswer, "description": "The same content was already stored (`deduplicated`)."}
+}
+
+
+@router.post("/remember", status_code=201, summary="Store a memory", responses=_DEDUPLICATED, **policy("write"))
+async def remember(body: RememberBody, ctx: RememberCaller, ds: Services, response: Response) -> RememberAnswer:
+    """201 with the new item (``status: created``, or ``superseded`` when it replaced ``supersedes``), or 200
+    with ``status: deduplicated`` and the first item when the same canonical content is already stored."""
+    return await _remember(body, ctx, ds, response)
+
+
+@router.post(
+    "/items/{item_id}/supersede",
+    status_code=201,
+    summary="Replace a memory with a new one",
+    responses=_DEDUPLICATED,
+    **policy("write"),
+)
+async def supersede(
+    item_id: str, body: RememberBody, ctx: RememberCaller, ds: Services, response: Response
+) -> RememberAnswer:
+    """Atomic: the new memory is stored and the old one marked superseded, or nothing is written (403
+    ``authority_too_low`` when the caller's authority is below the old memory's)."""
+    require_item_id(item_id)
+    if item_id not in body.supersedes:
+        body = body.model_copy(update={"supersedes": [item_id, *body.supersedes]})
+    return await _remember(body, ctx, ds, response)
+
+
+async def _remember(body: RememberBody, ctx: CallerContext, ds: Downstream, response: Response) -> RememberAnswer:
+    metadata = struct_pb2.Struct()
+    metadata.update(body.metadata)
+    request = ingest_pb2.RememberRequest(
+        content=body.content,
+        kind=body.kind or "",
+        tags=body.tags,
+        subject=body.subject or "",
+        wing=body.wing or "",
+        room=body.room or "",
+        pinned=body.pinned,
+        visibility=body.visibility or "",
+        source_type=body.source_type or "",
+        source_uri=body.source_uri or "",
+        source_session=body.source_session or "",
+        valid_from=timestamp(body.valid_from),
+        valid_to=timestamp(body.valid_to),
+        expires_at=timestamp(body.expires_at),
+        external_id=body.external_id or "",
+        metadata=metadata,
+        workspace_id=body.workspace_id or "",
+        supersedes=body.supersedes,
+    )
+    if body.importance is not None:
+        request.importance = body.importance
+    reply = await ds.call(ds.ingest.Remember, request, ctx)
+    if reply.status == "deduplicated":
+        response.status_code = 200
+    return remember_answer(reply)
+
+
+@router.post("/items/{item_id}/invalidate", summary="Declare a memory no longer true", **policy("write|review"))
+async def invalidate(item_id: str, body: InvalidateBody, ctx: Caller, ds: Services) -> ItemAnswer:
+    """Nothing replaces it: it leaves recall (and ends any supersession chain into it) but stays readable
+    for audit. Its author or a reviewer."""
+    reply = await ds.call(ds.ingest.Invalidate, ingest_pb2.InvalidateRequest(id=item_id, reason=body.reason), ctx)
+    return item_answer(reply.item)
+
+
+@router.get("/items/expiry-candidates", summary="Memories whose time to live ends soon", **policy("read"))
+async def expiry_candidates(
+    ctx: Caller,
+    ds: Services,
+    within_days: int = 7,
+    limit: int = 50,
+    workspace_id: str | None = None,
+) -> ItemsAnswer:
+    """Live items you can see that expire within ``within_days`` (1–3650), soonest first; already expired ones
+    that the sweep has not moved to the trash yet come first."""
+    reply = await ds.call(
+        ds.recall.ExpiryCandidates,
+        recall_pb2.ExpiryCandidatesRequest(within_days=within_days, limit=limit, workspace_id=workspace_id or ""),
+        ctx,
+    )
+    return expiry_answer(reply)
+
+
+@router.post("/items/bulk", summary="Archive or delete every memory matching a filter", **policy("write|review"))
+async def bulk(body: BulkBody, ctx: Caller, ds: Services) -> BulkAnswer:
+    """One transaction. ``dry_run`` (the default) answers the same and writes nothing. Items you may not
+    change are listed in ``skipped`` with the refusal's code; the rest are ``affected``."""
+    f = body.filter
+    request = ingest_pb2.BulkRequest(
+        action=body.action,
+        dry_run=body.dry_run,
+        limit=body.limit,
+        reason=body.reason,
+        filter=ingest_pb2.BulkFilter(
+            kinds=f.kinds,
+            tags=f.tags,
+            workspace_id=f.workspace_id or "",
+            wing=f.wing or "",
+            room=f.room or "",
+            review_statuses=f.review_status,
+            author_id=f.author_id or "",
+            created_before=timestamp(f.created_before),
+            created_after=timestamp(f.created_after),
+        ),
+    )
+    reply = await ds.call(ds.ingest.Bulk, request, ctx)
+    return bulk_answer(reply)
+
+
+@router.get("/items/{item_id}", summary="Read one memory", **policy("read"))
+async def get_item(item_id: str, ctx: Caller, ds: Services) -> ItemAnswer:
+    """In any state, if you may read it; otherwise 404, as if it did not exist."""
+    reply = await ds.call(ds.recall.GetItem, recall_pb2.GetItemRequest(id=item_id), ctx)
+    return item_answer(reply.item)
+
+
+@router.get("/items/{item_id}/status", summary="Where a memory is in the processing pipeline", **policy("read"))
+async def get_status(item_id: str, ctx: Caller, ds: Services) -> StatusAnswer:
+    """Each pipeline stage in pipeline order, with ``embedding`` as a shortcut for the embedding stage."""
+    reply = await ds.call(ds.recall.GetStatus, recall_pb2.GetStatusRequest(id=item_id), ctx)
+    return status_answer(reply)
+
+
+@router.get("/items/{item_id}/events", summary="A memory's audit trail", **policy("read"))
+async def get_events(item_id: str, ctx: Caller, ds: Services) -> EventsAnswer:
+    """Oldest first; still readable while the memory is in the trash."""
+    reply = await ds.call(ds.recall.GetEvents, recall_pb2.GetEventsRequest(id=item_id), ctx)
+    return events_answer(reply)

@@ -1,0 +1,56 @@
+"""Recall and search: budgeted memories for a task or a session start, and ranked search."""
+
+from __future__ import annotations
+
+from fastapi import APIRouter
+
+from engram.rpc.convert import timestamp
+from engram.v1 import memory_pb2, recall_pb2
+from services.gateway.answers import RecallAnswer, SearchAnswer
+from services.gateway.auth import policy
+from services.gateway.clients import Services
+from services.gateway.limits import RecallCaller
+from services.gateway.mapping import recall_answer, search_answer
+from services.gateway.schemas import FilterFields, RecallBody, SearchBody
+
+router = APIRouter()
+
+
+def _filters(body: FilterFields) -> memory_pb2.RecallFilters:
+    return memory_pb2.RecallFilters(
+        kinds=body.kinds,
+        tags=body.tags,
+        workspace_id=body.workspace_id or "",
+        wing=body.wing or "",
+        room=body.room or "",
+        as_of=timestamp(body.as_of),
+    )
+
+
+@router.post("/recall", summary="Recall memories for a task or a session start", **policy("read"))
+async def recall(body: RecallBody, ctx: RecallCaller, ds: Services) -> RecallAnswer:
+    """The best memories within the budgets, each with its score and the reasons for it; with ``explain``,
+    also the best candidates the budgets cut (``cut``)."""
+    request = recall_pb2.RecallRequest(
+        mode=body.mode,
+        query=body.query or "",
+        filters=_filters(body),
+        include_superseded=body.include_superseded,
+        explain=body.explain,
+    )
+    for name in ("item_budget", "byte_budget", "token_budget"):
+        value = getattr(body, name)
+        if value is not None:
+            setattr(request, name, value)
+    reply = await ds.call(ds.recall.Recall, request, ctx)
+    return recall_answer(reply, explain=body.explain)
+
+
+@router.post("/search", summary="Search memories by keyword, meaning, or both", **policy("read"))
+async def search(body: SearchBody, ctx: RecallCaller, ds: Services) -> SearchAnswer:
+    """Ranked as recall's query modes rank, the top ``limit`` items, with no budgets."""
+    request = recall_pb2.SearchRequest(query=body.query, mode=body.mode, filters=_filters(body))
+    if body.limit is not None:
+        request.limit = body.limit
+    reply = await ds.call(ds.recall.Search, request, ctx)
+    return search_answer(reply)

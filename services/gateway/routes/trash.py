@@ -1,0 +1,41 @@
+"""The trash: delete a memory into it, list it, restore from it."""
+
+from __future__ import annotations
+
+from fastapi import APIRouter, Query
+
+from engram.v1 import ingest_pb2, recall_pb2
+from services.gateway.answers import DeletedAnswer, ItemAnswer, TrashPage
+from services.gateway.auth import Caller, policy
+from services.gateway.clients import Services
+from services.gateway.mapping import deleted_answer, item_answer, trash_page
+
+router = APIRouter()
+
+
+@router.delete("/items/{item_id}", summary="Move a memory to the trash", **policy("write|review"))
+async def delete_item(
+    item_id: str,
+    ctx: Caller,
+    ds: Services,
+    reason: str = Query(default="", max_length=2000),
+) -> DeletedAnswer:
+    """Its author or a reviewer. The item, its edges and embeddings are kept as one snapshot in the trash
+    (``trash_id``) and can be restored until the sweep empties it (30 days by default)."""
+    reply = await ds.call(ds.ingest.Delete, ingest_pb2.DeleteRequest(id=item_id, reason=reason), ctx)
+    return deleted_answer(reply)
+
+
+@router.get("/trash", summary="Deleted and expired memories you can restore", **policy("read"))
+async def list_trash(ctx: Caller, ds: Services, limit: int = 50, cursor: str | None = None) -> TrashPage:
+    """Newest first; pass ``next_cursor`` back as ``cursor`` for the next page."""
+    reply = await ds.call(ds.recall.ListTrash, recall_pb2.ListTrashRequest(limit=limit, cursor=cursor or ""), ctx)
+    return trash_page(reply)
+
+
+@router.post("/trash/{trash_id}/restore", summary="Bring a memory back from the trash", **policy("write|review"))
+async def restore(trash_id: str, ctx: Caller, ds: Services) -> ItemAnswer:
+    """As it was, state included (an invalidated memory stays invalidated), with its embeddings and the links
+    whose other end still exists. An expired memory comes back without its expiry."""
+    reply = await ds.call(ds.ingest.Restore, ingest_pb2.RestoreRequest(trash_id=trash_id), ctx)
+    return item_answer(reply.item)
