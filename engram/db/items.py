@@ -1,4 +1,5 @@
-"""Memory items: insert, dedup lookup, reads, audit rows and pipeline stages."""
+"""Memory items: insert, dedup lookup, reads and the lifecycle updates (review, supersession, invalidation,
+verification). Their audit rows are in ``audit``, their pipeline stages in ``stages``."""
 
 from __future__ import annotations
 
@@ -10,8 +11,7 @@ from uuid import UUID
 
 import asyncpg
 
-from engram.db.violations import item_must_exist
-from engram.domain.models import ItemEvent, MemoryItem, Stage
+from engram.domain.models import MemoryItem
 from engram.errors import Conflict
 
 ITEM_COLUMNS = (
@@ -22,7 +22,6 @@ ITEM_COLUMNS = (
     "retention_confidence, sensitivity, classified_at, recalls_since_useful"
 )
 
-PIPELINE_STAGES = ("embedding", "classification", "conflict_check", "promotion")  # in the order they run
 NOT_EXPIRED = "(i.expires_at IS NULL OR i.expires_at > now())"
 
 
@@ -261,32 +260,6 @@ async def set_verified(conn: asyncpg.Connection, item_id: str, verifier: str) ->
     return row_to_item(row)
 
 
-async def events(conn: asyncpg.Connection, item_id: str) -> list[ItemEvent]:
-    """The audit trail of one item, oldest first."""
-    rows = await conn.fetch(
-        "SELECT id, action, actor_id, old_value::text AS old_value, new_value::text AS new_value, reason, "
-        "request_id, created_at FROM item_events WHERE item_id = $1 ORDER BY id",
-        item_id,
-    )
-    return [
-        ItemEvent(
-            id=r["id"],
-            action=r["action"],
-            actor_id=str(r["actor_id"]) if r["actor_id"] else None,
-            old_value=_json_or_none(r["old_value"]),
-            new_value=_json_or_none(r["new_value"]),
-            reason=r["reason"],
-            request_id=r["request_id"],
-            created_at=r["created_at"],
-        )
-        for r in rows
-    ]
-
-
-def _json_or_none(text: str | None) -> dict[str, Any] | None:
-    return json.loads(text) if text is not None else None
-
-
 async def matching(
     conn: asyncpg.Connection,
     viewer: str,
@@ -378,68 +351,3 @@ async def workspace_role(conn: asyncpg.Connection, workspace_id: str, principal_
 async def get_many(conn: asyncpg.Connection, item_ids: list[str]) -> list[MemoryItem]:
     rows = await conn.fetch(f"SELECT {ITEM_COLUMNS} FROM memory_items WHERE id = ANY($1::uuid[])", item_ids)
     return [row_to_item(r) for r in rows]
-
-
-async def add_event(
-    conn: asyncpg.Connection,
-    *,
-    tenant_id: str,
-    item_id: UUID | str,
-    actor_id: str | None,
-    action: str,
-    new_value: dict[str, Any] | None = None,
-    old_value: dict[str, Any] | None = None,
-    reason: str | None = None,
-    request_id: str | None = None,
-) -> None:
-    """Append one audit row (the table refuses updates and deletes)."""
-    await conn.execute(
-        "INSERT INTO item_events (tenant_id, item_id, actor_id, action, old_value, new_value, reason, request_id) "
-        "VALUES ($1, $2, $3, $4, $5::jsonb, $6::jsonb, $7, $8)",
-        tenant_id,
-        item_id,
-        actor_id,
-        action,
-        json.dumps(old_value) if old_value is not None else None,
-        json.dumps(new_value) if new_value is not None else None,
-        reason,
-        request_id or None,
-    )
-
-
-async def set_stage(
-    conn: asyncpg.Connection, *, tenant_id: str, item_id: UUID | str, stage: str, status: str, detail: str = ""
-) -> None:
-    """Record where the item is in the pipeline; ``NotFound`` (``gone``) when the item no longer exists."""
-    with item_must_exist(item_id):
-        await conn.execute(
-            """INSERT INTO item_stages (tenant_id, item_id, stage, status, detail) VALUES ($1, $2, $3, $4, $5)
-               ON CONFLICT (item_id, stage) DO UPDATE SET status = EXCLUDED.status, detail = EXCLUDED.detail,
-                                                          updated_at = now()""",
-            tenant_id,
-            item_id,
-            stage,
-            status,
-            detail,
-        )
-
-
-async def finish_stage(conn: asyncpg.Connection, item_id: str, stage: str, detail: str) -> None:
-    """Mark a pending stage done (nothing happens when the item has no such stage pending)."""
-    await conn.execute(
-        "UPDATE item_stages SET status = 'done', detail = $3, updated_at = now() "
-        "WHERE item_id = $1 AND stage = $2 AND status = 'pending'",
-        item_id,
-        stage,
-        detail,
-    )
-
-
-async def stages(conn: asyncpg.Connection, item_id: str) -> list[Stage]:
-    rows = await conn.fetch(
-        "SELECT stage, status, detail, updated_at FROM item_stages WHERE item_id = $1 "
-        "ORDER BY array_position($2::text[], stage), stage",
-        item_id,
-        list(PIPELINE_STAGES),
-    )
-    return [Stage(r["stage"], r["status"], r["detail"], r["updated_at"]) for r in rows]

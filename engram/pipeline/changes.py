@@ -13,7 +13,7 @@ from typing import Any
 
 import asyncpg
 
-from engram.db import conflicts, items
+from engram.db import audit, conflicts, items, stages
 from engram.db.pool import tenant_tx
 from engram.domain.models import MemoryItem
 from engram.domain.values import EventType, ReviewStatus, StageStatus
@@ -50,10 +50,8 @@ class Changes:
         if (
             item.review_status == ReviewStatus.PROPOSED and to_state != ReviewStatus.PROPOSED
         ):  # promotion has nothing left to decide
-            await items.finish_stage(
-                conn, str(item.id), "promotion", f"{to_state} by {actor.by or 'review'} ({action})"
-            )
-        await items.add_event(
+            await stages.finish(conn, str(item.id), "promotion", f"{to_state} by {actor.by or 'review'} ({action})")
+        await audit.record(
             conn,
             tenant_id=actor.tenant_id,
             item_id=item.id,
@@ -98,7 +96,7 @@ class Changes:
         """``new`` replaces ``old`` (both locked by the caller): the pointer and typed link, ``superseded`` in
         the old item's trail, ``memory.superseded`` on the bus (``extra`` adds data fields)."""
         await items.supersede(conn, str(old.id), str(new.id), actor.principal_id)
-        await items.add_event(
+        await audit.record(
             conn,
             tenant_id=actor.tenant_id,
             item_id=old.id,
@@ -234,7 +232,7 @@ async def stage_failed(pool: asyncpg.Pool, event: Event, stage: str, error: Exce
     still there)."""
     try:
         async with tenant_tx(pool, event.tenant_id) as conn:
-            await items.set_stage(
+            await stages.record(
                 conn,
                 tenant_id=event.tenant_id,
                 item_id=event.subject,

@@ -12,7 +12,7 @@ from datetime import datetime
 
 import asyncpg
 
-from engram.db import clock, conflicts, identity, items, kinds, promotions, tenants
+from engram.db import clock, conflicts, identity, items, kinds, promotions, stages, tenants
 from engram.db.pool import system_tx, tenant_tx
 from engram.domain import promotion
 from engram.domain.models import MemoryItem
@@ -68,7 +68,7 @@ async def promote_item(
         return outcome
     PROMOTION_OUTCOMES.labels(outcome).inc()
     if blockers:
-        await items.set_stage(
+        await stages.record(
             conn,
             tenant_id=tenant_id,
             item_id=item.id,
@@ -79,9 +79,7 @@ async def promote_item(
         return outcome
     actor = changes.Actor(tenant_id, by=BY, traceparent=traceparent)
     await writer.change_status(conn, actor, item, "active", "promote", "every promotion gate passed")
-    await items.set_stage(
-        conn, tenant_id=tenant_id, item_id=item.id, stage="promotion", status="done", detail="promoted"
-    )
+    await stages.record(conn, tenant_id=tenant_id, item_id=item.id, stage="promotion", status="done", detail="promoted")
     return outcome
 
 

@@ -16,7 +16,7 @@ from typing import Any
 import asyncpg
 
 from engram.config import Settings
-from engram.db import classifications, identity, inbox, items, kinds
+from engram.db import audit, classifications, identity, inbox, items, kinds, stages
 from engram.db.pool import tenant_tx
 from engram.domain.classification import Classification, narrow_visibility, parse_placement_rules
 from engram.domain.models import MemoryItem
@@ -106,7 +106,7 @@ class ClassifierService:
         )
         structural = {k: v for k, v in applied.items() if k in ("kind", "wing", "room", "visibility")}
         if structural:
-            await items.add_event(
+            await audit.record(
                 conn,
                 tenant_id=event.tenant_id,
                 item_id=item.id,
@@ -116,7 +116,7 @@ class ClassifierService:
                 new_value={k: v[1] for k, v in structural.items()},
                 reason=f"{result.classifier}: {'; '.join(result.reasons)[:500]}",
             )
-        await items.set_stage(
+        await stages.record(
             conn,
             tenant_id=event.tenant_id,
             item_id=item.id,

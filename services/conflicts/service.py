@@ -15,7 +15,7 @@ from dataclasses import dataclass
 import asyncpg
 
 from engram.config import Settings
-from engram.db import conflicts, embeddings, inbox, items
+from engram.db import conflicts, embeddings, inbox, items, stages
 from engram.db.pool import tenant_tx
 from engram.domain import conflict_rules, lifecycle
 from engram.domain.conflict_rules import Verdict
@@ -95,7 +95,7 @@ class ConflictsService:
                 if current.kind in EPISODIC_KINDS
                 else _summary(len(near), [n for n in notes if n], judge_unavailable)
             )
-            await items.set_stage(
+            await stages.record(
                 conn, tenant_id=event.tenant_id, item_id=current.id, stage=STAGE, status="done", detail=detail
             )
 

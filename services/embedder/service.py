@@ -16,7 +16,7 @@ import asyncpg
 import numpy as np
 
 from engram.config import Settings
-from engram.db import embeddings, inbox, items
+from engram.db import embeddings, inbox, items, stages
 from engram.db.pool import tenant_tx
 from engram.domain.content import passage
 from engram.domain.models import MemoryItem
@@ -89,7 +89,7 @@ class EmbedderService:
                 log.info("item %s of event %s was deleted while it was embedded; nothing stored", item.id, event.id)
                 return
             await embeddings.upsert(conn, event.tenant_id, item.id, self._provider.profile, vector)
-            await items.set_stage(
+            await stages.record(
                 conn,
                 tenant_id=event.tenant_id,
                 item_id=item.id,

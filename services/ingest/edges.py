@@ -6,7 +6,7 @@ from __future__ import annotations
 import asyncpg
 
 from engram.config import Settings
-from engram.db import edges, items
+from engram.db import audit, edges, items
 from engram.db.pool import tenant_tx
 from engram.domain import lifecycle, validation
 from engram.domain.models import CallerContext, Edge
@@ -47,7 +47,7 @@ class EdgeService:
                 )
             edge, created = await edges.link(conn, ctx.tenant_id, src_id, dst_id, edge_type, ctx.principal_id)
             if created:
-                await items.add_event(
+                await audit.record(
                     conn,
                     tenant_id=ctx.tenant_id,
                     item_id=src.id,
@@ -76,7 +76,7 @@ class EdgeService:
                     code="review_not_allowed",
                 )
             await edges.unlink(conn, edge_id)
-            await items.add_event(
+            await audit.record(
                 conn,
                 tenant_id=ctx.tenant_id,
                 item_id=edge.src_id,

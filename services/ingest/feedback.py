@@ -9,8 +9,8 @@ from dataclasses import dataclass
 import asyncpg
 
 from engram.config import Settings
+from engram.db import audit, items
 from engram.db import feedback as verdicts
-from engram.db import items
 from engram.db.pool import tenant_tx
 from engram.domain import feedback, validation
 from engram.domain.models import CallerContext
@@ -66,7 +66,7 @@ class FeedbackService:
                 importance_before=current_importance,
                 importance_after=importance,
             )
-            await items.add_event(
+            await audit.record(
                 conn,
                 tenant_id=ctx.tenant_id,
                 item_id=item.id,

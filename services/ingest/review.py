@@ -6,7 +6,7 @@ from __future__ import annotations
 import asyncpg
 
 from engram.config import Settings
-from engram.db import items, kinds
+from engram.db import audit, items, kinds
 from engram.db.pool import tenant_tx
 from engram.domain import lifecycle, validation
 from engram.domain.models import CallerContext, MemoryItem
@@ -74,7 +74,7 @@ class ReviewService:
             if item.human_verified:
                 return item
             changed = await items.set_verified(conn, item_id, ctx.principal_id)
-            await items.add_event(
+            await audit.record(
                 conn,
                 tenant_id=ctx.tenant_id,
                 item_id=item.id,
@@ -108,7 +108,7 @@ class ReviewService:
             if item.invalidated_at is not None:
                 raise Conflict(f"item {item_id} is already invalidated", code="already_invalidated")
             changed = await items.invalidate(conn, item_id, reason)
-            await items.add_event(
+            await audit.record(
                 conn,
                 tenant_id=ctx.tenant_id,
                 item_id=item.id,

@@ -4,26 +4,27 @@ from __future__ import annotations
 
 import uuid
 from dataclasses import dataclass, field
-from datetime import UTC, datetime
+from datetime import datetime
 from typing import Any
 
 import asyncpg
 
 from engram.config import Settings
-from engram.db import clock, identity, items, kinds, principals
+from engram.db import audit, clock, identity, items, kinds, stages
 from engram.db.pool import tenant_tx
-from engram.domain import lifecycle, secrets, ttl, validation
-from engram.domain.authority import Authority, default_source_type, derive_authority, source_trust
+from engram.domain import ttl, validation
+from engram.domain.authority import Authority, default_source_type, source_trust
 from engram.domain.classification import Classification, parse_placement_rules
 from engram.domain.content import content_hash, index_context
 from engram.domain.models import CallerContext, MemoryItem, MemoryKind
-from engram.domain.values import WRITING_ROLES, EventType, ReviewStatus, SecretPolicy
-from engram.errors import Conflict, NotFound, PermissionDenied, ValidationFailed
+from engram.domain.values import EventType, ReviewStatus
+from engram.errors import Conflict, ValidationFailed
 from engram.events.envelope import Event
 from engram.events.outbox import Outbox
 from engram.llm import JsonChat
 from engram.pipeline import changes, classify
 from engram.telemetry.metrics import REMEMBER_STAGE, REMEMBERED, timed
+from services.ingest import checks
 from services.ingest.trash import discard
 
 DEFAULT_KIND = "fact"
@@ -98,21 +99,21 @@ class IngestService:
         """Store one memory; the same canonical content again answers ``deduplicated`` with the first item."""
         checked = self._validate(ctx, cmd)
         async with tenant_tx(self._pool, ctx.tenant_id) as conn:
-            content, redacted = await _guard_secrets(conn, cmd.content)
+            content, redacted = await checks.guard_secrets(conn, cmd.content)
             digest = content_hash(content)
-            kind = await _resolve_kind(conn, cmd.kind or DEFAULT_KIND)
-            targets = [await _live_target(conn, ctx, target_id) for target_id in cmd.supersedes]
-            workspace_id = await _resolve_workspace(
+            kind = await checks.resolve_kind(conn, cmd.kind or DEFAULT_KIND)
+            targets = [await checks.live_target(conn, ctx, target_id) for target_id in cmd.supersedes]
+            workspace_id = await checks.resolve_workspace(
                 conn, ctx, cmd.workspace_id or (str(targets[0].workspace_id) if targets else None)
             )
-            authority = await _resolve_authority(conn, ctx, checked.source_type)
+            authority = await checks.resolve_authority(conn, ctx, checked.source_type)
             slot = _Slot(targets)
             if kind.singleton and cmd.subject and not targets:
                 holder = await items.live_singleton(conn, workspace_id, cmd.subject, kind.name, ctx.principal_id)
                 if holder is not None and holder.content_hash == digest:
                     return _deduplicated(holder)
                 slot = _singleton_slot(holder, authority, kind)
-            await _check_may_supersede(conn, ctx, cmd, kind, slot.targets, authority)
+            await checks.check_may_supersede(conn, ctx, cmd.supersedes, kind, slot.targets, authority)
             now = await clock.now(conn)
             new = await self._new_item(
                 conn,
@@ -252,7 +253,7 @@ class IngestService:
         self, conn: asyncpg.Connection, ctx: CallerContext, stored: MemoryItem, redacted: list[str]
     ) -> None:
         """The ``created`` audit row, the pending pipeline stages and ``memory.created`` on the outbox."""
-        await items.add_event(
+        await audit.record(
             conn,
             tenant_id=ctx.tenant_id,
             item_id=stored.id,
@@ -270,7 +271,7 @@ class IngestService:
         for stage in ("embedding", "classification", "conflict_check") + (
             ("promotion",) if stored.review_status == ReviewStatus.PROPOSED else ()
         ):
-            await items.set_stage(conn, tenant_id=ctx.tenant_id, item_id=stored.id, stage=stage, status="pending")
+            await stages.record(conn, tenant_id=ctx.tenant_id, item_id=stored.id, stage=stage, status="pending")
         await self._outbox.add(conn, created_event(stored, ctx.traceparent))
 
     async def _apply_slot(self, conn: asyncpg.Connection, ctx: CallerContext, stored: MemoryItem, slot: _Slot) -> None:
@@ -331,99 +332,9 @@ def _deduplicated(existing: MemoryItem) -> RememberResult:
     return RememberResult("deduplicated", existing)
 
 
-async def _resolve_kind(conn: asyncpg.Connection, name: str) -> MemoryKind:
-    """The named kind, which must be enabled for the tenant."""
-    kind = await kinds.get_kind(conn, name)
-    if kind is None or not kind.enabled:
-        known = ", ".join(await kinds.enabled_kind_names(conn))
-        raise ValidationFailed(f"unknown or disabled kind {name!r}; known kinds: {known}", field="kind")
-    return kind
-
-
-async def _resolve_workspace(conn: asyncpg.Connection, ctx: CallerContext, requested: str | None) -> str:
-    """The workspace to write into (the requested one, else the tenant's default), where the caller may write."""
-    workspace_id = requested or await items.default_workspace(conn)
-    role = await items.workspace_role(conn, workspace_id, ctx.principal_id) if workspace_id else None
-    if workspace_id is None or role is None:  # missing and not-a-member look the same
-        raise NotFound("no such workspace", field="workspace_id")
-    if role not in WRITING_ROLES:
-        raise PermissionDenied(
-            f"a {role} cannot write into this workspace", field="workspace_id", code="workspace_read_only"
-        )
-    return workspace_id
-
-
-async def _resolve_authority(conn: asyncpg.Connection, ctx: CallerContext, source_type: str) -> Authority:
-    """The authority the write carries: its source, the principal's type, and whether the principal is trusted."""
-    return derive_authority(source_type, ctx.principal_type, trusted=await principals.trusted(conn, ctx.principal_id))
-
-
 def _singleton_slot(holder: MemoryItem | None, authority: Authority, kind: MemoryKind) -> _Slot:
     """One live item per (workspace, subject, kind): at or above the holder's authority (and with no review
     needed) the new one replaces it; below, it becomes a proposal in conflict with it."""
     if holder is not None and int(authority) >= holder.authority and not kind.requires_review:
         return _Slot([holder])
     return _Slot([], rival=holder)
-
-
-async def _check_may_supersede(
-    conn: asyncpg.Connection,
-    ctx: CallerContext,
-    cmd: RememberCommand,
-    kind: MemoryKind,
-    targets: list[MemoryItem],
-    authority: Authority,
-) -> None:
-    """A proposal replaces nothing; each target needs a writing role in its workspace and no more authority
-    than the write carries."""
-    if cmd.supersedes and kind.requires_review:
-        raise Conflict(
-            f"a {kind.name} starts as a proposal and cannot replace anything before review",
-            field="supersedes",
-            code="proposal_cannot_supersede",
-        )
-    for target in targets:
-        target_role = await items.workspace_role(conn, str(target.workspace_id), ctx.principal_id)
-        if target_role not in WRITING_ROLES:
-            raise PermissionDenied(
-                f"superseding {target.id} needs a writing role in its workspace",
-                field="supersedes",
-                code="workspace_read_only",
-            )
-        if int(authority) < target.authority:
-            raise PermissionDenied(
-                f"authority {int(authority)} cannot supersede {target.id} (authority {target.authority}); "
-                "propose the change for review instead",
-                field="supersedes",
-                code="authority_too_low",
-            )
-
-
-async def _guard_secrets(conn: asyncpg.Connection, content: str) -> tuple[str, list[str]]:
-    """Refuse content holding credentials (422 naming the kind of secret), or redact them when the tenant's
-    ``secret_policy`` is ``redact``; returns the content to store and the kinds redacted."""
-    findings = secrets.find_secrets(content)
-    if not findings:
-        return content, []
-    if await identity.config_value(conn, "secret_policy") == SecretPolicy.REDACT:
-        return secrets.redact(content, findings), sorted({f.kind for f in findings})
-    raise ValidationFailed(secrets.refusal_message(findings), field="content", code="secret_detected")
-
-
-async def _live_target(conn: asyncpg.Connection, ctx: CallerContext, item_id: str) -> MemoryItem:
-    """An item to supersede: visible to the caller (else 404) and still live (else 409), locked."""
-    item = await items.get(conn, item_id, ctx.principal_id, for_update=True)
-    if item is None:
-        raise NotFound(f"no item {item_id}", field="supersedes")
-    expired = item.expires_at is not None and item.expires_at <= datetime.now(UTC)
-    if (
-        item.invalidated_at is not None
-        or item.superseded_by is not None
-        or item.review_status not in lifecycle.LIVE_STATES
-        or expired
-    ):
-        state = "invalidated" if item.invalidated_at is not None else "expired" if expired else item.review_status
-        raise Conflict(
-            f"item {item_id} is {state}; only live items can be superseded", field="supersedes", code="not_live"
-        )
-    return item

@@ -10,7 +10,7 @@ from datetime import datetime
 import asyncpg
 
 from engram.config import Settings
-from engram.db import identity, items, recall_logs, tenants, trash
+from engram.db import audit, identity, items, recall_logs, tenants, trash
 from engram.db.pool import system_tx, tenant_tx
 from engram.domain import lifecycle, validation
 from engram.domain.models import CallerContext, MemoryItem
@@ -52,7 +52,7 @@ async def discard(
     ``reason`` is ``deleted`` or ``expired``."""
     entry_id = await trash.move(conn, str(item.id), reason, actor_id)
     action = TrashReason(reason)
-    await items.add_event(
+    await audit.record(
         conn,
         tenant_id=str(item.tenant_id),
         item_id=item.id,
@@ -160,7 +160,7 @@ class TrashService:
                 raise NotFound(f"no trash entry {entry_id}")
             lifecycle.may_restore(ctx, entry.principal_id, entry.deleted_by)
             item, counts = await trash.restore(conn, entry_id, clear_expiry=entry.reason == TrashReason.EXPIRED)
-            await items.add_event(
+            await audit.record(
                 conn,
                 tenant_id=ctx.tenant_id,
                 item_id=item.id,

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import asyncpg
 
-from engram.db import clock, edges, items, trash
+from engram.db import audit, clock, edges, items, stages, trash
 from engram.db.pool import tenant_tx
 from engram.domain import validation
 from engram.domain.models import CallerContext, Edge, MemoryItem, Stage
@@ -34,7 +34,7 @@ class ItemReads:
             item = await items.get(conn, item_id, ctx.principal_id)
             if item is None:
                 raise NotFound(f"no item {item_id}")
-            return item, await items.stages(conn, item_id)
+            return item, await stages.of_item(conn, item_id)
 
     async def get_events(self, ctx: CallerContext, item_id: str) -> list[asyncpg.Record]:
         """The audit trail of an item the caller may read."""
@@ -44,7 +44,7 @@ class ItemReads:
                 conn, item_id, ctx.principal_id
             ):  # the trail outlives the item
                 raise NotFound(f"no item {item_id}")
-            return await items.events(conn, item_id)
+            return await audit.trail(conn, item_id)
 
     async def promotion_readiness(
         self, ctx: CallerContext, item_id: str

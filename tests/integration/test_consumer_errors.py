@@ -15,7 +15,7 @@ from faststream.nats import NatsBroker
 from nats.js import JetStreamContext
 
 from engram.config import Settings
-from engram.db import embeddings, items
+from engram.db import embeddings, stages
 from engram.db.pool import tenant_tx
 from engram.domain.models import CallerContext
 from engram.domain.values import EventType
@@ -152,9 +152,7 @@ async def test_writing_to_a_deleted_item_is_not_found_not_a_database_error(
     await TrashService(app_pool, settings).delete(tenant, str(item.id), "")
     writes: list[Callable[[asyncpg.Connection], Awaitable[None]]] = [
         lambda conn: embeddings.upsert(conn, tenant.tenant_id, item.id, embedder.profile, vector[0]),
-        lambda conn: items.set_stage(
-            conn, tenant_id=tenant.tenant_id, item_id=item.id, stage="embedding", status="done"
-        ),
+        lambda conn: stages.record(conn, tenant_id=tenant.tenant_id, item_id=item.id, stage="embedding", status="done"),
     ]
     for write in writes:
         with pytest.raises(NotFound) as gone:

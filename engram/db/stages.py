@@ -1,0 +1,52 @@
+"""Where each memory item is in the pipeline: one ``item_stages`` row per stage, pending until its consumer
+finishes (or records that it failed)."""
+
+from __future__ import annotations
+
+from uuid import UUID
+
+import asyncpg
+
+from engram.db.violations import item_must_exist
+from engram.domain.models import Stage
+
+PIPELINE_STAGES = ("embedding", "classification", "conflict_check", "promotion")  # in the order they run
+
+
+async def record(
+    conn: asyncpg.Connection, *, tenant_id: str, item_id: UUID | str, stage: str, status: str, detail: str = ""
+) -> None:
+    """Record where the item is in the pipeline; ``NotFound`` (``gone``) when the item no longer exists."""
+    with item_must_exist(item_id):
+        await conn.execute(
+            """INSERT INTO item_stages (tenant_id, item_id, stage, status, detail) VALUES ($1, $2, $3, $4, $5)
+               ON CONFLICT (item_id, stage) DO UPDATE SET status = EXCLUDED.status, detail = EXCLUDED.detail,
+                                                          updated_at = now()""",
+            tenant_id,
+            item_id,
+            stage,
+            status,
+            detail,
+        )
+
+
+async def finish(conn: asyncpg.Connection, item_id: str, stage: str, detail: str) -> None:
+    """Mark a pending stage done (nothing happens when the item has no such stage pending)."""
+    await conn.execute(
+        "UPDATE item_stages SET status = 'done', detail = $3, updated_at = now() "
+        "WHERE item_id = $1 AND stage = $2 AND status = 'pending'",
+        item_id,
+        stage,
+        detail,
+    )
+
+
+async def of_item(conn: asyncpg.Connection, item_id: str) -> list[Stage]:
+    """The item's stages in the order the pipeline runs them."""
+    rows = await conn.fetch(
+        "SELECT stage, status, detail, updated_at FROM item_stages WHERE item_id = $1 "
+        "ORDER BY array_position($2::text[], stage), stage",
+        item_id,
+        list(PIPELINE_STAGES),
+    )
+    return [Stage(r["stage"], r["status"], r["detail"], r["updated_at"]) for r in rows]

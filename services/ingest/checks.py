@@ -1,0 +1,105 @@
+"""The checks a write passes before anything is stored: the kind is enabled, the caller may write into the
+workspace, the authority the write carries, which items it may supersede, and no credentials in the content."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+
+import asyncpg
+
+from engram.db import identity, items, kinds, principals
+from engram.domain import lifecycle, secrets
+from engram.domain.authority import Authority, derive_authority
+from engram.domain.models import CallerContext, MemoryItem, MemoryKind
+from engram.domain.values import WRITING_ROLES, SecretPolicy
+from engram.errors import Conflict, NotFound, PermissionDenied, ValidationFailed
+
+
+async def resolve_kind(conn: asyncpg.Connection, name: str) -> MemoryKind:
+    """The named kind, which must be enabled for the tenant."""
+    kind = await kinds.get_kind(conn, name)
+    if kind is None or not kind.enabled:
+        known = ", ".join(await kinds.enabled_kind_names(conn))
+        raise ValidationFailed(f"unknown or disabled kind {name!r}; known kinds: {known}", field="kind")
+    return kind
+
+
+async def resolve_workspace(conn: asyncpg.Connection, ctx: CallerContext, requested: str | None) -> str:
+    """The workspace to write into (the requested one, else the tenant's default), where the caller may write."""
+    workspace_id = requested or await items.default_workspace(conn)
+    role = await items.workspace_role(conn, workspace_id, ctx.principal_id) if workspace_id else None
+    if workspace_id is None or role is None:  # missing and not-a-member look the same
+        raise NotFound("no such workspace", field="workspace_id")
+    if role not in WRITING_ROLES:
+        raise PermissionDenied(
+            f"a {role} cannot write into this workspace", field="workspace_id", code="workspace_read_only"
+        )
+    return workspace_id
+
+
+async def resolve_authority(conn: asyncpg.Connection, ctx: CallerContext, source_type: str) -> Authority:
+    """The authority the write carries: its source, the principal's type, and whether the principal is trusted."""
+    return derive_authority(source_type, ctx.principal_type, trusted=await principals.trusted(conn, ctx.principal_id))
+
+
+async def check_may_supersede(
+    conn: asyncpg.Connection,
+    ctx: CallerContext,
+    supersedes: list[str],
+    kind: MemoryKind,
+    targets: list[MemoryItem],
+    authority: Authority,
+) -> None:
+    """A proposal replaces nothing; each target needs a writing role in its workspace and no more authority
+    than the write carries."""
+    if supersedes and kind.requires_review:
+        raise Conflict(
+            f"a {kind.name} starts as a proposal and cannot replace anything before review",
+            field="supersedes",
+            code="proposal_cannot_supersede",
+        )
+    for target in targets:
+        target_role = await items.workspace_role(conn, str(target.workspace_id), ctx.principal_id)
+        if target_role not in WRITING_ROLES:
+            raise PermissionDenied(
+                f"superseding {target.id} needs a writing role in its workspace",
+                field="supersedes",
+                code="workspace_read_only",
+            )
+        if int(authority) < target.authority:
+            raise PermissionDenied(
+                f"authority {int(authority)} cannot supersede {target.id} (authority {target.authority}); "
+                "propose the change for review instead",
+                field="supersedes",
+                code="authority_too_low",
+            )
+
+
+async def guard_secrets(conn: asyncpg.Connection, content: str) -> tuple[str, list[str]]:
+    """Refuse content holding credentials (422 naming the kind of secret), or redact them when the tenant's
+    ``secret_policy`` is ``redact``; returns the content to store and the kinds redacted."""
+    findings = secrets.find_secrets(content)
+    if not findings:
+        return content, []
+    if await identity.config_value(conn, "secret_policy") == SecretPolicy.REDACT:
+        return secrets.redact(content, findings), sorted({f.kind for f in findings})
+    raise ValidationFailed(secrets.refusal_message(findings), field="content", code="secret_detected")
+
+
+async def live_target(conn: asyncpg.Connection, ctx: CallerContext, item_id: str) -> MemoryItem:
+    """An item to supersede: visible to the caller (else 404) and still live (else 409), locked."""
+    item = await items.get(conn, item_id, ctx.principal_id, for_update=True)
+    if item is None:
+        raise NotFound(f"no item {item_id}", field="supersedes")
+    expired = item.expires_at is not None and item.expires_at <= datetime.now(UTC)
+    if (
+        item.invalidated_at is not None
+        or item.superseded_by is not None
+        or item.review_status not in lifecycle.LIVE_STATES
+        or expired
+    ):
+        state = "invalidated" if item.invalidated_at is not None else "expired" if expired else item.review_status
+        raise Conflict(
+            f"item {item_id} is {state}; only live items can be superseded", field="supersedes", code="not_live"
+        )
+    return item
