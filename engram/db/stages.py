@@ -9,8 +9,9 @@ import asyncpg
 
 from engram.db.violations import item_must_exist
 from engram.domain.models import Stage
+from engram.domain.values import PipelineStage
 
-PIPELINE_STAGES = ("embedding", "classification", "conflict_check", "promotion")  # in the order they run
+PIPELINE_STAGES: tuple[str, ...] = tuple(PipelineStage)  # in the order they run
 
 
 async def record(

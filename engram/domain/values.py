@@ -164,12 +164,29 @@ class Resolution(StrEnum):
     MERGE = "merge"
 
 
+class PipelineStage(StrEnum):
+    """The stages an item passes after it is stored, in the order they run (promotion only for proposals)."""
+
+    EMBEDDING = "embedding"
+    CLASSIFICATION = "classification"
+    CONFLICT_CHECK = "conflict_check"
+    PROMOTION = "promotion"
+
+
 class StageStatus(StrEnum):
     """A pipeline stage of an item (embedding, classification, conflict_check, promotion)."""
 
     PENDING = "pending"
     DONE = "done"
     FAILED = "failed"
+
+
+class Sensitivity(StrEnum):
+    """How sensitive the content is, least first: personal data or a credential suggests private visibility."""
+
+    NORMAL = "normal"
+    PERSONAL = "personal"
+    SECRET = "secret"
 
 
 class Retention(StrEnum):

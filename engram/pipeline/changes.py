@@ -16,7 +16,7 @@ import asyncpg
 from engram.db import audit, conflicts, items, stages
 from engram.db.pool import tenant_tx
 from engram.domain.models import MemoryItem
-from engram.domain.values import EventType, ReviewStatus, StageStatus
+from engram.domain.values import EventType, PipelineStage, ReviewStatus, StageStatus
 from engram.errors import NotFound
 from engram.events.envelope import Event
 from engram.events.outbox import Outbox
@@ -50,7 +50,9 @@ class Changes:
         if (
             item.review_status == ReviewStatus.PROPOSED and to_state != ReviewStatus.PROPOSED
         ):  # promotion has nothing left to decide
-            await stages.finish(conn, str(item.id), "promotion", f"{to_state} by {actor.by or 'review'} ({action})")
+            await stages.finish(
+                conn, str(item.id), PipelineStage.PROMOTION, f"{to_state} by {actor.by or 'review'} ({action})"
+            )
         await audit.record(
             conn,
             tenant_id=actor.tenant_id,

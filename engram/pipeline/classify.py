@@ -9,7 +9,6 @@ clamped like the rules' (0–0.95).
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
@@ -17,11 +16,11 @@ from engram.domain.classification import Classification, PlacementRule, clamp_co
 from engram.domain.classification import classify as classify_by_rules
 from engram.domain.secrets import find_secrets, redact
 from engram.domain.validation import MAX_LABEL_LENGTH
-from engram.domain.values import Visibility
+from engram.domain.values import Retention, Sensitivity, Visibility
 from engram.llm import JsonChat, LLMUnavailable
 
-SENSITIVITY_ORDER = ("normal", "personal", "secret")
-RETENTIONS = ("retain", "transient", "noise", "uncertain")
+SENSITIVITY_ORDER: tuple[str, ...] = tuple(Sensitivity)  # least sensitive first
+RETENTIONS: tuple[str, ...] = tuple(Retention)
 
 SYSTEM_PROMPT = (
     "You classify one memory an AI agent wants to store. Answer with a JSON object only. kind: the best of the "
@@ -54,8 +53,8 @@ class _Answer(BaseModel):
     model_config = ConfigDict(extra="forbid", strict=True)
 
     kind: str
-    retention: Literal["retain", "transient", "noise", "uncertain"]
-    sensitivity: Literal["normal", "personal", "secret"]
+    retention: Retention = Field(strict=False)  # the model's JSON string, checked against the value set
+    sensitivity: Sensitivity = Field(strict=False)
     wing: str | None = Field(max_length=MAX_LABEL_LENGTH)
     room: str | None = Field(max_length=MAX_LABEL_LENGTH)
     taxonomy_confidence: float = Field(ge=0, le=1)
@@ -95,7 +94,7 @@ async def classify(
         sensitivity=sensitivity,
         wing=rules.wing if placed else (answer.wing or None),
         room=rules.room if placed else (answer.room or None),
-        suggested_visibility=Visibility.PRIVATE if sensitivity != "normal" else None,
+        suggested_visibility=Visibility.PRIVATE if sensitivity != Sensitivity.NORMAL else None,
         reasons=(f"model {llm.model}", *(r for r in rules.reasons if not r.startswith(("kind cue", "also a")))),
         classifier=f"llm:{llm.model}",
     ), None

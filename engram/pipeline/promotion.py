@@ -16,7 +16,7 @@ from engram.db import clock, conflicts, identity, items, kinds, promotions, stag
 from engram.db.pool import system_tx, tenant_tx
 from engram.domain import promotion
 from engram.domain.models import MemoryItem
-from engram.domain.values import ReviewStatus
+from engram.domain.values import PipelineStage, ReviewStatus, StageStatus
 from engram.events.outbox import Outbox
 from engram.pipeline import changes
 from engram.telemetry.metrics import PROMOTION_OUTCOMES
@@ -72,14 +72,16 @@ async def promote_item(
             conn,
             tenant_id=tenant_id,
             item_id=item.id,
-            stage="promotion",
-            status="pending",
+            stage=PipelineStage.PROMOTION,
+            status=StageStatus.PENDING,
             detail="; ".join(detail for _, detail in blockers)[:500],
         )
         return outcome
     actor = changes.Actor(tenant_id, by=BY, traceparent=traceparent)
     await writer.change_status(conn, actor, item, "active", "promote", "every promotion gate passed")
-    await stages.record(conn, tenant_id=tenant_id, item_id=item.id, stage="promotion", status="done", detail="promoted")
+    await stages.record(
+        conn, tenant_id=tenant_id, item_id=item.id, stage=PipelineStage.PROMOTION, status="done", detail="promoted"
+    )
     return outcome
 
 

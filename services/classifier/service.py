@@ -20,7 +20,7 @@ from engram.db import audit, classifications, identity, inbox, items, kinds, sta
 from engram.db.pool import tenant_tx
 from engram.domain.classification import Classification, narrow_visibility, parse_placement_rules
 from engram.domain.models import MemoryItem
-from engram.domain.values import EventType
+from engram.domain.values import EventType, PipelineStage, StageStatus
 from engram.errors import ValidationFailed
 from engram.events.consumer import one_at_a_time
 from engram.events.envelope import Event
@@ -31,7 +31,7 @@ from engram.pipeline import changes, classify
 log = logging.getLogger(__name__)
 
 CONSUMER = "classifier"
-STAGE = "classification"
+STAGE = PipelineStage.CLASSIFICATION
 
 
 class ClassifierService:
@@ -121,7 +121,7 @@ class ClassifierService:
             tenant_id=event.tenant_id,
             item_id=item.id,
             stage=STAGE,
-            status="done",
+            status=StageStatus.DONE,
             detail=result.classifier + (f" (fallback: {fallback})" if fallback else ""),
         )
         await self._outbox.add(

@@ -20,6 +20,7 @@ from engram.db.pool import tenant_tx
 from engram.domain import conflict_rules, lifecycle
 from engram.domain.conflict_rules import Verdict
 from engram.domain.models import MemoryItem
+from engram.domain.values import PipelineStage, StageStatus
 from engram.events.consumer import one_at_a_time
 from engram.events.envelope import Event
 from engram.events.outbox import Outbox
@@ -33,7 +34,7 @@ CONSUMER = "conflicts"
 # Episodic memories record what happened or was seen at a moment: two of them with other numbers or values are
 # two moments, not a contradiction. They are not compared.
 EPISODIC_KINDS = ("observation", "diary_entry")
-STAGE = "conflict_check"
+STAGE = PipelineStage.CONFLICT_CHECK
 NEIGHBOURS = 5
 # Candidates come from a little below the floor: the exclusive-predicate rule ("lives in", "prefers", …) fires
 # at any similarity, since two values of one predicate can embed apart; every other rule needs the floor.
@@ -96,7 +97,7 @@ class ConflictsService:
                 else _summary(len(near), [n for n in notes if n], judge_unavailable)
             )
             await stages.record(
-                conn, tenant_id=event.tenant_id, item_id=current.id, stage=STAGE, status="done", detail=detail
+                conn, tenant_id=event.tenant_id, item_id=current.id, stage=STAGE, status=StageStatus.DONE, detail=detail
             )
 
     async def _judge_all(self, item: MemoryItem, near: list[tuple[MemoryItem, float]]) -> tuple[list[Judged], bool]:

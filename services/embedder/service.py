@@ -20,7 +20,7 @@ from engram.db import embeddings, inbox, items, stages
 from engram.db.pool import tenant_tx
 from engram.domain.content import passage
 from engram.domain.models import MemoryItem
-from engram.domain.values import EventType
+from engram.domain.values import EventType, PipelineStage, StageStatus
 from engram.embeddings.provider import EmbeddingProvider
 from engram.events.envelope import Event
 from engram.events.outbox import Outbox
@@ -93,8 +93,8 @@ class EmbedderService:
                 conn,
                 tenant_id=event.tenant_id,
                 item_id=item.id,
-                stage="embedding",
-                status="done",
+                stage=PipelineStage.EMBEDDING,
+                status=StageStatus.DONE,
                 detail=self._provider.profile,
             )
             await self._outbox.add(
@@ -122,4 +122,4 @@ class EmbedderService:
 
     async def mark_failed(self, event: Event, error: Exception) -> None:
         """After the last attempt: the status says failed, with the reason."""
-        await changes.stage_failed(self._pool, event, "embedding", error)
+        await changes.stage_failed(self._pool, event, PipelineStage.EMBEDDING, error)

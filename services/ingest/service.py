@@ -17,7 +17,7 @@ from engram.domain.authority import Authority, default_source_type, source_trust
 from engram.domain.classification import Classification, parse_placement_rules
 from engram.domain.content import content_hash, index_context
 from engram.domain.models import CallerContext, MemoryItem, MemoryKind
-from engram.domain.values import EventType, ReviewStatus
+from engram.domain.values import EventType, PipelineStage, ReviewStatus, StageStatus
 from engram.errors import Conflict, ValidationFailed
 from engram.events.envelope import Event
 from engram.events.outbox import Outbox
@@ -268,10 +268,11 @@ class IngestService:
             },
             request_id=ctx.request_id,
         )
-        for stage in ("embedding", "classification", "conflict_check") + (
-            ("promotion",) if stored.review_status == ReviewStatus.PROPOSED else ()
-        ):
-            await stages.record(conn, tenant_id=ctx.tenant_id, item_id=stored.id, stage=stage, status="pending")
+        for stage in PipelineStage:
+            if stage is not PipelineStage.PROMOTION or stored.review_status == ReviewStatus.PROPOSED:
+                await stages.record(
+                    conn, tenant_id=ctx.tenant_id, item_id=stored.id, stage=stage, status=StageStatus.PENDING
+                )
         await self._outbox.add(conn, created_event(stored, ctx.traceparent))
 
     async def _apply_slot(self, conn: asyncpg.Connection, ctx: CallerContext, stored: MemoryItem, slot: _Slot) -> None:

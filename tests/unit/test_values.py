@@ -18,11 +18,13 @@ from engram.domain.values import (
     EventType,
     FeedbackVerdict,
     LinkType,
+    PipelineStage,
     RecallMode,
     RememberStatus,
     Resolution,
     Retention,
     SearchMode,
+    Sensitivity,
     StageStatus,
     TrashReason,
 )
@@ -49,12 +51,14 @@ PROTO_FIELDS: list[tuple[str, str, str, type[StrEnum]]] = [
     ("memory.proto", "Conflict", "resolution", Resolution),
     ("memory.proto", "Edge", "type", EdgeType),
     ("memory.proto", "MemoryItem", "retention", Retention),
+    ("memory.proto", "MemoryItem", "sensitivity", Sensitivity),
     ("memory.proto", "RecalledItem", "origin", RecallMode),
     ("recall.proto", "ListConflictsRequest", "status", ConflictStatus),
     ("recall.proto", "TrashEntry", "reason", TrashReason),
     ("recall.proto", "RecallRequest", "mode", RecallMode),
     ("recall.proto", "SearchRequest", "mode", SearchMode),
     ("recall.proto", "Stage", "status", StageStatus),
+    ("recall.proto", "Stage", "name", PipelineStage),
 ]
 
 

@@ -15,7 +15,7 @@ from engram.domain.classification.placement import PlacementRule, parse_placemen
 from engram.domain.classification.retention import classify_retention, is_chatter
 from engram.domain.classification.sensitivity import classify_sensitivity
 from engram.domain.validation import validate_choice
-from engram.domain.values import Visibility
+from engram.domain.values import Sensitivity, Visibility
 
 __all__ = [
     "DEFAULT_KIND_CONFIDENCE",
@@ -79,6 +79,6 @@ def classify(content: str, placement_rules: Sequence[PlacementRule] = ()) -> Cla
         sensitivity=sensitivity,
         wing=rule.wing if rule else None,
         room=rule.room if rule else None,
-        suggested_visibility="private" if sensitivity != "normal" else None,
+        suggested_visibility=Visibility.PRIVATE if sensitivity != Sensitivity.NORMAL else None,
         reasons=tuple(kind_reasons + retention_reasons + sensitivity_reasons + placement_reasons),
     )

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from engram.domain.classification.cues import Cue, cue
 from engram.domain.secrets import find_secrets
+from engram.domain.values import Sensitivity
 
 _EMAIL = r"(?<![\w.+-])[\w.%+-]+@[A-Za-z0-9-]+(?:\.[A-Za-z0-9-]+)*\.[A-Za-z]{2,}(?![\w:])"
 _PHONE = "|".join(
@@ -50,8 +51,8 @@ def classify_sensitivity(text: str) -> tuple[str, list[str]]:
     secrets = find_secrets(text)
     if secrets:
         kinds = ", ".join(dict.fromkeys(finding.kind for finding in secrets))
-        return "secret", [f"sensitivity: holds a secret ({kinds})"]
+        return Sensitivity.SECRET, [f"sensitivity: holds a secret ({kinds})"]
     personal = [cue.label for cue in PERSONAL_CUES if cue.pattern.search(text)]
     if personal:
-        return "personal", [f"sensitivity: personal data ({', '.join(personal)})"]
-    return "normal", []
+        return Sensitivity.PERSONAL, [f"sensitivity: personal data ({', '.join(personal)})"]
+    return Sensitivity.NORMAL, []

@@ -14,6 +14,7 @@ from google.protobuf import struct_pb2
 
 from engram.domain.models import CallerContext
 from engram.domain.validation import require_item_id
+from engram.domain.values import RememberStatus
 from engram.rpc.convert import timestamp
 from engram.v1 import ingest_pb2, recall_pb2
 from services.gateway.answers import BulkAnswer, EventsAnswer, ItemAnswer, ItemsAnswer, RememberAnswer, StatusAnswer
@@ -88,7 +89,7 @@ async def _remember(body: RememberBody, ctx: CallerContext, ds: Downstream, resp
     if body.importance is not None:
         request.importance = body.importance
     reply = await ds.call(ds.ingest.Remember, request, ctx)
-    if reply.status == "deduplicated":
+    if reply.status == RememberStatus.DEDUPLICATED:
         response.status_code = 200
     return remember_answer(reply)
 
