@@ -25,7 +25,8 @@ from engram.config import Settings
 from engram.db.pool import service_pool
 from engram.events.consumer import BatchHandler, ConsumerSpec, DeadHandler, Drain, register_consumer
 from engram.events.stream import ensure_streams
-from engram.telemetry.metrics import CONSUMER_LAG, serve_metrics
+from engram.telemetry.metrics import CONSUMER_LAG
+from engram.telemetry.probes import Probes, ProbeServer
 
 log = logging.getLogger(__name__)
 
@@ -53,9 +54,25 @@ async def run_worker(
     assert nats_url is not None  # every worker role needs it (require_for)
     if settings.worker_nice:  # the pipeline is asynchronous: on shared cores, acks and recalls go first
         log.info("%s runs at niceness %d", name, os.nice(settings.worker_nice))
-    serve_metrics(settings.metrics_port, settings.metrics_host)
+    probe_server = ProbeServer(settings.metrics_port, settings.metrics_host)
+    try:
+        await _serve(name, settings, nats_url, stop, build, background, probe_server.probes)
+    finally:
+        await probe_server.close()
+
+
+async def _serve(
+    name: str,
+    settings: Settings,
+    nats_url: str,
+    stop: asyncio.Event,
+    build: Build,
+    background: Background | None,
+    probes: Probes,
+) -> None:
     pool = await service_pool(settings)
     nc = await nats.connect(nats_url, max_reconnect_attempts=-1, reconnect_time_wait=1, connect_timeout=5)
+    probes.add_check("nats", lambda: None if nc.is_connected else "NATS connection lost (reconnecting)")
     broker = NatsBroker(
         nats_url, max_reconnect_attempts=-1, reconnect_time_wait=1, logger=logging.getLogger("faststream")
     )
@@ -72,8 +89,10 @@ async def run_worker(
         if background is not None:
             tasks.append(asyncio.create_task(background(pool, stop)))
         log.info("%s consuming %s", name, ", ".join(f"{s.spec.event} as {s.spec.name}" for s in subscriptions))
+        probes.serving()
         await stop.wait()
     finally:
+        probes.serving(False)
         drain.start()
         if not await drain.wait(DRAIN_TIMEOUT_S):
             log.warning("%s: batches still running after %.0fs; they will be redelivered", name, DRAIN_TIMEOUT_S)

@@ -6,7 +6,7 @@ import contextlib
 import time
 from collections.abc import Iterator
 
-from prometheus_client import Counter, Gauge, Histogram, start_http_server
+from prometheus_client import Counter, Gauge, Histogram
 
 RPC_LATENCY = Histogram(
     "engram_rpc_duration_seconds",
@@ -65,12 +65,6 @@ SEARCHABLE_LAG = Histogram(
     "From remember commit to embedding stored",
     buckets=(0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30),
 )
-
-
-def serve_metrics(port: int, host: str = "127.0.0.1") -> None:
-    """Expose /metrics on ``host:port`` (a gRPC or consumer process); port 0 leaves it off."""
-    if port:
-        start_http_server(port, addr=host)
 
 
 @contextlib.contextmanager

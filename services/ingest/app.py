@@ -18,7 +18,7 @@ from engram.events.relay import OutboxRelay
 from engram.events.stream import ensure_streams
 from engram.llm import JsonChat
 from engram.rpc.server import start_server, stop_server
-from engram.telemetry.metrics import serve_metrics
+from engram.telemetry.probes import Probes, ProbeServer
 from engram.v1 import admin_pb2_grpc, ingest_pb2_grpc
 from services.ingest.admin import AdminService
 from services.ingest.admin_servicer import AdminServicer
@@ -91,7 +91,14 @@ async def run_sweeper(settings: Settings, pool: asyncpg.Pool, stop: asyncio.Even
 
 async def serve(settings: Settings, stop: asyncio.Event) -> None:
     settings.require_for("ingest")
-    serve_metrics(settings.metrics_port, settings.metrics_host)
+    probe_server = ProbeServer(settings.metrics_port, settings.metrics_host)
+    try:
+        await _serve(settings, stop, probe_server.probes)
+    finally:
+        await probe_server.close()
+
+
+async def _serve(settings: Settings, stop: asyncio.Event, probes: Probes) -> None:
     pool = await service_pool(settings)
     llm = JsonChat.from_settings(settings)
     try:
@@ -105,9 +112,11 @@ async def serve(settings: Settings, stop: asyncio.Event) -> None:
         log.info("ingest serving on %s", settings.ingest_addr)
         relay = asyncio.create_task(run_relay(settings, pool, stop))
         sweeper = asyncio.create_task(run_sweeper(settings, pool, stop))
+        probes.serving()
         try:
             await stop.wait()
         finally:
+            probes.serving(False)
             await stop_server(server, health)
             stop.set()
             sweeper.cancel()

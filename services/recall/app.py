@@ -9,7 +9,7 @@ from engram.config import Settings
 from engram.db.pool import service_pool
 from engram.embeddings.provider import create_provider
 from engram.rpc.server import start_server, stop_server
-from engram.telemetry.metrics import serve_metrics
+from engram.telemetry.probes import Probes, ProbeServer
 from engram.v1 import recall_pb2_grpc
 from services.recall.service import RecallService
 from services.recall.servicer import RecallServicer
@@ -20,7 +20,14 @@ log = logging.getLogger(__name__)
 
 async def serve(settings: Settings, stop: asyncio.Event) -> None:
     settings.require_for("recall")
-    serve_metrics(settings.metrics_port, settings.metrics_host)
+    probe_server = ProbeServer(settings.metrics_port, settings.metrics_host)
+    try:
+        await _serve(settings, stop, probe_server.probes)
+    finally:
+        await probe_server.close()
+
+
+async def _serve(settings: Settings, stop: asyncio.Event, probes: Probes) -> None:
     embedder = create_provider(settings)
     pool = await service_pool(settings)
     try:
@@ -36,9 +43,11 @@ async def serve(settings: Settings, stop: asyncio.Event) -> None:
             internal_token=settings.internal_token,
         )
         log.info("recall serving on %s", settings.recall_addr)
+        probes.serving()
         try:
             await stop.wait()
         finally:
+            probes.serving(False)
             await stop_server(server, health)
             writer_stop.set()
             await writer  # the last entries are written before the pool closes

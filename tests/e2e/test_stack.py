@@ -82,6 +82,20 @@ def test_remember_then_recall_by_meaning(stack: Stack) -> None:
         assert "engram_http_request_duration_seconds" in client.get("/metrics").text
 
 
+def test_every_process_serves_health_ready_and_metrics(stack: Stack) -> None:
+    """The probes a Deployment or a compose healthcheck points at, on each process's metrics port."""
+    metrics = stack.info()["metrics"]
+    assert isinstance(metrics, dict)
+    processes = sorted(name for name in metrics if name != "gateway")
+    assert processes == ["classifier", "conflicts", "embedder", "ingest", "promotion", "recall"]
+    for name in processes:
+        base = metrics[name].removesuffix("/metrics")
+        assert httpx.get(f"{base}/health").json() == {"status": "ok"}, name
+        ready = httpx.get(f"{base}/ready")
+        assert ready.status_code == 200 and ready.json() == {"status": "ready"}, (name, ready.text)
+        assert "engram_" in httpx.get(f"{base}/metrics").text, name
+
+
 def test_bad_input_is_refused_and_nothing_is_written(stack: Stack) -> None:
     with stack.client() as client:
         marker = f"zq{uuid.uuid4().hex[:10]}"
