@@ -8,7 +8,7 @@ import asyncpg
 from engram.db import audit, clock, edges, items, stages, trash
 from engram.db.pool import tenant_tx
 from engram.domain import validation
-from engram.domain.models import CallerContext, Edge, MemoryItem, Stage
+from engram.domain.models import CallerContext, Edge, ItemEvent, MemoryItem, Stage
 from engram.errors import NotFound
 from engram.pipeline import promotion
 
@@ -36,7 +36,7 @@ class ItemReads:
                 raise NotFound(f"no item {item_id}")
             return item, await stages.of_item(conn, item_id)
 
-    async def get_events(self, ctx: CallerContext, item_id: str) -> list[asyncpg.Record]:
+    async def get_events(self, ctx: CallerContext, item_id: str) -> list[ItemEvent]:
         """The audit trail of an item the caller may read."""
         validation.require_item_id(item_id)
         async with tenant_tx(self._pool, ctx.tenant_id) as conn:

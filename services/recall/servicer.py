@@ -99,8 +99,8 @@ class RecallServicer(recall_pb2_grpc.RecallServiceServicer):
         self, request: recall_pb2.GetEventsRequest, context: grpc.aio.ServicerContext
     ) -> recall_pb2.GetEventsResponse:
         ctx = caller()
-        rows = await self._reads.get_events(ctx, request.id)
-        return recall_pb2.GetEventsResponse(id=request.id, events=[event_to_proto(r) for r in rows])
+        events = await self._reads.get_events(ctx, request.id)
+        return recall_pb2.GetEventsResponse(id=request.id, events=[event_to_proto(e) for e in events])
 
     async def GetStatus(
         self, request: recall_pb2.GetStatusRequest, context: grpc.aio.ServicerContext
