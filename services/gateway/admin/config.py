@@ -50,8 +50,9 @@ class TenantConfigBody(Body):
     promotion: dict[str, Any] | None = Field(
         default=None,
         description='Promotion gates: {"min_age_minutes": 10, "min_memory_confidence": 0.6, '
-        '"min_taxonomy_confidence": 0.5, "kinds": {"doctrine": "manual", "observation": "auto"}}. Replaces the '
-        "previous object; settings left out take their defaults.",
+        '"min_taxonomy_confidence": 0.5, "kinds": {"doctrine": "manual", "observation": "auto"}}: minutes '
+        "0–525,600, confidences 0–1, each kind `auto` or `manual` (by default `manual` for kinds that require "
+        "review). Replaces the previous object; settings left out take their defaults.",
     )
     recall: dict[str, Any] | None = Field(
         default=None,
@@ -63,7 +64,8 @@ class TenantConfigBody(Body):
         default=None,
         description='Where the classifier places memories: [{"wing": "infra", "room": "db", '
         '"any_of": ["postgres", "replica"]}], at most 200; the first rule with one of its phrases in the content '
-        "(whole words, any case) wins. Replaces the list; [] removes every rule.",
+        "(whole words, any case) wins. `wing` required, `room` optional, `any_of` 1–100 phrases; each value "
+        "1–200 characters, trimmed. Replaces the list; [] removes every rule.",
     )
     trash_retention_days: int | None = Field(
         default=None,
