@@ -24,71 +24,89 @@ def _absent(value: object) -> bool:
 class ItemAnswer(Answer):
     """One stored memory, as ``GET /v1/items/{item_id}`` returns it."""
 
-    id: str
-    tenant_id: str
-    workspace_id: str
+    id: str = Field(description="The memory's id (a UUID).")
+    tenant_id: str = Field(description="The tenant that owns it.")
+    workspace_id: str = Field(description="The workspace it lives in.")
     principal_id: str = Field(description="The author.")
-    content: str
+    content: str = Field(description="The stored text (with secrets replaced when the tenant redacts them).")
     content_hash: str = Field(description="Hex SHA-256 of the canonical text (the dedup key).")
-    kind: str
-    tags: list[str]
+    kind: str = Field(description="Its memory kind; the classifier may change it when the writer named none.")
+    tags: list[str] = Field(description="Its tags, trimmed and de-duplicated.")
     importance: float = Field(description="0–1, rounded to 4 places.")
-    pinned: bool
+    pinned: bool = Field(description="Startup recall puts it first; it never expires.")
     visibility: str = Field(description="`private`, `workspace`, `tenant` or `public`.")
     review_status: str = Field(description="`proposed`, `active`, `disputed`, `rejected`, `superseded` or `archived`.")
     authority: int = Field(description="From the source type and the principal (0–100).")
-    source_type: str
-    source_trust: float
-    memory_confidence: float
-    human_verified: bool
+    source_type: str = Field(description="Where the claim came from, as written or defaulted.")
+    source_trust: float = Field(description="authority / 50: 0.2, 0.4, 0.6, 0.8 or 1.0.")
+    memory_confidence: float = Field(
+        description="Starts at 0.7; no API changes it yet. Enters trust and the promotion gates."
+    )
+    human_verified: bool = Field(description="A reviewer verified it (`POST /v1/items/{item_id}/verify`).")
     recall_count: int = Field(description="How many recalls returned the item (updated shortly after each).")
     kind_explicit: bool = Field(description="Whether the writer named the kind; only an unnamed kind is classified.")
     taxonomy_confidence: float | None = Field(description="null until the classifier has been by.")
-    retention_confidence: float | None
-    metadata: dict[str, Any]
-    subject: str | None
-    wing: str | None
-    room: str | None
-    source_uri: str | None
-    source_session: str | None
-    superseded_by: str | None
-    external_id: str | None
-    retention: str | None
-    sensitivity: str | None
-    valid_from: str | None
-    valid_to: str | None
-    created_at: str | None
-    expires_at: str | None
-    invalidated_at: str | None
-    classified_at: str | None
+    retention_confidence: float | None = Field(
+        description="How sure the classifier is of `retention`; null until classified."
+    )
+    metadata: dict[str, Any] = Field(description="The JSON object the writer sent.")
+    subject: str | None = Field(description="What it is about; names a singleton slot.")
+    wing: str | None = Field(description="Its area, as written or placed by the classifier.")
+    room: str | None = Field(description="The part of the wing, as written or placed by the classifier.")
+    source_uri: str | None = Field(description="Where it came from, as written.")
+    source_session: str | None = Field(description="The chat or run that wrote it.")
+    superseded_by: str | None = Field(
+        description="The memory that replaced it; null unless superseded (also when the successor was deleted)."
+    )
+    external_id: str | None = Field(description="The writer's own id for it.")
+    retention: str | None = Field(
+        description="`retain`, `uncertain`, `transient` or `noise`, from the classifier; null until classified."
+    )
+    sensitivity: str | None = Field(
+        description="`normal`, `personal` or `secret`, from the classifier; null until classified."
+    )
+    valid_from: str | None = Field(description="When the claim became true, if given.")
+    valid_to: str | None = Field(description="When the claim stopped being true, if given.")
+    created_at: str | None = Field(description="When it was stored.")
+    expires_at: str | None = Field(description="When it leaves recall and goes to the trash; null: never.")
+    invalidated_at: str | None = Field(description="When it was declared no longer true; null unless invalidated.")
+    classified_at: str | None = Field(description="When the classifier was by; null until then.")
 
 
 class PossibleSupersede(Answer):
     """A live memory the new one may replace: reported only, never replaced."""
 
-    id: str
-    similarity: float
-    preview: str
+    id: str = Field(description="The live memory's id; send it in `supersedes` to replace it.")
+    similarity: float = Field(description="Trigram similarity of the two contents, rounded to 4 places.")
+    preview: str = Field(description="Its content, whitespace collapsed, cut to 120 characters (ending in … when cut).")
 
 
 class RememberAnswer(Answer):
     """201 for ``created`` or ``superseded``; 200 for ``deduplicated``, with the item already stored."""
 
-    id: str
+    id: str = Field(description="The new memory's id, or the existing one's for `deduplicated`.")
     status: str = Field(description="`created`, `superseded` or `deduplicated`.")
-    review_status: str
-    authority: int
-    possible_supersedes: list[PossibleSupersede]
+    review_status: str = Field(
+        description="The memory's review status: `active`, or `proposed` for a kind that requires review or a"
+        " singleton write that did not take the slot."
+    )
+    authority: int = Field(description="The memory's authority (0–100), from the source type and the principal.")
+    possible_supersedes: list[PossibleSupersede] = Field(
+        description="Live memories the new one may replace, at most five, most similar first; reported only. "
+        "Empty for `deduplicated`."
+    )
     superseded: list[str] = Field(description="The ids this memory replaced, in the order given.")
-    item: ItemAnswer
+    item: ItemAnswer = Field(description="The stored memory, as `GET /v1/items/{item_id}` returns it.")
 
 
 class RecalledAnswer(Answer):
     """A memory recall or search returned, with its score and why."""
 
-    item: ItemAnswer
+    item: ItemAnswer = Field(description="The memory.")
     score: float = Field(description="Rounded to 6 places.")
-    reasons: list[str]
+    reasons: list[str] = Field(
+        description="Why it ranks where it does, in plain text, in a fixed order (see docs/api.md, Reasons)."
+    )
     origin: str = Field(description="The mode that found it, or `graph` or `session` for a memory recall added.")
     matched_via: str | None = Field(
         default=None,
@@ -100,13 +118,13 @@ class RecalledAnswer(Answer):
 class CutAnswer(RecalledAnswer):
     """A candidate the budgets left out (``explain`` only)."""
 
-    cut_because: str
+    cut_because: str = Field(description="Which budget left it out, e.g. `over the item budget (10)`.")
 
 
 class RecallAnswer(Answer):
-    items: list[RecalledAnswer]
-    mode: str
-    scoring_version: str
+    items: list[RecalledAnswer] = Field(description="The memories within the budgets, in rank order.")
+    mode: str = Field(description="The mode that ran.")
+    scoring_version: str = Field(description="The ranking rules' name, logged with each call.")
     recall_id: str = Field(description="Pass it to `POST /v1/feedback` as `recall_id`.")
     omitted: int = Field(description="Candidates the budgets left out.")
     cut: list[CutAnswer] | None = Field(
@@ -115,159 +133,195 @@ class RecallAnswer(Answer):
 
 
 class SearchAnswer(Answer):
-    items: list[RecalledAnswer]
-    mode: str
+    items: list[RecalledAnswer] = Field(description="The top `limit` memories, in rank order.")
+    mode: str = Field(description="The mode that ran.")
 
 
 class StageAnswer(Answer):
     name: str = Field(description="`embedding`, `classification`, `conflict_check` or `promotion`.")
     status: str = Field(description="`pending`, `done` or `failed`.")
-    detail: str | None
-    updated_at: str | None
+    detail: str | None = Field(
+        description="What the stage found or why it failed or waits (e.g. the embedding profile, the "
+        "promotion blockers)."
+    )
+    updated_at: str | None = Field(description="When the stage last changed.")
 
 
 class StatusAnswer(Answer):
-    id: str
-    review_status: str
+    id: str = Field(description="The memory's id.")
+    review_status: str = Field(description="The memory's review status.")
     embedding: str = Field(description="The embedding stage's status (`pending` until it has one).")
-    stages: list[StageAnswer]
+    stages: list[StageAnswer] = Field(description="Every stage written for the memory, in pipeline order.")
 
 
 class EventAnswer(Answer):
     id: int = Field(description="The row's number in the append-only audit table; increasing.")
-    action: str
-    actor_id: str | None
+    action: str = Field(
+        description="What happened: `created`, `review.<action>`, `verified`, `superseded`, `invalidated`, "
+        "`classified`, `feedback.<verdict>`, `deleted`, `expired`, `restored`, `linked` or "
+        "`unlinked`."
+    )
+    actor_id: str | None = Field(
+        description="The principal that did it; null for the pipeline's changes and `expired`."
+    )
     old: dict[str, Any] | None = Field(description="What changed, before (whole numbers as integers).")
     new: dict[str, Any] | None = Field(description="What changed, after.")
-    reason: str | None
-    request_id: str | None
-    time: str | None
+    reason: str | None = Field(description="The reason given, or the pipeline's own.")
+    request_id: str | None = Field(
+        description="The request's `x-request-id` (or the id the gateway made); null for the pipeline's changes."
+    )
+    time: str | None = Field(description="When it happened.")
 
 
 class EventsAnswer(Answer):
     """A memory's audit trail, oldest first."""
 
-    id: str
-    events: list[EventAnswer]
+    id: str = Field(description="The memory's id.")
+    events: list[EventAnswer] = Field(description="Its audit rows, oldest first.")
 
 
 class DeletedAnswer(Answer):
-    item_id: str
+    item_id: str = Field(description="The deleted memory's id; a restore keeps it.")
     trash_id: str = Field(description="Pass it to `POST /v1/trash/{trash_id}/restore`.")
 
 
 class TrashEntryAnswer(Answer):
     id: str = Field(description="The trash id.")
-    item_id: str
-    kind: str
-    workspace_id: str
-    author_id: str
-    visibility: str
-    review_status: str
-    invalidated: bool
-    reason: str
+    item_id: str = Field(description="The deleted memory's id; a restored memory keeps it.")
+    kind: str = Field(description="The memory's kind when it went to the trash.")
+    workspace_id: str = Field(description="The memory's workspace when it went to the trash.")
+    author_id: str = Field(description="The memory's author (its `principal_id`).")
+    visibility: str = Field(
+        description="The memory's visibility when it went to the trash; who sees the entry follows from it."
+    )
+    review_status: str = Field(
+        description="The memory's review status when it went to the trash; a restore brings it back."
+    )
+    invalidated: bool = Field(description="Whether the memory was invalidated; a restore keeps it so.")
+    reason: str = Field(
+        description="`deleted` (by a caller) or `expired` (its time to live ended); a caller's own reason is "
+        "on the audit row."
+    )
     deleted_by: str | None = Field(description="null when the sweep moved an expired memory.")
-    deleted_at: str | None
-    purge_after: str | None
-    preview: str
+    deleted_at: str | None = Field(description="When it went to the trash.")
+    purge_after: str | None = Field(
+        description="`deleted_at` plus the tenant's current trash retention; the sweep empties the entry after it."
+    )
+    preview: str = Field(description="The content, whitespace collapsed, cut to 120 characters (ending in … when cut).")
 
 
 class TrashPage(Answer):
-    items: list[TrashEntryAnswer]
+    items: list[TrashEntryAnswer] = Field(description="The entries the caller may see, newest first.")
     next_cursor: str | None = Field(description="Pass it back as `cursor`; null on the last page.")
 
 
 class BulkSkip(Answer):
-    id: str
+    id: str = Field(description="The memory left alone.")
     code: str = Field(description="The refusal's problem code, as a single change would get it.")
-    detail: str
+    detail: str = Field(description="The refusal's readable detail.")
 
 
 class BulkAnswer(Answer):
-    action: str
-    dry_run: bool
-    matched: int
-    affected: list[str]
+    action: str = Field(description="The action asked for.")
+    dry_run: bool = Field(description="Whether nothing was written.")
+    matched: int = Field(description="Matching memories looked at (at most `limit`).")
+    affected: list[str] = Field(description="Ids changed (or that would be, in a dry run), oldest first.")
     truncated: bool = Field(description="More items matched than `limit`.")
-    skipped: list[BulkSkip]
+    skipped: list[BulkSkip] = Field(
+        description="Memories the caller may not change this way, each with the code a one-by-one call would get."
+    )
 
 
 class ItemsAnswer(Answer):
-    items: list[ItemAnswer]
+    items: list[ItemAnswer] = Field(description="The memories, in the shape of `GET /v1/items/{item_id}`.")
 
 
 class ConflictAnswer(Answer):
-    id: str
-    existing_item_id: str
-    new_item_id: str
-    type: str
-    detector: str
-    score: float | None
-    rule: str | None
-    explanation: str | None
+    id: str = Field(description="The conflict's id.")
+    existing_item_id: str = Field(
+        description="The memory that was there first: the slot holder, or the older of a pair the conflicts "
+        "consumer found."
+    )
+    new_item_id: str = Field(description="The other memory.")
+    type: str = Field(
+        description="`contradiction` or `refinement` (the schema also allows `duplicate` and `scope_overlap`,"
+        " which nothing opens today)."
+    )
+    detector: str = Field(description="`singleton`, `rules:<rule>` or `llm:<model>`.")
+    score: float | None = Field(
+        description="The rule's confidence × the pair's cosine similarity; null for `singleton`."
+    )
+    rule: str | None = Field(description="`singleton`, a rule id such as `numbers_differ:duration`, or `llm_judge`.")
+    explanation: str | None = Field(description="One sentence on what differs; it may quote both memories.")
     status: str = Field(description="`open` or `resolved`.")
-    resolution: str | None
-    resolver_id: str | None
-    reason: str | None
-    created_at: str | None
-    resolved_at: str | None
+    resolution: str | None = Field(
+        description="`keep_existing`, `accept_new`, `keep_both` or `merge`; null while open."
+    )
+    resolver_id: str | None = Field(
+        description="Who closed it: a reviewer, or the caller whose review action settled it."
+    )
+    reason: str | None = Field(description="The reason given when it was closed.")
+    created_at: str | None = Field(description="When it was opened.")
+    resolved_at: str | None = Field(description="When it was closed; null while open.")
 
 
 class ConflictPage(Answer):
-    items: list[ConflictAnswer]
+    items: list[ConflictAnswer] = Field(description="Conflicts whose two memories the caller may read, newest first.")
     next_cursor: str | None = Field(description="Pass it back as `cursor`; null on the last page.")
 
 
 class ResolvedAnswer(Answer):
-    conflict: ConflictAnswer
-    existing: ItemAnswer
-    new: ItemAnswer
+    conflict: ConflictAnswer = Field(description="The conflict, now resolved.")
+    existing: ItemAnswer = Field(description="The existing memory as it is now.")
+    new: ItemAnswer = Field(description="The new memory as it is now.")
     merged: ItemAnswer | None = Field(description="The memory a `merge` wrote; null otherwise.")
 
 
 class EdgeAnswer(Answer):
-    id: str
-    src_id: str
-    dst_id: str
-    type: str
-    created_by: str | None
-    created_at: str | None
+    id: str = Field(description="The link's id.")
+    src_id: str = Field(description="The source memory (for `supersedes`, the successor).")
+    dst_id: str = Field(description="The memory it points to.")
+    type: str = Field(description="The link type.")
+    created_by: str | None = Field(description="Who made it; null for a supersession the conflicts consumer applied.")
+    created_at: str | None = Field(description="When it was made.")
 
 
 class EdgesAnswer(Answer):
     id: str = Field(description="The memory whose links these are.")
-    items: list[EdgeAnswer]
+    items: list[EdgeAnswer] = Field(
+        description="Links from and to it whose other end the caller may read, oldest first."
+    )
 
 
 class ClassifyAnswer(Answer):
-    kind: str
-    taxonomy_confidence: float
-    retention: str
-    retention_confidence: float
-    sensitivity: str
-    wing: str | None
-    room: str | None
-    suggested_visibility: str | None
-    reasons: list[str]
+    kind: str = Field(description="The suggested kind (a stored memory takes it only under the classifier's rules).")
+    taxonomy_confidence: float = Field(description="How sure the classifier is of the kind (0–0.95).")
+    retention: str = Field(description="`retain`, `uncertain`, `transient` or `noise`.")
+    retention_confidence: float = Field(description="How sure the classifier is of the retention (0–0.95).")
+    sensitivity: str = Field(description="`normal`, `personal` or `secret` (a credential the secret guard would find).")
+    wing: str | None = Field(description="The area the tenant's placement rules give, if one matched.")
+    room: str | None = Field(description="The room the matching placement rule gives, if any.")
+    suggested_visibility: str | None = Field(description="`private` for personal or secret content; null otherwise.")
+    reasons: list[str] = Field(description="Why, in plain text (e.g. `kind cue 'we decided'`).")
     classifier: str = Field(description="`rules` or `llm:<model>`.")
     fallback_reason: str | None = Field(description="Why the model's answer was not used, when it was not.")
 
 
 class Blocker(Answer):
-    code: str
-    detail: str
+    code: str = Field(description="The failing gate's stable code, e.g. `age`, `conflict`, `singleton_slot`.")
+    detail: str = Field(description="What blocks, readably.")
 
 
 class ReadinessAnswer(Answer):
-    id: str
-    review_status: str
+    id: str = Field(description="The memory's id.")
+    review_status: str = Field(description="The memory's review status; anything but `proposed` is never ready.")
     ready: bool = Field(description="Every promotion gate passes now.")
-    blockers: list[Blocker]
+    blockers: list[Blocker] = Field(description="Every failing gate, in the order promotion checks them.")
     gates: dict[str, Any] = Field(description="The tenant's promotion thresholds in effect (numbers as floats).")
 
 
 class FeedbackAnswer(Answer):
-    item_id: str
-    verdict: str
+    item_id: str = Field(description="The memory.")
+    verdict: str = Field(description="The verdict recorded.")
     previous: str | None = Field(description="The caller's verdict this one replaced, if any.")
     importance: float = Field(description="The item's importance after the feedback.")

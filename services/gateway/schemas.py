@@ -1,4 +1,5 @@
-"""REST request bodies (field names as in docs/api.md). Unknown fields are refused, naming the field."""
+"""REST request bodies. Each field's meaning and the rules the schema cannot state are in its description,
+which /openapi.json carries. Unknown fields are refused, naming the field."""
 
 from __future__ import annotations
 
@@ -20,50 +21,126 @@ from engram.domain.values import (
     Visibility,
 )
 
+REASON = "Why; at most 2000 characters, trimmed. Kept on the audit row, never in the event."
+
 
 class Body(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
 
 class RememberBody(Body):
-    content: str = Field(description="The memory text (1 byte … ENGRAM_MAX_CONTENT_BYTES).")
-    kind: str | None = Field(default=None, description="A registered memory kind; default `fact`.")
-    importance: float | None = Field(default=None, description="0–1; default from the kind.")
-    tags: list[str] = Field(default_factory=list)
-    subject: str | None = None
-    wing: str | None = None
-    room: str | None = None
-    pinned: bool = False
-    visibility: Visibility | None = None
-    source_type: SourceType | None = None
-    source_uri: str | None = None
-    source_session: str | None = None
-    valid_from: datetime | None = Field(default=None, description="When the claim became true.")
-    valid_to: datetime | None = Field(default=None, description="When the claim stopped being true.")
-    expires_at: datetime | None = None
-    external_id: str | None = None
-    metadata: dict[str, Any] = Field(default_factory=dict)
-    workspace_id: str | None = None
+    """A memory to store (also the body of `POST /v1/items/{item_id}/supersede`). An empty string has the
+    same effect as leaving a field out."""
+
+    content: str = Field(
+        description="The memory text: not blank, at most ENGRAM_MAX_CONTENT_BYTES (16384) UTF-8 bytes. "
+        "Scanned by the secret guard before anything else is looked at.",
+        examples=["Never force-push to main."],
+    )
+    kind: str | None = Field(
+        default=None,
+        description="An enabled kind, built-in or the tenant's own; `fact` when left out. An unknown or "
+        "disabled kind answers 422 listing the enabled kinds.",
+        examples=["doctrine"],
+    )
+    importance: float | None = Field(default=None, description="0–1; the kind's `default_importance` when left out.")
+    tags: list[str] = Field(
+        default_factory=list,
+        description="At most 32; each trimmed and 1–64 characters; duplicates are dropped. The tag `permanent` "
+        "protects the memory from expiry.",
+    )
+    subject: str | None = Field(
+        default=None,
+        description="What the memory is about, at most 200 characters. With a singleton kind it names the slot "
+        "the memory fills; recall boosts a memory whose subject the query names.",
+        examples=["bob.drink"],
+    )
+    wing: str | None = Field(
+        default=None, description="An area (at most 200 characters); an exact-match filter of recall and search."
+    )
+    room: str | None = Field(
+        default=None, description="A part of the wing (at most 200 characters); an exact-match filter."
+    )
+    pinned: bool = Field(
+        default=False, description="Startup recall puts pinned memories first; a pinned memory never expires."
+    )
+    visibility: Visibility | None = Field(default=None, description="Who may read the memory; `workspace` by default.")
+    source_type: SourceType | None = Field(
+        default=None,
+        description="Where the claim comes from; decides the authority with the caller's principal type. "
+        "`agent` for agent principals by default, `explicit` for the others.",
+    )
+    source_uri: str | None = Field(default=None, description="Where the memory came from (a URL, a file), as given.")
+    source_session: str | None = Field(
+        default=None,
+        description="The chat or run that wrote it (at most 200 characters); recall lifts memories recorded "
+        "next to a hit in the same session.",
+    )
+    valid_from: datetime | None = Field(
+        default=None,
+        description="When the claim became true (send a timezone offset). Only recall and search with `as_of` "
+        "filter on it; its date is also indexed.",
+    )
+    valid_to: datetime | None = Field(
+        default=None, description="When the claim stopped being true; not earlier than `valid_from`."
+    )
+    expires_at: datetime | None = Field(
+        default=None,
+        description="When the memory expires; by default from the time-to-live matrix of its kind and "
+        "importance. Must be in the future; refused (422) on a memory protected from expiry.",
+    )
+    external_id: str | None = Field(
+        default=None, description="The caller's own id for the memory, at most 200 characters; stored as given."
+    )
+    metadata: dict[str, Any] = Field(default_factory=dict, description="Any JSON object, stored and returned as given.")
+    workspace_id: str | None = Field(
+        default=None,
+        description="A UUID. By default the workspace of the first id in `supersedes`, otherwise the tenant's "
+        "`default` one. 404 when the caller is not a member; 403 `workspace_read_only` for a `viewer`.",
+    )
     supersedes: list[str] = Field(
-        default_factory=list, description="Ids this memory replaces (atomically; each needs authority ≤ this memory's)."
+        default_factory=list,
+        description="Ids this memory replaces, atomically: at most 20 distinct UUIDs, each live, readable, in "
+        "a workspace where the caller may write, and with authority at most this memory's.",
     )
 
 
 class FilterFields(Body):
-    as_of: datetime | None = Field(default=None, description="Answer as of this time: what was valid and known then.")
-    kinds: list[str] = Field(default_factory=list)
-    tags: list[str] = Field(default_factory=list)
-    workspace_id: str | None = None
-    wing: str | None = None
-    room: str | None = None
+    as_of: datetime | None = Field(
+        default=None,
+        description="Answer as of this time: what was valid and known then (send a timezone offset).",
+    )
+    kinds: list[str] = Field(
+        default_factory=list,
+        description="Items of any of these kinds; each must be an enabled kind (otherwise 422 listing them).",
+    )
+    tags: list[str] = Field(default_factory=list, description="Items carrying all of these tags.")
+    workspace_id: str | None = Field(
+        default=None, description="Only items in this workspace (a UUID); it narrows what the caller may read."
+    )
+    wing: str | None = Field(default=None, description="Only items with exactly this wing.")
+    room: str | None = Field(default=None, description="Only items with exactly this room.")
 
 
 class RecallBody(FilterFields):
-    mode: RecallMode = RecallMode.HYBRID
-    query: str | None = Field(default=None, description="Required except in startup mode.")
-    item_budget: int | None = Field(default=None, description="Most items to return (default 10, max 200).")
-    byte_budget: int | None = None
-    token_budget: int | None = None
+    """What to recall, with filters and budgets."""
+
+    mode: RecallMode = Field(
+        default=RecallMode.HYBRID,
+        description="`keyword`, `semantic` or `hybrid` rank by the query; `startup` builds a session's working set.",
+    )
+    query: str | None = Field(
+        default=None,
+        description="Required (not blank, at most 2000 characters) in every mode but `startup`, which ignores it.",
+        examples=["what food must Alice avoid?"],
+    )
+    item_budget: int | None = Field(default=None, description="Most items to return: 1–200, default 10.")
+    byte_budget: int | None = Field(
+        default=None, description="Most UTF-8 bytes of content in the answer: at least 1, default 32768."
+    )
+    token_budget: int | None = Field(
+        default=None, description="Most estimated tokens (characters / 4) in the answer: at least 1, default 4000."
+    )
     include_superseded: bool = Field(
         default=False,
         description="Show superseded items (history) instead of redirecting hits on them to their successors.",
@@ -72,61 +149,99 @@ class RecallBody(FilterFields):
 
 
 class SearchBody(FilterFields):
-    query: str
-    mode: SearchMode = SearchMode.HYBRID
-    limit: int | None = Field(default=None, description="1–200, default 10.")
+    """What to search for, with the filters of recall."""
+
+    query: str = Field(description="Not blank, at most 2000 characters.", examples=["deploys tuesday"])
+    mode: SearchMode = Field(default=SearchMode.HYBRID, description="Rank by keyword, by meaning, or both.")
+    limit: int | None = Field(default=None, description="How many items to return: 1–200, default 10.")
 
 
 class ReviewBody(Body):
-    action: ReviewAction
-    reason: str = Field(default="", max_length=2000)
+    """One review action; who may take it from which state is the review lifecycle's table."""
+
+    action: ReviewAction = Field(description="The transition to take.")
+    reason: str = Field(default="", max_length=2000, description=REASON)
 
 
 class VerifyBody(Body):
-    reason: str = Field(default="", max_length=2000)
+    reason: str = Field(default="", max_length=2000, description=REASON)
 
 
 class InvalidateBody(Body):
-    reason: str = Field(min_length=1, max_length=2000, description="Why the memory is no longer true.")
+    reason: str = Field(
+        min_length=1,
+        max_length=2000,
+        description="Why the memory is no longer true; not only whitespace. Kept with the item and on the audit row.",
+    )
 
 
 class FeedbackBody(Body):
-    item_id: str
-    verdict: FeedbackVerdict
-    recall_id: str | None = Field(default=None, description="The recall that served the item, if any.")
+    """A verdict on a memory the caller may read."""
+
+    item_id: str = Field(description="The memory (a UUID); 404 when the caller may not read it.")
+    verdict: FeedbackVerdict = Field(description="`useful` raises importance by 0.05, `noise` lowers it by 0.10.")
+    recall_id: str | None = Field(
+        default=None, description="The recall that served the item, if any (a UUID); stored, not checked."
+    )
 
 
 class BulkFilterBody(Body):
-    kinds: list[str] = Field(default_factory=list)
+    """Which memories: those the caller may read that match every criterion given. An empty list or string
+    counts as not given."""
+
+    kinds: list[str] = Field(
+        default_factory=list, description="Items of any of these kinds (not checked against the kinds registry)."
+    )
     tags: list[str] = Field(default_factory=list, description="Items carrying all of these tags.")
-    workspace_id: str | None = None
-    wing: str | None = None
-    room: str | None = None
-    review_status: list[ReviewStatus] = Field(default_factory=list)
-    author_id: str | None = None
-    created_before: datetime | None = None
-    created_after: datetime | None = None
+    workspace_id: str | None = Field(default=None, description="Items in this workspace (a UUID).")
+    wing: str | None = Field(default=None, description="Items with exactly this wing.")
+    room: str | None = Field(default=None, description="Items with exactly this room.")
+    review_status: list[ReviewStatus] = Field(
+        default_factory=list,
+        description="Items in any of these states. For `archive`, when left out, `proposed`, `active` and "
+        "`disputed`, which then does not count as a criterion.",
+    )
+    author_id: str | None = Field(default=None, description="Items written by this principal (a UUID).")
+    created_before: datetime | None = Field(default=None, description="Items created before this time.")
+    created_after: datetime | None = Field(default=None, description="Items created at or after this time.")
 
 
 class BulkBody(Body):
-    action: BulkAction
+    """A bulk archive or delete."""
+
+    action: BulkAction = Field(description="Each item goes through the rules of the one-by-one action.")
     filter: BulkFilterBody = Field(description="At least one criterion; every given criterion must match.")
     dry_run: bool = Field(default=True, description="Report what would change and write nothing (the default).")
-    limit: int = Field(default=100, ge=1, le=1000)
-    reason: str = Field(default="", max_length=2000)
+    limit: int = Field(default=100, ge=1, le=1000, description="The most items looked at, oldest first.")
+    reason: str = Field(default="", max_length=2000, description="Kept on each changed item's audit row.")
 
 
 class ClassifyBody(Body):
-    content: str = Field(description="The text to classify; nothing is stored.")
+    content: str = Field(
+        description="The text to classify (not blank, at most ENGRAM_MAX_CONTENT_BYTES UTF-8 bytes); nothing is "
+        "stored.",
+        examples=["We decided to move the ledger to Postgres 16."],
+    )
 
 
 class ResolveBody(Body):
-    resolution: Resolution
-    reason: str = Field(default="", max_length=2000)
-    content: str | None = Field(default=None, description="merge only: the memory that replaces both.")
+    """A reviewer's decision on an open conflict."""
+
+    resolution: Resolution = Field(
+        description="Keep the existing memory, accept the new one, keep both, or merge them into `content`."
+    )
+    reason: str = Field(
+        default="", max_length=2000, description="Trimmed; kept on the conflict and in the audit rows' reasons."
+    )
+    content: str | None = Field(
+        default=None,
+        description="Required for `merge` and refused for the others: the memory that replaces both.",
+    )
 
 
 class EdgeBody(Body):
-    src_id: str
-    dst_id: str
-    type: LinkType = Field(description="supersedes links come from POST /v1/items/{id}/supersede.")
+    """A typed link from one memory to another."""
+
+    src_id: str = Field(description="The source memory (a UUID); the caller needs a writing role in its workspace.")
+    dst_id: str = Field(description="The memory it points to (a UUID); not the source itself.")
+    type: LinkType = Field(description="`supersedes` links come from supersession only, never from this route.")

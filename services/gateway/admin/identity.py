@@ -12,7 +12,7 @@ from pydantic import BaseModel, Field
 
 from engram.domain.values import PrincipalType, WorkspaceRole
 from engram.v1 import admin_pb2
-from services.gateway.admin.common import Name, time_json
+from services.gateway.admin.common import TenantField, TenantQuery, name_field, time_json
 from services.gateway.auth import Caller, policy
 from services.gateway.clients import Services
 from services.gateway.schemas import Body
@@ -21,81 +21,94 @@ router = APIRouter()
 
 
 class TenantBody(Body):
-    name: str = Name
+    name: str = name_field("Unique across all tenants.")
 
 
 class WorkspaceBody(Body):
-    tenant_id: str | None = None
-    name: str = Name
+    tenant_id: TenantField = None
+    name: str = name_field("Unique within the tenant.")
 
 
 class MemberBody(Body):
-    principal_id: str
-    role: WorkspaceRole
-    tenant_id: str | None = None
+    principal_id: str = Field(description="A principal of the same tenant.")
+    role: WorkspaceRole = Field(
+        description="`owner`, `admin` and `member` may write into the workspace; a `viewer` may only read."
+    )
+    tenant_id: TenantField = None
 
 
 class PrincipalBody(Body):
-    tenant_id: str | None = None
-    name: str = Name
-    type: PrincipalType
+    tenant_id: TenantField = None
+    name: str = name_field("A readable name; need not be unique.")
+    type: PrincipalType = Field(description="`admin` only from a platform administrator.")
     trusted: bool = Field(default=False, description="Trusted agents write with authority 30 instead of 20.")
 
 
 class ApiKeyBody(Body):
-    tenant_id: str | None = None
-    principal_id: str
-    scopes: list[str] | None = Field(default=None, description="Omitted: read and write.")
-    label: str = Field(default="", max_length=200)
+    tenant_id: TenantField = None
+    principal_id: str = Field(
+        description="A principal of the tenant; one of type `admin` needs a platform administrator."
+    )
+    scopes: list[str] | None = Field(
+        default=None,
+        description="Each of `read`, `write`, `review`, `export`, `admin`; `read` and `write` when left out or empty.",
+    )
+    label: str = Field(default="", max_length=200, description="A note on what the key is for.")
 
 
 class Created(BaseModel):
-    id: str
+    id: str = Field(description="The new tenant's, workspace's or principal's id (a UUID).")
 
 
 class Membership(BaseModel):
-    workspace_id: str
-    principal_id: str
-    role: str
+    workspace_id: str = Field(description="The workspace.")
+    principal_id: str = Field(description="The member.")
+    role: str = Field(description="Its role there now.")
 
 
 class IssuedKey(BaseModel):
-    id: str
+    id: str = Field(description="The key's id, the part after `eng_`; revoke it with this.")
     key: str = Field(description="eng_<id>_<secret>: shown in this answer only; only a salted hash is stored.")
-    tenant_id: str
-    principal_id: str
-    scopes: list[str]
-    label: str
+    tenant_id: str = Field(description="The tenant the key belongs to.")
+    principal_id: str = Field(description="The principal every request with the key runs as.")
+    scopes: list[str] = Field(description="De-duplicated, in the order read, write, review, export, admin.")
+    label: str = Field(description="The label given.")
 
 
 class ApiKey(BaseModel):
-    id: str
-    principal_id: str
-    scopes: list[str]
-    label: str
-    created_at: str | None
-    revoked_at: str | None
-    last_used_at: str | None
+    id: str = Field(description="The key's id.")
+    principal_id: str = Field(description="The principal the key belongs to.")
+    scopes: list[str] = Field(description="Its scopes.")
+    label: str = Field(description="Its label.")
+    created_at: str | None = Field(description="When it was issued.")
+    revoked_at: str | None = Field(description="When it was first revoked; null while it works.")
+    last_used_at: str | None = Field(
+        description="Refreshed at most once a minute, by a request whose secret matched; null if never used."
+    )
 
 
 class ApiKeys(BaseModel):
-    items: list[ApiKey]
+    items: list[ApiKey] = Field(description="The tenant's keys, oldest first, revoked ones included.")
 
 
 @router.post("/tenants", status_code=201, summary="Create a tenant (platform administrator)", **policy("admin"))
 async def create_tenant(body: TenantBody, ctx: Caller, ds: Services) -> Created:
+    """A new tenant with its `default` workspace and no principals or keys (403 `platform_admin_only` for a
+    tenant administrator)."""
     reply = await ds.call(ds.admin.CreateTenant, admin_pb2.CreateTenantRequest(name=body.name), ctx)
     return Created(id=reply.id)
 
 
 @router.post("/workspaces", status_code=201, summary="Create a workspace", **policy("admin"))
 async def create_workspace(body: WorkspaceBody, ctx: Caller, ds: Services) -> Created:
+    """A new workspace of the tenant, with no members (not even the caller)."""
     request = admin_pb2.CreateWorkspaceRequest(tenant_id=body.tenant_id or "", name=body.name)
     return Created(id=(await ds.call(ds.admin.CreateWorkspace, request, ctx)).id)
 
 
 @router.post("/workspaces/{workspace_id}/members", summary="Add a member (or change its role)", **policy("admin"))
 async def add_member(workspace_id: str, body: MemberBody, ctx: Caller, ds: Services) -> Membership:
+    """Makes a principal of the tenant a member of the workspace with the role, or changes its role."""
     request = admin_pb2.AddMemberRequest(
         tenant_id=body.tenant_id or "", workspace_id=workspace_id, principal_id=body.principal_id, role=body.role
     )
@@ -107,6 +120,7 @@ async def add_member(workspace_id: str, body: MemberBody, ctx: Caller, ds: Servi
     "/principals", status_code=201, summary="Create a principal (agent, user, system, admin)", **policy("admin")
 )
 async def create_principal(body: PrincipalBody, ctx: Caller, ds: Services) -> Created:
+    """A new principal, which joins the tenant's `default` workspace as a `member`."""
     request = admin_pb2.CreatePrincipalRequest(
         tenant_id=body.tenant_id or "", name=body.name, type=body.type, trusted=body.trusted
     )
@@ -115,6 +129,7 @@ async def create_principal(body: PrincipalBody, ctx: Caller, ds: Services) -> Cr
 
 @router.post("/api-keys", status_code=201, summary="Issue an API key (shown once)", **policy("admin"))
 async def create_api_key(body: ApiKeyBody, ctx: Caller, ds: Services) -> IssuedKey:
+    """A key for a principal of the tenant. The full key is in this answer only; only a salted hash is kept."""
     request = admin_pb2.CreateApiKeyRequest(
         tenant_id=body.tenant_id or "", principal_id=body.principal_id, scopes=body.scopes or [], label=body.label
     )
@@ -130,7 +145,8 @@ async def create_api_key(body: ApiKeyBody, ctx: Caller, ds: Services) -> IssuedK
 
 
 @router.get("/api-keys", summary="List API keys (never their secrets)", **policy("admin"))
-async def list_api_keys(ctx: Caller, ds: Services, tenant_id: str | None = None) -> ApiKeys:
+async def list_api_keys(ctx: Caller, ds: Services, tenant_id: TenantQuery = None) -> ApiKeys:
+    """The tenant's keys, oldest first, revoked ones included; never their secrets."""
     reply = await ds.call(ds.admin.ListApiKeys, admin_pb2.ListApiKeysRequest(tenant_id=tenant_id or ""), ctx)
     return ApiKeys(
         items=[
@@ -149,6 +165,7 @@ async def list_api_keys(ctx: Caller, ds: Services, tenant_id: str | None = None)
 
 
 @router.delete("/api-keys/{key_id}", status_code=204, summary="Revoke an API key", **policy("admin"))
-async def revoke_api_key(key_id: str, ctx: Caller, ds: Services, tenant_id: str | None = None) -> Response:
+async def revoke_api_key(key_id: str, ctx: Caller, ds: Services, tenant_id: TenantQuery = None) -> Response:
+    """Requests with the key answer 401 from then on. Revoking a revoked key keeps its first `revoked_at`."""
     await ds.call(ds.admin.RevokeApiKey, admin_pb2.RevokeApiKeyRequest(tenant_id=tenant_id or "", id=key_id), ctx)
     return Response(status_code=204)

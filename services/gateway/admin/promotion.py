@@ -6,6 +6,7 @@ from fastapi import APIRouter
 from pydantic import BaseModel, Field
 
 from engram.v1 import admin_pb2
+from services.gateway.admin.common import TenantField
 from services.gateway.auth import Caller, policy
 from services.gateway.clients import Services
 from services.gateway.schemas import Body
@@ -14,16 +15,19 @@ router = APIRouter()
 
 
 class PromoteBody(Body):
-    tenant_id: str | None = None
+    tenant_id: TenantField = None
     dry_run: bool = Field(default=True, description="Report the decisions and write nothing (the default).")
-    limit: int = Field(default=100, ge=1, le=10_000)
+    limit: int = Field(default=100, ge=1, le=10_000, description="The most proposals decided, oldest first.")
 
 
 class Promotion(BaseModel):
-    tenant_id: str
-    dry_run: bool
-    decided: int
-    counts: dict[str, int] = Field(description="Decisions per outcome: promoted, skipped_<blocker>.")
+    tenant_id: str = Field(description="The tenant.")
+    dry_run: bool = Field(description="Whether nothing was written.")
+    decided: int = Field(description="Proposals decided: the sum of `counts`.")
+    counts: dict[str, int] = Field(
+        description="Decisions per outcome: `promoted` (or would be), or `skipped_<code>` of the first blocker "
+        "(`skipped_gone` for a memory deleted meanwhile)."
+    )
 
 
 @router.post(

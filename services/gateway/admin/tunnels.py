@@ -7,7 +7,7 @@ from fastapi.responses import JSONResponse
 from pydantic import BaseModel, Field
 
 from engram.v1 import admin_pb2
-from services.gateway.admin.common import time_json
+from services.gateway.admin.common import TenantField, TenantQuery, time_json
 from services.gateway.auth import Caller, policy
 from services.gateway.clients import Services
 from services.gateway.schemas import Body
@@ -16,25 +16,27 @@ router = APIRouter()
 
 
 class TunnelBody(Body):
-    tenant_id: str | None = None
-    from_wing: str = Field(min_length=1, max_length=200)
+    tenant_id: TenantField = None
+    from_wing: str = Field(min_length=1, max_length=200, description="One end's wing, as memories store it.")
     from_room: str = Field(default="", max_length=200, description="Empty: the whole wing.")
-    to_wing: str = Field(min_length=1, max_length=200)
+    to_wing: str = Field(
+        min_length=1, max_length=200, description="The other end's wing; the two ends must be different areas."
+    )
     to_room: str = Field(default="", max_length=200, description="Empty: the whole wing.")
 
 
 class Tunnel(BaseModel):
-    id: str
-    from_wing: str
+    id: str = Field(description="The tunnel's id.")
+    from_wing: str = Field(description="One end's wing.")
     from_room: str | None = Field(description="null: the whole wing.")
-    to_wing: str
+    to_wing: str = Field(description="The other end's wing.")
     to_room: str | None = Field(description="null: the whole wing.")
-    created_by: str | None
-    created_at: str | None
+    created_by: str | None = Field(description="The principal that made it.")
+    created_at: str | None = Field(description="When it was made.")
 
 
 class Tunnels(BaseModel):
-    items: list[Tunnel]
+    items: list[Tunnel] = Field(description="The tenant's tunnels, oldest first.")
 
 
 def _tunnel(t: admin_pb2.Tunnel) -> Tunnel:
@@ -65,13 +67,15 @@ async def add_tunnel(body: TunnelBody, ctx: Caller, ds: Services) -> JSONRespons
 
 
 @router.get("/tunnels", summary="The tenant's tunnels", **policy("admin"))
-async def list_tunnels(ctx: Caller, ds: Services, tenant_id: str | None = None) -> Tunnels:
+async def list_tunnels(ctx: Caller, ds: Services, tenant_id: TenantQuery = None) -> Tunnels:
+    """Oldest first."""
     reply = await ds.call(ds.admin.ListTunnels, admin_pb2.ListTunnelsRequest(tenant_id=tenant_id or ""), ctx)
     return Tunnels(items=[_tunnel(t) for t in reply.items])
 
 
 @router.delete("/tunnels/{tunnel_id}", status_code=204, summary="Remove a tunnel", **policy("admin"))
-async def remove_tunnel(tunnel_id: str, ctx: Caller, ds: Services, tenant_id: str | None = None) -> Response:
+async def remove_tunnel(tunnel_id: str, ctx: Caller, ds: Services, tenant_id: TenantQuery = None) -> Response:
+    """Recall stops following it at once; 404 for a tunnel not in the tenant."""
     request = admin_pb2.RemoveTunnelRequest(tenant_id=tenant_id or "", id=tunnel_id)
     await ds.call(ds.admin.RemoveTunnel, request, ctx)
     return Response(status_code=204)

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from fastapi import APIRouter
+from fastapi import APIRouter, Query
 
 from engram.v1 import ingest_pb2, recall_pb2
 from services.gateway.answers import ConflictPage, ResolvedAnswer
@@ -18,11 +18,18 @@ router = APIRouter()
 async def list_conflicts(
     ctx: Caller,
     ds: Services,
-    status: str | None = "open",
-    type: str | None = None,
-    item_id: str | None = None,
-    limit: int = 50,
-    cursor: str | None = None,
+    status: str | None = Query(default="open", description="`open` or `resolved`; empty (`status=`) for both."),
+    type: str | None = Query(
+        default=None,
+        description="Only conflicts of this type: `contradiction`, `duplicate`, `refinement` or `scope_overlap`.",
+    ),
+    item_id: str | None = Query(
+        default=None, description="Only conflicts this memory (a UUID) is part of, either side."
+    ),
+    limit: int = Query(default=50, description="The most conflicts on a page: 1–500."),
+    cursor: str | None = Query(
+        default=None, description="The previous page's `next_cursor`; a value the API did not return answers 422."
+    ),
 ) -> ConflictPage:
     """Open ones by default (``status=resolved`` or ``status=`` for the others), newest first; only conflicts
     whose two memories you may read are listed."""

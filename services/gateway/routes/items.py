@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from fastapi import APIRouter, Response
+from fastapi import APIRouter, Query, Response
 from google.protobuf import struct_pb2
 
 from engram.domain.models import CallerContext
@@ -106,9 +106,9 @@ async def invalidate(item_id: str, body: InvalidateBody, ctx: Caller, ds: Servic
 async def expiry_candidates(
     ctx: Caller,
     ds: Services,
-    within_days: int = 7,
-    limit: int = 50,
-    workspace_id: str | None = None,
+    within_days: int = Query(default=7, description="Expiring within this many days: 1–3650."),
+    limit: int = Query(default=50, description="The most memories listed: 1–500."),
+    workspace_id: str | None = Query(default=None, description="Only memories in this workspace (a UUID)."),
 ) -> ItemsAnswer:
     """Live items you can see that expire within ``within_days`` (1–3650), soonest first; already expired ones
     that the sweep has not moved to the trash yet come first."""

@@ -25,6 +25,8 @@ async def review(item_id: str, body: ReviewBody, ctx: Caller, ds: Services) -> I
 
 @router.post("/items/{item_id}/verify", summary="Mark a memory as verified by a human", **policy("review"))
 async def verify(item_id: str, body: VerifyBody, ctx: Caller, ds: Services) -> ItemAnswer:
+    """A reviewer (not an agent) sets `human_verified`, which raises the memory's trust; the review status
+    does not change. Verifying again changes nothing."""
     reply = await ds.call(ds.ingest.Verify, ingest_pb2.VerifyRequest(id=item_id, reason=body.reason), ctx)
     return item_answer(reply.item)
 

@@ -11,6 +11,7 @@ from services.gateway.clients import Services
 from services.gateway.mapping import deleted_answer, item_answer, trash_page
 
 router = APIRouter()
+CURSOR = "The previous page's `next_cursor`; a value the API did not return answers 422."
 
 
 @router.delete("/items/{item_id}", summary="Move a memory to the trash", **policy("write|review"))
@@ -18,7 +19,9 @@ async def delete_item(
     item_id: str,
     ctx: Caller,
     ds: Services,
-    reason: str = Query(default="", max_length=2000),
+    reason: str = Query(
+        default="", max_length=2000, description="Why; trimmed, kept on the audit row, never in the event."
+    ),
 ) -> DeletedAnswer:
     """Its author or a reviewer. The item, its edges and embeddings are kept as one snapshot in the trash
     (``trash_id``) and can be restored until the sweep empties it (30 days by default)."""
@@ -27,7 +30,12 @@ async def delete_item(
 
 
 @router.get("/trash", summary="Deleted and expired memories you can restore", **policy("read"))
-async def list_trash(ctx: Caller, ds: Services, limit: int = 50, cursor: str | None = None) -> TrashPage:
+async def list_trash(
+    ctx: Caller,
+    ds: Services,
+    limit: int = Query(default=50, description="The most entries on a page: 1–500."),
+    cursor: str | None = Query(default=None, description=CURSOR),
+) -> TrashPage:
     """Newest first; pass ``next_cursor`` back as ``cursor`` for the next page."""
     reply = await ds.call(ds.recall.ListTrash, recall_pb2.ListTrashRequest(limit=limit, cursor=cursor or ""), ctx)
     return trash_page(reply)
