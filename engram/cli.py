@@ -1,4 +1,4 @@
-"""The ``engram`` command: up, migrate, bootstrap-key, serve."""
+"""The ``engram`` command: up, migrate, bootstrap-key, promote-proposed, doctor, serve."""
 
 from __future__ import annotations
 
@@ -87,6 +87,18 @@ def _promote(settings: Settings, tenant: str | None, limit: int, dry_run: bool) 
     return 0
 
 
+def _doctor(settings: Settings, gateway: str | None, probes: list[str], as_json: bool) -> int:
+    from engram import doctor
+
+    named: dict[str, str] = {}
+    for probe in probes:
+        name, sep, url = probe.partition("=")
+        if not sep or not name or not url.startswith(("http://", "https://")):
+            raise ValidationFailed(f"--probe must be NAME=URL with an http(s) URL; got {probe!r}", field="probe")
+        named[name] = url
+    return doctor.main(settings, gateway, named, as_json)
+
+
 def _serve(name: str) -> int:
     sys.argv = [f"services.{name}"]
     runpy.run_module(f"services.{name}", run_name="__main__", alter_sys=True)
@@ -103,6 +115,12 @@ def main(argv: list[str] | None = None) -> int:
     promote.add_argument("--tenant", help="one tenant's id (default: every tenant)")
     promote.add_argument("--limit", type=int, default=100, help="most proposals to decide (default 100)")
     promote.add_argument("--dry-run", action="store_true", help="report the decisions, write nothing")
+    doctor = commands.add_parser("doctor", help="check a deployment: database, migrations, events, model, services")
+    doctor.add_argument("--gateway", help="the gateway's base URL, to check its /ready")
+    doctor.add_argument(
+        "--probe", action="append", default=[], metavar="NAME=URL", help="another readiness URL to check (repeatable)"
+    )
+    doctor.add_argument("--json", action="store_true", help="one JSON object instead of one line per check")
     serve = commands.add_parser("serve", help="run one service in the foreground")
     serve.add_argument("service", choices=SERVICES)
     args = parser.parse_args(argv)
@@ -112,6 +130,8 @@ def main(argv: list[str] | None = None) -> int:
     try:
         if args.command == "up":
             return _up(settings)
+        if args.command == "doctor":
+            return _doctor(settings, args.gateway, args.probe, args.json)
         if args.command == "bootstrap-key":
             return _bootstrap_key(settings)
         if args.command == "promote-proposed":

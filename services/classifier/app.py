@@ -8,11 +8,11 @@ from collections.abc import Sequence
 import asyncpg
 
 from engram.config import Settings
-from engram.domain.values import EventType
 from engram.events.consumer import ConsumerSpec
+from engram.events.durables import DURABLES
 from engram.events.worker import Subscription, run_worker
 from engram.llm import JsonChat
-from services.classifier.service import CONSUMER, ClassifierService
+from services.classifier.service import ClassifierService
 
 
 async def serve(settings: Settings, stop: asyncio.Event) -> None:
@@ -21,9 +21,8 @@ async def serve(settings: Settings, stop: asyncio.Event) -> None:
     async def build(pool: asyncpg.Pool) -> Sequence[Subscription]:
         service = ClassifierService(pool, settings, llm)
         return [
-            Subscription(
-                ConsumerSpec(name=CONSUMER, event=EventType.MEMORY_CREATED), service.handle, service.mark_failed
-            )
+            Subscription(ConsumerSpec(name=durable, event=event), service.handle, service.mark_failed)
+            for durable, event in DURABLES["classifier"]
         ]
 
     try:

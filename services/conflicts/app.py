@@ -8,11 +8,11 @@ from collections.abc import Sequence
 import asyncpg
 
 from engram.config import Settings
-from engram.domain.values import EventType
 from engram.events.consumer import ConsumerSpec
+from engram.events.durables import DURABLES
 from engram.events.worker import Subscription, run_worker
 from engram.llm import JsonChat
-from services.conflicts.service import CONSUMER, ConflictsService
+from services.conflicts.service import ConflictsService
 
 
 async def serve(settings: Settings, stop: asyncio.Event) -> None:
@@ -21,9 +21,8 @@ async def serve(settings: Settings, stop: asyncio.Event) -> None:
     async def build(pool: asyncpg.Pool) -> Sequence[Subscription]:
         service = ConflictsService(pool, settings, llm)
         return [
-            Subscription(
-                ConsumerSpec(name=CONSUMER, event=EventType.MEMORY_EMBEDDED), service.handle, service.mark_failed
-            )
+            Subscription(ConsumerSpec(name=durable, event=event), service.handle, service.mark_failed)
+            for durable, event in DURABLES["conflicts"]
         ]
 
     try:

@@ -9,11 +9,11 @@ from collections.abc import Sequence
 import asyncpg
 
 from engram.config import Settings
-from engram.domain.values import EventType
 from engram.embeddings.provider import create_provider
 from engram.events.consumer import ConsumerSpec
+from engram.events.durables import DURABLES
 from engram.events.worker import Subscription, run_worker
-from services.embedder.service import CONSUMER, EmbedderService
+from services.embedder.service import EmbedderService
 
 
 async def serve(settings: Settings, stop: asyncio.Event) -> None:
@@ -28,10 +28,7 @@ async def serve(settings: Settings, stop: asyncio.Event) -> None:
                 service.handle,
                 service.mark_failed,
             )
-            for durable, event in (
-                (CONSUMER, EventType.MEMORY_CREATED),
-                (f"{CONSUMER}_restored", EventType.MEMORY_RESTORED),
-            )
+            for durable, event in DURABLES["embedder"]
         ]
 
     try:

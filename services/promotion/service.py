@@ -11,17 +11,12 @@ from engram.db import inbox
 from engram.db.pool import tenant_tx
 from engram.domain.values import EventType
 from engram.events.consumer import one_at_a_time
+from engram.events.durables import DURABLES
 from engram.events.envelope import Event
 from engram.events.outbox import Outbox
 from engram.pipeline import changes, promotion
 
-# (durable consumer, event) pairs
-TRIGGERS: tuple[tuple[str, EventType], ...] = (
-    ("promotion_classified", EventType.MEMORY_CLASSIFIED),
-    ("promotion_conflicts", EventType.CONFLICT_RESOLVED),
-    ("promotion_feedback", EventType.FEEDBACK_RECORDED),
-    ("promotion_review", EventType.MEMORY_REVIEW_CHANGED),
-)
+TRIGGERS = DURABLES["promotion"]  # (durable consumer, event) pairs
 CONSUMER = "promotion"
 
 

@@ -4,6 +4,9 @@ from __future__ import annotations
 
 import asyncio
 import json
+import os
+import subprocess
+import sys
 import uuid
 
 import httpx
@@ -12,6 +15,7 @@ import psutil
 import pytest
 
 from engram.config import DEFAULT_TENANT_ID, DEFAULT_WORKSPACE_ID
+from engram.events.durables import all_durables
 from engram.runtime.ports import free_port
 from tests.support.stack import Stack
 from tests.support.waiting import eventually_blocking
@@ -94,6 +98,20 @@ def test_every_process_serves_health_ready_and_metrics(stack: Stack) -> None:
         ready = httpx.get(f"{base}/ready")
         assert ready.status_code == 200 and ready.json() == {"status": "ready"}, (name, ready.text)
         assert "engram_" in httpx.get(f"{base}/metrics").text, name
+
+
+def test_doctor_passes_on_the_running_stack(stack: Stack) -> None:
+    env = {k: v for k, v in os.environ.items() if not k.startswith("ENGRAM_")} | {"ENGRAM_HOME": str(stack.home)}
+    done = subprocess.run(
+        [sys.executable, "-m", "engram.cli", "doctor", "--json"], env=env, capture_output=True, text=True, timeout=120
+    )
+    report = json.loads(done.stdout)
+    assert done.returncode == 0 and report["ok"], done.stdout + done.stderr
+    names = {check["name"] for check in report["checks"]}
+    assert {"database", "pgvector", "migrations", "outbox", "nats", "stream", "dead letters", "embedding"} <= names
+    assert {f"consumer {durable}" for durable in all_durables()} <= names
+    services = {"gateway", "ingest", "recall", "embedder", "classifier", "conflicts", "promotion"}
+    assert {f"ready {name}" for name in services} <= names
 
 
 def test_bad_input_is_refused_and_nothing_is_written(stack: Stack) -> None:
