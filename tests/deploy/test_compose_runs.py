@@ -43,8 +43,13 @@ SERVICES: dict[str, dict[str, Any]] = COMPOSE["services"]
 ENTRYPOINT: list[str] = yaml.safe_load([i.arguments for i in final_stage() if i.keyword == "ENTRYPOINT"][-1])
 PEERS = ("ingest", "recall")  # what the gateway calls, started first (it waits for them to be healthy)
 LATER = ("embedder", "classifier", "conflicts", "promotion", "gateway")
-LISTEN_PORTS = ("ENGRAM_GATEWAY_PORT", "ENGRAM_METRICS_PORT")
 GRPC_ADDRS = ("ENGRAM_INGEST_ADDR", "ENGRAM_RECALL_ADDR")
+# The settings each role binds a port from (the program's side of the contract: see each services/*/__main__.py).
+BINDS = {
+    "gateway": ("ENGRAM_GATEWAY_PORT",),
+    "ingest": ("ENGRAM_METRICS_PORT", "ENGRAM_INGEST_ADDR"),
+    "recall": ("ENGRAM_METRICS_PORT", "ENGRAM_RECALL_ADDR"),
+}
 PROBE_URL = re.compile(r"http://127\.0\.0\.1:(\d+)(/[^'\"\s]*)")
 
 
@@ -83,8 +88,9 @@ def localise(name: str, owner_url: str, database: str, nats_url: str, stream: st
     image_env = {k: v for k, v in image_environment().items() if k.startswith("ENGRAM_")}
     env = {**image_env, **{k: str(v) for k, v in service.get("environment", {}).items()}}
     local = Local(name, [*ENTRYPOINT, *service["command"]], env)
-    wanted = {int(env[k]) for k in LISTEN_PORTS if k in env}
-    wanted |= {int(env[k].rsplit(":", 1)[1]) for k in GRPC_ADDRS if k in env and env[k].startswith("0.0.0.0:")}
+    command = service["command"]
+    binds = BINDS.get(command[1], ("ENGRAM_METRICS_PORT",)) if command[0] == "serve" else ()
+    wanted = {int(env[k].rsplit(":", 1)[-1]) for k in binds}
     local.ports = dict(zip(sorted(wanted), free_ports(len(wanted)), strict=True))
     for key in ("ENGRAM_DATABASE_URL", "ENGRAM_APP_DATABASE_URL"):
         if key in env:
@@ -92,15 +98,15 @@ def localise(name: str, owner_url: str, database: str, nats_url: str, stream: st
     if "ENGRAM_NATS_URL" in env:
         assert env["ENGRAM_NATS_URL"] == "nats://nats:4222", "the NATS URL does not name the nats service"
         env["ENGRAM_NATS_URL"] = nats_url
-    for key in LISTEN_PORTS:
-        if key in env:
-            env[key] = str(local.ports[int(env[key])])
+    for key in binds:
+        host, _, port = env[key].rpartition(":")
+        bind_host = host or env["ENGRAM_GATEWAY_HOST" if key == "ENGRAM_GATEWAY_PORT" else "ENGRAM_METRICS_HOST"]
+        assert bind_host == "0.0.0.0", f"{name} binds {key} on {bind_host}: unreachable from other containers"
+        env[key] = f"{host}:{local.ports[int(port)]}" if host else str(local.ports[int(port)])
     for key in GRPC_ADDRS:
-        if key in env:
+        if key in env and key not in binds:
             host, port = env[key].rsplit(":", 1)
-            if host == "0.0.0.0":
-                env[key] = f"{host}:{local.ports[int(port)]}"
-            else:  # a compose service name: the peer started here
+            if host != "0.0.0.0":  # a compose service name: the peer started here
                 assert host in peers, f"{name}'s {key} names {host}, which is not a started service"
                 env[key] = f"127.0.0.1:{peers[host].host_port(int(port))}"
     env["ENGRAM_EVENTS_STREAM"] = stream  # the test NATS is shared with other tests
@@ -222,3 +228,24 @@ def test_a_healthcheck_on_a_port_the_service_does_not_serve_is_caught() -> None:
     assert healthcheck(recall, declared)[1] == "http://127.0.0.1:1/ready"
     with pytest.raises(AssertionError, match="port 9465"):
         healthcheck(recall, [arg.replace("9464", "9465") for arg in declared])
+
+
+def test_the_nats_service_runs_jetstream_on_its_volume_and_answers_its_healthcheck(tmp_path: Path) -> None:
+    """The nats service's command, run with this machine's nats-server: JetStream on, stored where the volume is
+    mounted, and the monitoring URL its healthcheck requests answers."""
+    service = SERVICES["nats"]
+    argv = list(service["command"])
+    assert "--jetstream" in argv or "-js" in argv
+    store = argv[argv.index("--store_dir") + 1]
+    assert any(str(volume).split(":")[1] == store for volume in service["volumes"]), "the store is not on a volume"
+    monitor, client = free_ports(2)
+    declared_monitor = int(argv[argv.index("--http_port") + 1])
+    argv[argv.index("--store_dir") + 1] = str(tmp_path / "store")
+    argv[argv.index("--http_port") + 1] = str(monitor)
+    url = next(m for m in (PROBE_URL.search(arg) for arg in service["healthcheck"]["test"]) if m)
+    assert int(url.group(1)) == declared_monitor, "the healthcheck probes another port than monitoring listens on"
+    assert "js-enabled-only=true" in url.group(2)
+    log = tmp_path / "nats.log"
+    with declared_process([*argv, "--port", str(client), "--addr", "127.0.0.1"], {}, log) as process:
+        wait_http(process, log, f"http://127.0.0.1:{monitor}{url.group(2)}", timeout_s=30)
+    assert (tmp_path / "store" / "jetstream").is_dir()
