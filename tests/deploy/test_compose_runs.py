@@ -35,6 +35,7 @@ from engram.db.pool import with_user
 from engram.runtime.ports import free_ports
 from tests.support.compose import ROOT, final_stage, image_environment, load_compose
 from tests.support.manifests import declared_process, local_argv, wait_http
+from tests.support.waiting import eventually_blocking
 
 pytestmark = pytest.mark.timeout(300)
 
@@ -138,11 +139,15 @@ async def _create_database(owner_url: str, database: str, drop: bool = False) ->
         await conn.close()
 
 
-def run_migrate(owner_url: str, database: str, tmp: Path) -> subprocess.CompletedProcess[str]:
+def run_migrate(
+    owner_url: str, database: str, tmp: Path, command: list[str] | None = None
+) -> subprocess.CompletedProcess[str]:
+    """The migrate service's command (or ``command`` in its place, as `docker compose run migrate <command>`)."""
     local = localise("migrate", owner_url, database, "", "UNUSED", {})
+    argv = local.argv if command is None else [*ENTRYPOINT, *command]
     base = {"PATH": str(Path(local_argv(["engram"])[0]).parent), "HOME": str(tmp)}
     return subprocess.run(
-        local_argv(local.argv), env={**base, **local.env}, capture_output=True, text=True, timeout=120, check=False
+        local_argv(argv), env={**base, **local.env}, capture_output=True, text=True, timeout=120, check=False
     )
 
 
@@ -219,6 +224,29 @@ def test_prometheus_targets_serve_metrics(stack: dict[str, Local]) -> None:
                 assert "# TYPE" in response.text, f"{job['job_name']}: {url} is not a Prometheus exposition"
                 scraped.add(host)
     assert scraped == set(stack)
+
+
+def test_the_first_key_from_compose_run_remembers_and_the_pipeline_embeds(
+    migrated: str, database: str, stack: dict[str, Local], tmp_path: Path
+) -> None:
+    """`docker compose run --rm migrate bootstrap-key` (the README's first key), then a first remember through the
+    published gateway, embedded by the embedder over the compose NATS wiring and found by recall."""
+    done = run_migrate(migrated, database, tmp_path, ["bootstrap-key"])
+    assert done.returncode == 0, done.stdout + done.stderr
+    key = done.stdout.strip().splitlines()[-1]
+    assert key.startswith("eng_")
+    gateway = f"http://127.0.0.1:{stack['gateway'].host_port(8080)}"
+    with httpx.Client(base_url=gateway, headers={"authorization": f"Bearer {key}"}, timeout=30) as client:
+        created = client.post("/v1/remember", json={"content": "Compose deploys keep their secrets in .env."})
+        assert created.status_code == 201, created.text
+        item_id = created.json()["id"]
+        eventually_blocking(
+            lambda: client.get(f"/v1/items/{item_id}/status").json()["embedding"] == "done",
+            message=f"{item_id} embedded",
+        )
+        found = client.post("/v1/recall", json={"query": "where do compose secrets live?", "mode": "semantic"})
+        assert found.status_code == 200, found.text
+        assert item_id in [hit["item"]["id"] for hit in found.json()["items"]]
 
 
 def test_a_healthcheck_on_a_port_the_service_does_not_serve_is_caught() -> None:
