@@ -317,7 +317,7 @@ def test_no_secret_value_appears_in_a_configmap_and_the_owner_url_stays_with_the
     assert refs == {"mine"}
 
 
-def test_ha_values_run_three_replicas_of_everything_with_budgets_and_anti_affinity() -> None:
+def test_ha_values_run_three_replicas_of_everything_with_budgets_and_spread() -> None:
     objects = rendered("ha")
     hpas = {component(h): h["spec"] for h in of_kind(objects, "HorizontalPodAutoscaler")}
     scaled = {component(s): s["spec"] for s in of_kind(objects, "ScaledObject")}
@@ -328,8 +328,11 @@ def test_ha_values_run_three_replicas_of_everything_with_budgets_and_anti_affini
     for name, workload in deployments(objects).items():
         least = hpas[name]["minReplicas"] if name in hpas else scaled[name]["minReplicaCount"]
         assert least == 3 and "replicas" not in workload["spec"], name  # the autoscaler owns the count
-        affinity = workload["spec"]["template"]["spec"]["affinity"]["podAntiAffinity"]
-        assert affinity["requiredDuringSchedulingIgnoredDuringExecution"][0]["topologyKey"] == "kubernetes.io/hostname"
+        pod = workload["spec"]["template"]["spec"]
+        preferred = pod["affinity"]["podAntiAffinity"]["preferredDuringSchedulingIgnoredDuringExecution"]
+        assert preferred[0]["podAffinityTerm"]["topologyKey"] == "kubernetes.io/hostname"
+        spread = {(c["topologyKey"], c["whenUnsatisfiable"]) for c in pod["topologySpreadConstraints"]}
+        assert spread == {("kubernetes.io/hostname", "DoNotSchedule"), ("topology.kubernetes.io/zone", "DoNotSchedule")}
     settings = of_kind(objects, "ConfigMap")[0]["data"]  # the credentials are in the existing Secret
     assert settings["ENGRAM_EMBEDDING_PROVIDER"] == "openai" and settings["ENGRAM_EMBEDDING_BASE_URL"]
     dev = rendered("dev")
