@@ -58,11 +58,11 @@ def create_app(settings: Settings) -> FastAPI:
         path = getattr(route, "path", "unmatched")
         elapsed = time.perf_counter() - started
         HTTP_LATENCY.labels(path, request.method, str(response.status_code)).observe(elapsed)
-        if path not in QUIET_PATHS:  # the access log: the route template, never the body or the query string
+        if request.url.path not in QUIET_PATHS:  # the access log: the path (ids at most), never body or query
             access.info(
                 "%s %s %d %.1fms",
                 request.method,
-                path,
+                request.url.path,
                 response.status_code,
                 elapsed * 1000,
                 extra={"request_id": request.headers.get("x-request-id", "")},
