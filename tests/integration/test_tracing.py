@@ -174,9 +174,7 @@ async def test_one_remember_is_one_trace_and_recall_has_its_stages(
     # one trace: every span of it descends from the request's span
     assert all(s is http or http.name in ancestors(s, trace) for s in in_trace)
     # faststream's span for each consumed batch links to the message's publish span
-    batch_links = [
-        s for s in finished if s.kind == SpanKind.CONSUMER and s.context.trace_id != trace_id and s.links
-    ]
+    batch_links = [s for s in finished if s.kind == SpanKind.CONSUMER and s.context.trace_id != trace_id and s.links]
     assert any(link.context.span_id == publish.context.span_id for s in batch_links for link in s.links)
 
     async def searchable() -> bool:
