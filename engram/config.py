@@ -173,6 +173,11 @@ class Settings(BaseSettings):
         default=60.0, gt=0, description="How often ingest expires items, empties old trash and deletes old recall logs."
     )
     log_level: str = "INFO"
+    log_format: Literal["json", "text"] = Field(
+        default="json",
+        description="How every process writes its logs on stderr: `json`, one object per line with the trace id "
+        "(for a log collector), or `text` for a person at a console (`engram up` gives its services `text`).",
+    )
 
     def require_for(self, role: str) -> None:
         """``SettingsError`` naming the first setting ``role`` needs that is not set, and its variable."""

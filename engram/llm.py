@@ -45,7 +45,9 @@ class JsonChat:
                 },
             )
         except OpenAIError as exc:
-            raise LLMUnavailable(f"{type(exc).__name__}: {str(exc)[:200]}") from exc
+            # the type and HTTP status only: an error body may quote the request, i.e. memory content
+            status = getattr(exc, "status_code", None)
+            raise LLMUnavailable(f"{type(exc).__name__}" + (f" (HTTP {status})" if status else "")) from exc
         try:
             answer = json.loads(reply.choices[0].message.content or "")
         except (IndexError, AttributeError, ValueError) as exc:

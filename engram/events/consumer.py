@@ -22,19 +22,23 @@ import asyncio
 import functools
 import logging
 from collections.abc import Awaitable, Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from faststream import AckPolicy, Context
 from faststream.nats import ConsumerConfig, JStream, NatsBroker, PullSub
 from faststream.nats.message import NatsBatchMessage
 from nats.aio.msg import Msg
+from opentelemetry import trace
+from opentelemetry.trace import Link, Span, SpanKind, Status, StatusCode
+from opentelemetry.util.types import AttributeValue
 
 from engram.config import Settings
 from engram.domain.values import EventType
 from engram.errors import NotFound, is_retryable
 from engram.events.envelope import Event, filter_for
 from engram.events.stream import deadletter_stream, deadletter_subject
+from engram.telemetry import tracing
 from engram.telemetry.metrics import CONSUMED, DEAD_LETTERED, REDELIVERED
 
 log = logging.getLogger(__name__)
@@ -121,7 +125,8 @@ def one_at_a_time(handle_one: Callable[[Event], Awaitable[None]]) -> BatchHandle
         failures: dict[str, Exception] = {}
         for event in events:
             try:
-                await handle_one(event)
+                with tracing.within(event.traceparent):  # its work nests under the event's consumer span
+                    await handle_one(event)
             except Exception as exc:
                 failures[event.id] = exc
         return failures
@@ -187,6 +192,14 @@ def register_consumer(
                 await dead_letter(raw, f"undecodable: {exc}")
         if not deliveries:
             return
+        spans = _ConsumerSpans(spec.name, settings.events_subject_prefix)
+        deliveries = [(raw, spans.start(raw, event)) for raw, event in deliveries]
+        try:
+            await _settle(deliveries, spans)
+        finally:
+            spans.end_all()
+
+    async def _settle(deliveries: list[tuple[Msg, Event]], spans: _ConsumerSpans) -> None:
         try:
             failures = await handle([event for _, event in deliveries])
         except Exception as exc:  # the whole batch failed: every event is retried
@@ -194,6 +207,7 @@ def register_consumer(
             failures = {event.id: exc for _, event in deliveries}
         for raw, event in deliveries:
             error = failures.get(event.id)
+            spans.outcome(event, error)
             if error is None:
                 await raw.ack()
                 CONSUMED.labels(spec.name, "ok").inc()
@@ -223,3 +237,57 @@ def register_consumer(
                 log.warning("%s: event %s failed (attempt %d), retrying: %r", spec.name, event.id, attempt, error)
                 CONSUMED.labels(spec.name, "retry").inc()
                 await raw.nak(delay=retry_delay(attempt))
+
+
+class _ConsumerSpans:
+    """With tracing on, one consumer span per message of a batch: the child of the relay's publish span (the
+    message's ``traceparent`` header, else the CloudEvent's), linked to faststream's span for the whole batch.
+    The event handed to the handler carries the span as its ``traceparent``, so what the handler does and
+    writes (``one_at_a_time``, the events it emits) belongs to the same trace. Off: does nothing."""
+
+    def __init__(self, consumer: str, prefix: str) -> None:
+        self._consumer = consumer
+        self._prefix = prefix
+        self._spans: dict[str, Span] = {}
+
+    def start(self, raw: Msg, event: Event) -> Event:
+        if not tracing.enabled():
+            return event
+        batch = trace.get_current_span().get_span_context()
+        template = f"{self._prefix}.*.{event.entity_action}"
+        attributes: dict[str, AttributeValue] = {
+            "messaging.system": "nats",
+            "messaging.operation.type": "process",
+            "messaging.operation.name": "process",
+            "messaging.destination.name": raw.subject,
+            "messaging.destination.template": template,
+            "messaging.destination.subscription.name": self._consumer,
+            "messaging.consumer.group.name": self._consumer,
+            "messaging.message.id": event.id,
+            "messaging.message.body.size": len(raw.data),
+            "engram.delivery.attempt": raw.metadata.num_delivered or 1,
+        }
+        span = tracing.tracer().start_span(
+            f"{self._consumer} process",
+            context=tracing.context_from(raw.headers, event.traceparent),
+            kind=SpanKind.CONSUMER,
+            attributes=attributes,
+            links=[Link(batch)] if batch.is_valid else [],
+        )
+        self._spans[event.id] = span
+        return replace(event, traceparent=tracing.traceparent_of(span))
+
+    def outcome(self, event: Event, error: Exception | None) -> None:
+        span = self._spans.get(event.id)
+        if span is None:
+            return
+        if error is None or isinstance(error, NotFound):
+            span.set_attribute("engram.consumer.outcome", "ok" if error is None else "gone")
+            return
+        span.set_attribute("engram.consumer.outcome", "failed")
+        span.set_attribute("error.type", type(error).__qualname__)
+        span.set_status(Status(StatusCode.ERROR, type(error).__qualname__))
+
+    def end_all(self) -> None:
+        for span in self._spans.values():
+            span.end()

@@ -10,14 +10,18 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import json
 import logging
 from collections.abc import Awaitable
 
 import asyncpg
 from nats.js import JetStreamContext
+from opentelemetry.trace import SpanKind
+from opentelemetry.util.types import AttributeValue
 
 from engram.db import outbox
 from engram.db.pool import system_tx
+from engram.telemetry import tracing
 from engram.telemetry.metrics import OUTBOX_AGE, OUTBOX_BACKLOG, OUTBOX_FAILURES, OUTBOX_PUBLISHED
 
 log = logging.getLogger(__name__)
@@ -43,25 +47,41 @@ class OutboxRelay:
         self._wake = asyncio.Event()
 
     async def publish_pending(self) -> int:
-        """Publish one batch of unsent rows; return how many were published."""
-        async with system_tx(self._pool) as conn:
-            rows = await outbox.claim(conn, self._subject_prefix, self._batch_size)
-            if not rows:
-                return 0
-            await asyncio.gather(
-                *(
-                    self._js.publish(
-                        row.subject,
-                        row.envelope.encode(),
-                        headers={"Nats-Msg-Id": row.event_id},
-                        timeout=self._publish_timeout_s,
-                    )
-                    for row in rows
-                )
-            )
-            await outbox.mark_sent(conn, [row.id for row in rows])
+        """Publish one batch of unsent rows; return how many were published. The polling itself makes no
+        spans; each publish does, in the trace of the request that wrote the row (``_publish``)."""
+        with tracing.quiet():
+            async with system_tx(self._pool) as conn:
+                rows = await outbox.claim(conn, self._subject_prefix, self._batch_size)
+                if not rows:
+                    return 0
+                await asyncio.gather(*(self._publish(row) for row in rows))
+                await outbox.mark_sent(conn, [row.id for row in rows])
         OUTBOX_PUBLISHED.inc(len(rows))
         return len(rows)
+
+    async def _publish(self, row: outbox.Pending) -> None:
+        """One row to JetStream. With tracing on, a producer span — the child of the span that wrote the row
+        (the CloudEvent's ``traceparent``) — whose context the message headers carry (``traceparent``, and
+        ``correlation_id`` so faststream links a consumer's batch span to it)."""
+        headers = {"Nats-Msg-Id": row.event_id}
+        if not tracing.enabled():
+            await self._js.publish(row.subject, row.envelope.encode(), headers=headers, timeout=self._publish_timeout_s)
+            return
+        template = destination_template(self._subject_prefix, row.subject)
+        attributes: dict[str, AttributeValue] = {
+            "messaging.system": "nats",
+            "messaging.operation.type": "send",
+            "messaging.operation.name": "publish",
+            "messaging.destination.name": row.subject,
+            "messaging.destination.template": template,
+            "messaging.message.id": row.event_id,
+            "messaging.message.body.size": len(row.envelope.encode()),
+        }
+        parent = tracing.context_from(traceparent=_traceparent(row.envelope))
+        with tracing.span(f"publish {template}", attributes, kind=SpanKind.PRODUCER, parent=parent):
+            headers["correlation_id"] = row.event_id
+            tracing.inject(headers)
+            await self._js.publish(row.subject, row.envelope.encode(), headers=headers, timeout=self._publish_timeout_s)
 
     async def run(self, stop: asyncio.Event) -> None:
         """Relay until ``stop`` is set. Failures back off and retry; nothing is dropped."""
@@ -95,7 +115,7 @@ class OutboxRelay:
         self._wake.set()
 
     async def _report_backlog(self) -> None:
-        with contextlib.suppress(Exception):
+        with contextlib.suppress(Exception), tracing.quiet():
             async with system_tx(self._pool) as conn:
                 count, age = await outbox.backlog(conn)
             OUTBOX_BACKLOG.set(count)
@@ -110,3 +130,18 @@ async def _first_of(*aws: Awaitable[object], within_s: float) -> None:
     finally:
         for task in tasks:
             task.cancel()
+
+
+def destination_template(prefix: str, subject: str) -> str:
+    """``engram.events.*.memory.created`` for ``engram.events.<tenant>.memory.created`` (span names and
+    attributes name the event type, never a tenant)."""
+    _tenant, _, entity_action = subject.removeprefix(prefix + ".").partition(".")
+    return f"{prefix}.*.{entity_action}"
+
+
+def _traceparent(envelope: str) -> str:
+    try:
+        value = json.loads(envelope).get("traceparent", "")
+    except (ValueError, AttributeError):
+        return ""
+    return value if isinstance(value, str) else ""

@@ -25,6 +25,7 @@ from engram.config import Settings
 from engram.db.pool import service_pool
 from engram.events.consumer import BatchHandler, ConsumerSpec, DeadHandler, Drain, register_consumer
 from engram.events.stream import ensure_streams
+from engram.telemetry import tracing
 from engram.telemetry.metrics import CONSUMER_LAG
 from engram.telemetry.probes import Probes, ProbeServer
 
@@ -74,7 +75,11 @@ async def _serve(
     nc = await nats.connect(nats_url, max_reconnect_attempts=-1, reconnect_time_wait=1, connect_timeout=5)
     probes.add_check("nats", lambda: None if nc.is_connected else "NATS connection lost (reconnecting)")
     broker = NatsBroker(
-        nats_url, max_reconnect_attempts=-1, reconnect_time_wait=1, logger=logging.getLogger("faststream")
+        nats_url,
+        max_reconnect_attempts=-1,
+        reconnect_time_wait=1,
+        logger=logging.getLogger("faststream"),
+        middlewares=broker_middlewares(),
     )
     drain = Drain()
     tasks: list[asyncio.Task[None]] = []
@@ -116,3 +121,13 @@ async def _report_lag(js: JetStreamContext, settings: Settings, durables: list[s
                 log.debug("consumer_info(%s) failed: %r", durable, exc)
         with contextlib.suppress(TimeoutError):
             await asyncio.wait_for(stop.wait(), LAG_INTERVAL_S)
+
+
+def broker_middlewares() -> list[Any]:
+    """faststream's OpenTelemetry middleware when tracing is on: a span per batch (linked to each message's
+    publish span) and per dead-letter publish; the per-message spans are ``register_consumer``'s."""
+    if not tracing.enabled():
+        return []
+    from faststream.nats.opentelemetry import NatsTelemetryMiddleware
+
+    return [NatsTelemetryMiddleware(include_messages_counters=False)]

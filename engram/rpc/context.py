@@ -7,6 +7,7 @@ from __future__ import annotations
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from contextvars import ContextVar
+from dataclasses import replace
 
 from engram.domain.models import CallerContext
 from engram.errors import Unauthenticated
@@ -55,10 +56,12 @@ _CALLER: ContextVar[CallerContext] = ContextVar("engram_caller")
 
 
 @contextmanager
-def bind_caller(metadata: Sequence[tuple[str, str | bytes]] | None) -> Iterator[CallerContext]:
+def bind_caller(metadata: Sequence[tuple[str, str | bytes]] | None, traceparent: str = "") -> Iterator[CallerContext]:
     """For the duration of one call, the caller named in its metadata is ``caller()``; a call without one is
-    refused (``Unauthenticated``)."""
-    token = _CALLER.set(from_metadata(metadata))
+    refused (``Unauthenticated``). ``traceparent`` (the call's server span, when tracing is on) replaces the
+    one in the metadata, so the events the call writes name the span that wrote them."""
+    ctx = from_metadata(metadata)
+    token = _CALLER.set(replace(ctx, traceparent=traceparent) if traceparent else ctx)
     try:
         yield _CALLER.get()
     finally:

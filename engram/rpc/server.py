@@ -15,7 +15,9 @@ from grpc_health.v1._async import HealthServicer
 from engram.errors import Unauthenticated
 from engram.rpc.context import INTERNAL_TOKEN, bind_caller
 from engram.rpc.errors import abort_with, as_engram_error
+from engram.rpc.tracing import server_interceptors
 from engram.telemetry.metrics import RPC_LATENCY
+from engram.telemetry.tracing import current_traceparent
 
 
 class MetricsInterceptor(grpc.aio.ServerInterceptor):
@@ -97,7 +99,7 @@ class EdgeInterceptor(grpc.aio.ServerInterceptor):
 
         async def edge(request: Any, context: grpc.aio.ServicerContext) -> Any:
             try:
-                with bind_caller(context.invocation_metadata()):
+                with bind_caller(context.invocation_metadata(), current_traceparent()):
                     return await inner(request, context)
             except grpc.aio.AbortError:
                 raise  # the call already ended with a status
@@ -119,11 +121,12 @@ async def start_server(
     internal_token: str | None = None,
 ) -> tuple[grpc.aio.Server, HealthServicer]:
     """Bind, register the servicers and the standard health service (SERVING), and start. With
-    ``internal_token`` every other call must present it. Outermost first: the token check, the latency
-    metric (so it sees the final status), the edge."""
+    ``internal_token`` every other call must present it. Outermost first: the server span (when tracing is
+    on), the token check, the latency metric (so it sees the final status), the edge."""
     interceptors: list[grpc.aio.ServerInterceptor] = [MetricsInterceptor(service_label), EdgeInterceptor()]
     if internal_token:
         interceptors.insert(0, InternalTokenInterceptor(internal_token))
+    interceptors[:0] = server_interceptors()
     server = grpc.aio.server(interceptors=interceptors)
     register(server)
     health = HealthServicer()

@@ -8,12 +8,15 @@ from collections.abc import Awaitable, Callable
 
 from engram.config import Settings, SettingsError
 from engram.telemetry.logging import configure_logging
+from engram.telemetry.tracing import configure_tracing
 
 
 def run_service(name: str, settings: Settings, serve: Callable[[Settings, asyncio.Event], Awaitable[None]]) -> None:
     """Run ``serve`` until SIGTERM or SIGINT sets its stop event. A setting the service needs and lacks ends
-    the process at once with a message naming it (``Settings.require_for``)."""
-    configure_logging(name, settings.log_level)
+    the process at once with a message naming it (``Settings.require_for``). Logging and tracing are set up
+    first (``ENGRAM_LOG_*``, ``OTEL_*``)."""
+    configure_logging(name, settings.log_level, settings.log_format)
+    configure_tracing(name)
     try:
         settings.require_for(name)
     except SettingsError as exc:

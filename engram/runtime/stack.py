@@ -200,6 +200,8 @@ def _service_env(
         "ENGRAM_GATEWAY_PORT": str(settings.gateway_port),
         # the gateway presents it to ingest and recall; a fresh one per run unless the operator set one
         "ENGRAM_INTERNAL_TOKEN": settings.internal_token or secrets.token_urlsafe(32),
+        # readable lines on the console `engram up` prints them to, unless the operator chose a format
+        "ENGRAM_LOG_FORMAT": settings.log_format if "log_format" in settings.model_fields_set else "text",
         "PYTHONUNBUFFERED": "1",
         "PYTHONPATH": os.pathsep.join(python_path),
     }

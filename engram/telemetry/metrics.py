@@ -8,6 +8,8 @@ from collections.abc import Iterator
 
 from prometheus_client import Counter, Gauge, Histogram
 
+from engram.telemetry import tracing
+
 RPC_LATENCY = Histogram(
     "engram_rpc_duration_seconds",
     "gRPC handler latency",
@@ -68,10 +70,12 @@ SEARCHABLE_LAG = Histogram(
 
 
 @contextlib.contextmanager
-def timed(stage: str, histogram: Histogram = RECALL_STAGE) -> Iterator[None]:
-    """Observe how long the block takes, under ``histogram{stage}`` (recall stages by default)."""
+def timed(stage: str, histogram: Histogram = RECALL_STAGE, operation: str = "recall") -> Iterator[None]:
+    """Observe how long the block takes, under ``histogram{stage}`` (recall stages by default), and with tracing
+    on make the block a span ``<operation> <stage>`` (``recall embed_query``)."""
     started = time.perf_counter()
     try:
-        yield
+        with tracing.span(f"{operation} {stage}", {"engram.operation": operation, "engram.stage": stage}):
+            yield
     finally:
         histogram.labels(stage).observe(time.perf_counter() - started)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import logging
 import time
 from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import asynccontextmanager
@@ -13,12 +14,16 @@ from prometheus_client import CONTENT_TYPE_LATEST, generate_latest
 
 from engram.config import Settings
 from engram.db.pool import service_pool
+from engram.telemetry import tracing
 from engram.telemetry.metrics import HTTP_LATENCY
 from services.gateway import admin, problems
 from services.gateway.auth import PUBLIC, Authenticator, policy
 from services.gateway.clients import Downstream
 from services.gateway.limits import Limits
 from services.gateway.routes import router
+
+access = logging.getLogger("engram.access")
+QUIET_PATHS = ("/health", "/ready", "/metrics")
 
 
 def create_app(settings: Settings) -> FastAPI:
@@ -51,8 +56,28 @@ def create_app(settings: Settings) -> FastAPI:
         response = await call_next(request)
         route = request.scope.get("route")
         path = getattr(route, "path", "unmatched")
-        HTTP_LATENCY.labels(path, request.method, str(response.status_code)).observe(time.perf_counter() - started)
+        elapsed = time.perf_counter() - started
+        HTTP_LATENCY.labels(path, request.method, str(response.status_code)).observe(elapsed)
+        if request.url.path not in QUIET_PATHS:  # the access log: the path (ids at most), never body or query
+            access.info(
+                "%s %s %d %.1fms",
+                request.method,
+                request.url.path,
+                response.status_code,
+                elapsed * 1000,
+                extra={"request_id": request.headers.get("x-request-id", "")},
+            )
         return response
+
+    if tracing.enabled():  # the server span per request, outermost; probes and scrapes make none
+        from opentelemetry.instrumentation.fastapi import FastAPIInstrumentor
+
+        FastAPIInstrumentor.instrument_app(
+            app,
+            excluded_urls=",".join(f"{p}$" for p in QUIET_PATHS),
+            exclude_spans=["receive", "send"],
+            http_capture_headers_sanitize_fields=[".*authorization.*", ".*cookie.*", ".*key.*", ".*token.*"],
+        )
 
     @app.get("/health", summary="Liveness: the process answers", **policy(PUBLIC))
     async def health() -> dict[str, str]:

@@ -21,6 +21,7 @@ from engram.db import keys
 from engram.domain.keys import SCOPES, allows, parse_key, secret_matches
 from engram.domain.models import CallerContext
 from engram.errors import PermissionDenied, Unauthenticated
+from engram.telemetry.tracing import current_traceparent
 
 POLICY = "x-engram-scope-policy"
 PUBLIC = "public"
@@ -43,7 +44,7 @@ class Authenticator:
         return replace(
             ctx,
             request_id=request.headers.get("x-request-id") or str(uuid.uuid4()),
-            traceparent=trace_context(request.headers.get("traceparent", "")),
+            traceparent=current_traceparent() or trace_context(request.headers.get("traceparent", "")),
         )
 
     async def _authenticate(self, request: Request) -> CallerContext:
@@ -77,7 +78,8 @@ _TRACEPARENT = re.compile(r"^00-[0-9a-f]{32}-[0-9a-f]{16}-[0-9a-f]{2}$")
 
 
 def trace_context(incoming: str) -> str:
-    """The caller's W3C traceparent when well formed, else a new trace (so every write's events carry one)."""
+    """Without tracing: the caller's W3C traceparent when well formed, else a new trace (so every write's events
+    carry one). With tracing on, the request's server span is the context instead."""
     if _TRACEPARENT.match(incoming) and incoming[3:35] != "0" * 32:
         return incoming
     return f"00-{secrets.token_hex(16)}-{secrets.token_hex(8)}-01"

@@ -219,7 +219,7 @@ class IngestService:
     ) -> MemoryItem | RememberResult:
         """Insert the item, or answer ``deduplicated`` with the live item holding the same content. A duplicate
         whose time is up but that the sweep has not reached goes to the trash first, and the new one is stored."""
-        with timed("insert", REMEMBER_STAGE):
+        with timed("insert", REMEMBER_STAGE, "remember"):
             stored = await items.insert(conn, new)
         if stored is not None:
             return stored
@@ -296,7 +296,7 @@ class IngestService:
         self, conn: asyncpg.Connection, ctx: CallerContext, stored: MemoryItem, targets: list[MemoryItem]
     ) -> list[items.Similar]:
         """Live items of the same kind whose text is close to the new one's: reported, never applied."""
-        with timed("possible_supersedes", REMEMBER_STAGE):
+        with timed("possible_supersedes", REMEMBER_STAGE, "remember"):
             return await items.similar_live(
                 conn,
                 stored.content,

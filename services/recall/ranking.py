@@ -111,14 +111,15 @@ class Ranking:
             return ranked
         async with tenant_tx(self._pool, ctx.tenant_id) as conn:
             if expanding:
-                ranked = await expansion.expand(
-                    conn,
-                    ranked,
-                    ctx.principal_id,
-                    q.filters,
-                    session_weight=weights.session_neighbours,
-                    links=weights.graph_expansion,
-                )
+                with timed("graph_expansion"):
+                    ranked = await expansion.expand(
+                        conn,
+                        ranked,
+                        ctx.principal_id,
+                        q.filters,
+                        session_weight=weights.session_neighbours,
+                        links=weights.graph_expansion,
+                    )
             if weights.mmr_lambda < 1:
                 window = ranked[: q.budgets.items * MMR_WINDOW_FACTOR]
                 vectors = await embeddings.vectors(conn, [str(r.item.id) for r in window], self._embedder.profile)
@@ -178,6 +179,22 @@ class Ranking:
                     dense[str(item.id)] = similarity
             with timed("conflicts_sql"):
                 conflicted = await conflicts.open_conflicts(conn, list(by_id), ctx.principal_id) if by_id else {}
+        with timed("fuse"):
+            ranked = self._fused(mode, query, by_id, keyword, dense, conflicted, weights)
+        with timed("redirect"):
+            return await self._redirect(ctx, ranked, include_superseded, filters.as_of), weights
+
+    @staticmethod
+    def _fused(
+        mode: str,
+        query: str,
+        by_id: dict[str, MemoryItem],
+        keyword: dict[str, float],
+        dense: dict[str, float],
+        conflicted: dict[str, list[str]],
+        weights: scoring.RecallWeights,
+    ) -> list[RankedItem]:
+        """The keyword and semantic scores fused into one relevance, times each item's trust, best first."""
         if mode == RecallMode.KEYWORD:
             relevance = scoring.min_max(keyword)
         elif mode == RecallMode.SEMANTIC:
@@ -206,8 +223,7 @@ class Ranking:
                 reasons.append("pinned")
             ranked.append(RankedItem(item=item, score=round(value * trust, 6), origin=mode, reasons=reasons))
         ranked.sort(key=lambda r: (-r.score, -r.item.created_at.timestamp()))
-        with timed("redirect"):
-            return await self._redirect(ctx, ranked, include_superseded, filters.as_of), weights
+        return ranked
 
     async def _redirect(
         self, ctx: CallerContext, ranked: list[RankedItem], include_superseded: bool, as_of: datetime | None = None
