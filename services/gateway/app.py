@@ -26,6 +26,19 @@ access = logging.getLogger("engram.access")
 QUIET_PATHS = ("/health", "/ready", "/metrics")
 
 
+def route_template(request: Request) -> str:
+    """The matched route's full path template (``/v1/items/{item_id}``), a bounded metric label; "unmatched"
+    when no route matched. Routes included through nested routers know only their own part of the path, so
+    the prefix is taken from the request path: the template's segments are the request path's last ones."""
+    route = request.scope.get("route")
+    template = getattr(route, "path", None)
+    if not isinstance(template, str):
+        return "unmatched"
+    segments = request.url.path.split("/")
+    prefix = segments[: len(segments) - len(template.split("/")) + 1]
+    return "/".join(prefix) + template
+
+
 def create_app(settings: Settings) -> FastAPI:
     @asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
@@ -54,8 +67,7 @@ def create_app(settings: Settings) -> FastAPI:
     async def record_latency(request: Request, call_next: Callable[[Request], Awaitable[Response]]) -> Response:
         started = time.perf_counter()
         response = await call_next(request)
-        route = request.scope.get("route")
-        path = getattr(route, "path", "unmatched")
+        path = route_template(request)
         elapsed = time.perf_counter() - started
         HTTP_LATENCY.labels(path, request.method, str(response.status_code)).observe(elapsed)
         if request.url.path not in QUIET_PATHS:  # the access log: the path (ids at most), never body or query

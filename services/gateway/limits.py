@@ -1,11 +1,15 @@
 """Rate limits per principal and route class: the tenant's own (the Admin service's ``RateLimits``, cached for
 a few seconds) over the defaults in Settings.
 
-Limits never fail a request: when ingest cannot answer, the tenant's last known limits stay in force (or the
-defaults, for a tenant not seen yet) until the next attempt, one cache period later."""
+Only a tenant's first request (and the first after its config changed on this replica) waits for the lookup;
+concurrent ones share it. When the cached limits grow stale, the request that notices starts one refresh in
+the background and every request goes on with the limits known so far, so a busy ingest never slows requests
+here. Limits never fail a request: when ingest cannot answer, the tenant's last known limits stay in force (or
+the defaults, for a tenant not seen yet) until the next attempt, one cache period later."""
 
 from __future__ import annotations
 
+import asyncio
 import logging
 import time
 from collections.abc import Awaitable, Callable
@@ -36,16 +40,34 @@ class Limits:
             "recall": settings.rate_limit_recall_per_minute,
             "feedback": settings.rate_limit_feedback_per_minute,
         }
-        self._tenant_limits: dict[str, tuple[float, dict[str, int]]] = {}
+        self._tenant_limits: dict[str, tuple[float, dict[str, int]]] = {}  # tenant → (fresh until, limits)
+        self._refreshing: dict[str, asyncio.Task[dict[str, int]]] = {}
 
     async def per_minute(self, ctx: CallerContext, route: str) -> int:
         """The caller's tenant's limit for ``route``, in requests a minute."""
         cached = self._tenant_limits.get(ctx.tenant_id)
-        if cached is None or cached[0] < self._clock():
-            known = await self._lookup(ctx, cached[1] if cached else {})
-            cached = (self._clock() + CONFIG_TTL_S, known)
-            self._tenant_limits[ctx.tenant_id] = cached
-        return int(cached[1].get(route, self._defaults[route]))
+        if cached is None or cached[0] == float("-inf"):  # never seen, or forgotten: wait for the answer
+            known = await self._refresh(ctx)
+        else:
+            known = cached[1]
+            if cached[0] < self._clock():
+                self._refresh(ctx)  # stale: refresh in the background, go on with what is known
+        return int(known.get(route, self._defaults[route]))
+
+    def _refresh(self, ctx: CallerContext) -> asyncio.Task[dict[str, int]]:
+        """The tenant's one lookup in flight (started now if there is none), which updates the cache."""
+        task = self._refreshing.get(ctx.tenant_id)
+        if task is None:
+            task = asyncio.create_task(self._store(ctx))
+            self._refreshing[ctx.tenant_id] = task
+            task.add_done_callback(lambda _: self._refreshing.pop(ctx.tenant_id, None))
+        return task
+
+    async def _store(self, ctx: CallerContext) -> dict[str, int]:
+        cached = self._tenant_limits.get(ctx.tenant_id)
+        known = await self._lookup(ctx, cached[1] if cached else {})
+        self._tenant_limits[ctx.tenant_id] = (self._clock() + CONFIG_TTL_S, known)
+        return known
 
     async def _lookup(self, ctx: CallerContext, last_known: dict[str, int]) -> dict[str, int]:
         try:

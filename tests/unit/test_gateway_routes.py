@@ -11,6 +11,7 @@ import pytest
 from fastapi import FastAPI, Request
 from fastapi.routing import APIRoute
 from fastapi.testclient import TestClient
+from prometheus_client import REGISTRY
 
 from engram.config import Settings
 from engram.domain.models import CallerContext
@@ -89,3 +90,17 @@ def test_every_v1_route_is_reached_by_its_own_path(reach: tuple[FastAPI, list[st
 def test_an_unknown_path_reaches_no_endpoint(reach: tuple[FastAPI, list[str]]) -> None:
     # positive control for the probe: it records nothing when no route matches
     assert _endpoint(reach, "GET", "/v1/itemz") is None
+
+
+def test_latency_is_labelled_by_the_full_route_template(reach: tuple[FastAPI, list[str]]) -> None:
+    def count(route: str) -> float:
+        value = REGISTRY.get_sample_value(
+            "engram_http_request_duration_seconds_count", {"route": route, "method": "POST", "status": "403"}
+        )
+        return value or 0.0
+
+    before = count("/v1/items/{item_id}/supersede"), count("/v1/remember")
+    assert _endpoint(reach, "POST", f"/v1/items/{ID}/supersede") == "supersede"
+    assert _endpoint(reach, "POST", "/v1/remember") == "remember"
+    assert (count("/v1/items/{item_id}/supersede"), count("/v1/remember")) == (before[0] + 1, before[1] + 1)
+    assert count("/remember") == 0  # not the nested router's own part of the path
