@@ -103,6 +103,9 @@ class Settings(BaseSettings):
     events_stream: str = "ENGRAM_EVENTS"
     events_subject_prefix: str = "engram.events"
     events_max_age_days: int = 30
+    events_replicas: int = Field(
+        default=1, ge=1, le=5, description="JetStream replicas of the event and dead-letter streams (3 on a cluster)."
+    )
 
     embedding_provider: Literal["local", "openai"] = "local"
     embedding_base_url: str | None = None

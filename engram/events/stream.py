@@ -31,6 +31,7 @@ async def ensure_streams(js: JetStreamContext, settings: Settings) -> None:
             discard=DiscardPolicy.OLD,
             max_age=settings.events_max_age_days * day,
             duplicate_window=DUPLICATE_WINDOW_S,
+            num_replicas=settings.events_replicas,
         ),
         StreamConfig(
             name=deadletter_stream(settings),
@@ -38,6 +39,7 @@ async def ensure_streams(js: JetStreamContext, settings: Settings) -> None:
             retention=RetentionPolicy.LIMITS,
             storage=StorageType.FILE,
             max_age=settings.events_max_age_days * day,
+            num_replicas=settings.events_replicas,
         ),
     ):
         try:

@@ -335,6 +335,7 @@ def test_ha_values_run_three_replicas_of_everything_with_budgets_and_spread() ->
         assert spread == {("kubernetes.io/hostname", "DoNotSchedule"), ("topology.kubernetes.io/zone", "DoNotSchedule")}
     settings = of_kind(objects, "ConfigMap")[0]["data"]  # the credentials are in the existing Secret
     assert settings["ENGRAM_EMBEDDING_PROVIDER"] == "openai" and settings["ENGRAM_EMBEDDING_BASE_URL"]
+    assert settings["ENGRAM_EVENTS_REPLICAS"] == "3"  # one copy of the event streams per NATS server
     dev = rendered("dev")
     assert all(d["spec"]["replicas"] == 1 for d in of_kind(dev, "Deployment"))
     assert of_kind(dev, "PodDisruptionBudget") == [] and of_kind(dev, "HorizontalPodAutoscaler") == []
