@@ -46,7 +46,7 @@ EXPECTED_ALERTS = {
 def test_the_rules_and_dashboards_are_there() -> None:
     assert rule_files() and dashboard_files()
     assert {alert["alert"] for alert in alerts()} == EXPECTED_ALERTS
-    assert "overview.json" in dashboards()
+    assert {"overview.json", "pipeline.json"} <= set(dashboards())
 
 
 @pytest.mark.parametrize("expr", expressions())
