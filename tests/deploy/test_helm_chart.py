@@ -37,7 +37,13 @@ from tests.support.helm_chart import (
 )
 
 KUBERNETES = kubernetes_validate.latest_version()
-CUSTOM_KINDS = {"ServiceMonitor", "ScaledObject", "Cluster", "HTTPRoute"}  # CRDs: no schema in kubernetes-validate
+CUSTOM_KINDS = {
+    "ServiceMonitor",
+    "PrometheusRule",
+    "ScaledObject",
+    "Cluster",
+    "HTTPRoute",
+}  # CRDs: no schema in kubernetes-validate
 EXTERNAL_NATS = {
     "nats": {"enabled": False},
     "externalNats": {"url": "nats://nats.messaging:4222", "monitoringEndpoint": "nats.messaging:8222"},
@@ -51,6 +57,8 @@ SECRETS = {  # distinctive values, so a leak into another object can be found by
 }
 EVERYTHING_ON = {
     "serviceMonitor": {"enabled": True},
+    "prometheusRule": {"enabled": True},
+    "grafanaDashboards": {"enabled": True},
     "ingress": {"enabled": True, "className": "nginx", "tls": [{"secretName": "t", "hosts": ["engram.example.com"]}]},
     "httpRoute": {"enabled": True, "parentRefs": [{"name": "public"}], "hostnames": ["engram.example.com"]},
     "postgresql": {"cnpg": {"enabled": True}},
@@ -117,6 +125,7 @@ def test_the_custom_resources_have_the_shape_their_operators_expect() -> None:
                 obj["apiVersion"]
                 == {
                     "ServiceMonitor": "monitoring.coreos.com/v1",
+                    "PrometheusRule": "monitoring.coreos.com/v1",
                     "ScaledObject": "keda.sh/v1alpha1",
                     "Cluster": "postgresql.cnpg.io/v1",
                     "HTTPRoute": "gateway.networking.k8s.io/v1",

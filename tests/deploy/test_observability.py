@@ -5,7 +5,9 @@ running services is tests/e2e/test_observability_metrics.py.)"""
 
 from __future__ import annotations
 
+import json
 import re
+from pathlib import Path
 from typing import Any
 
 import promql_parser
@@ -13,6 +15,7 @@ import pytest
 import yaml
 
 from tests.support.compose import ROOT, load_compose
+from tests.support.helm_chart import CHART, of_kind, render
 from tests.support.observability import (
     DASHBOARDS_DIR,
     OPERATIONS,
@@ -141,3 +144,32 @@ def test_compose_loads_the_rules_and_provisions_the_dashboards() -> None:
     providers = yaml.safe_load((ROOT / "deploy/compose/grafana/provisioning/dashboards/engram.yaml").read_text())
     paths = {(ROOT / mounts[p["options"]["path"]]).resolve() for p in providers["providers"]}
     assert DASHBOARDS_DIR in paths
+
+
+def test_the_chart_ships_the_same_rules_and_dashboards() -> None:
+    copies = {p.relative_to(CHART / "files"): p.read_bytes() for p in (CHART / "files").rglob("*") if p.is_file()}
+    originals = {Path("prometheus") / p.name: p.read_bytes() for p in rule_files()}
+    originals |= {Path("grafana") / p.name: p.read_bytes() for p in dashboard_files()}
+    assert copies == originals, "copy deploy/prometheus and deploy/grafana into deploy/helm/engram/files again"
+
+
+def test_the_chart_renders_a_prometheus_rule_and_sidecar_dashboards_when_enabled() -> None:
+    external_nats = {"nats": {"enabled": False}, "externalNats": {"url": "nats://nats.messaging:4222"}}
+    assert not of_kind(render(external_nats), "PrometheusRule")
+    objects = render(
+        external_nats
+        | {
+            "prometheusRule": {"enabled": True, "labels": {"release": "kps"}},
+            "grafanaDashboards": {"enabled": True},
+        }
+    )
+    [rule] = of_kind(objects, "PrometheusRule")
+    assert rule["metadata"]["labels"]["release"] == "kps"
+    assert rule["spec"] == yaml.safe_load(rule_files()[0].read_text())
+    shipped = {
+        name: json.loads(text)
+        for config_map in of_kind(objects, "ConfigMap")
+        if config_map["metadata"]["labels"].get("grafana_dashboard") == "1"
+        for name, text in config_map["data"].items()
+    }
+    assert shipped == dashboards()
