@@ -12,6 +12,7 @@ import asyncio
 import contextlib
 import json
 import logging
+import time
 from collections.abc import Awaitable
 
 import asyncpg
@@ -37,6 +38,7 @@ class OutboxRelay:
         batch_size: int = 200,
         poll_interval_s: float = 1.0,
         publish_timeout_s: float = 5.0,
+        backlog_interval_s: float = 2.0,
     ) -> None:
         self._pool = pool
         self._js = js
@@ -45,6 +47,8 @@ class OutboxRelay:
         self._poll_interval_s = poll_interval_s
         self._publish_timeout_s = publish_timeout_s
         self._wake = asyncio.Event()
+        self._backlog_interval_s = backlog_interval_s
+        self._backlog_reported_at: float | None = None
 
     async def publish_pending(self) -> int:
         """Publish one batch of unsent rows; return how many were published. The polling itself makes no
@@ -115,6 +119,12 @@ class OutboxRelay:
         self._wake.set()
 
     async def _report_backlog(self) -> None:
+        """Refresh the backlog gauges, at most once per ``backlog_interval_s`` (a busy relay goes idle after
+        nearly every NOTIFY, and the count need not cost a query each time)."""
+        now = time.monotonic()
+        if self._backlog_reported_at is not None and now - self._backlog_reported_at < self._backlog_interval_s:
+            return
+        self._backlog_reported_at = now
         with contextlib.suppress(Exception), tracing.quiet():
             async with system_tx(self._pool) as conn:
                 count, age = await outbox.backlog(conn)
