@@ -1,6 +1,6 @@
 """Fixtures for tests that go through gRPC or the gateway: the real ingest (IngestService and Admin) and recall
 servers in-process (with the internal token on), and the gateway app on top of them through httpx's ASGI
-transport."""
+transport; and a JetStream context with this test's own streams."""
 
 from __future__ import annotations
 
@@ -9,12 +9,15 @@ from collections.abc import AsyncIterator
 
 import asyncpg
 import httpx
+import nats
 import pytest_asyncio
+from nats.js import JetStreamContext
 
 from engram.config import Settings
 from engram.db import identity
 from engram.domain.models import CallerContext
 from engram.embeddings.provider import EmbeddingProvider
+from engram.events.stream import deadletter_stream, ensure_streams
 from engram.rpc.server import start_server, stop_server
 from engram.runtime.ports import free_port
 from engram.v1 import recall_pb2_grpc
@@ -23,6 +26,18 @@ from services.ingest.app import SERVICE_NAMES, servicers
 from services.recall.service import RecallService
 from services.recall.servicer import RecallServicer
 from tests.support.keys import KeyMaker
+
+
+@pytest_asyncio.fixture
+async def js(settings: Settings) -> AsyncIterator[JetStreamContext]:
+    assert settings.nats_url
+    nc = await nats.connect(settings.nats_url)
+    context = nc.jetstream()
+    await ensure_streams(context, settings)
+    yield context
+    for stream in (settings.events_stream, deadletter_stream(settings)):
+        await context.delete_stream(stream)
+    await nc.close()
 
 
 @pytest_asyncio.fixture

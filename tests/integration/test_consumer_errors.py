@@ -5,12 +5,10 @@ deleted before it arrived is acknowledged once by every pipeline consumer, which
 from __future__ import annotations
 
 import uuid
-from collections.abc import AsyncIterator, Awaitable, Callable
+from collections.abc import Awaitable, Callable
 
 import asyncpg
-import nats
 import pytest
-import pytest_asyncio
 from faststream.nats import NatsBroker
 from nats.js import JetStreamContext
 
@@ -23,7 +21,7 @@ from engram.embeddings.provider import EmbeddingProvider
 from engram.errors import NotFound, Unavailable, ValidationFailed
 from engram.events.consumer import BatchHandler, ConsumerSpec, register_consumer
 from engram.events.envelope import Event, subject_for
-from engram.events.stream import deadletter_stream, ensure_streams
+from engram.events.stream import deadletter_stream
 from services.classifier.service import ClassifierService
 from services.conflicts.service import ConflictsService
 from services.embedder.service import EmbedderService
@@ -32,18 +30,6 @@ from services.ingest.trash import TrashService
 from services.promotion.service import PromotionService
 from tests.support.outbox import outbox_events
 from tests.support.waiting import eventually
-
-
-@pytest_asyncio.fixture
-async def js(settings: Settings) -> AsyncIterator[JetStreamContext]:
-    assert settings.nats_url
-    nc = await nats.connect(settings.nats_url)
-    context = nc.jetstream()
-    await ensure_streams(context, settings)
-    yield context
-    for stream in (settings.events_stream, deadletter_stream(settings)):
-        await context.delete_stream(stream)
-    await nc.close()
 
 
 async def _publish(js: JetStreamContext, settings: Settings, event: Event) -> None:

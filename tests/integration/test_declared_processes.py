@@ -12,23 +12,6 @@ from tests.support.manifests import declared_process, wait_grpc_serving, wait_ht
 pytestmark = pytest.mark.timeout(300)
 
 
-def test_a_consumer_started_as_declared_becomes_ready_on_its_metrics_port(
-    migrated: str, nats_url: str, tmp_path: Path
-) -> None:
-    port = free_port()
-    env = {
-        "ENGRAM_DATABASE_URL": migrated,
-        "ENGRAM_NATS_URL": nats_url,
-        "ENGRAM_METRICS_PORT": str(port),
-        "ENGRAM_METRICS_HOST": "127.0.0.1",
-    }
-    log = tmp_path / "classifier.log"
-    with declared_process(["engram", "serve", "classifier"], env, log) as process:
-        ready = wait_http(process, log, f"http://127.0.0.1:{port}/ready")
-        assert ready.json() == {"status": "ready"}
-    assert process.returncode == 0  # SIGTERM drains and exits cleanly
-
-
 def test_a_process_that_cannot_start_fails_the_probe_with_its_output(migrated: str, tmp_path: Path) -> None:
     log = tmp_path / "gateway.log"
     env = {"ENGRAM_DATABASE_URL": migrated}  # no NATS URL, no gRPC addresses: the gateway refuses to start

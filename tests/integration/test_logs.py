@@ -118,8 +118,9 @@ def test_a_consumer_logs_json_including_faststreams_lines(migrated: str, nats_ur
     }
     log = tmp_path / "classifier.log"
     with declared_process(["engram", "serve", "classifier"], env, log) as process:
-        wait_http(process, log, f"http://127.0.0.1:{port}/ready")
-    assert process.returncode == 0
+        ready = wait_http(process, log, f"http://127.0.0.1:{port}/ready")
+        assert ready.json() == {"status": "ready"}
+    assert process.returncode == 0  # SIGTERM drains and exits cleanly
     entries = json_lines(log)
     assert {e["service"] for e in entries} == {"classifier"}
     assert any(e["logger"].startswith("faststream") for e in entries), [e["logger"] for e in entries]

@@ -4,12 +4,9 @@ from __future__ import annotations
 
 import asyncio
 import json
-from collections.abc import AsyncIterator
 
 import asyncpg
-import nats
 import pytest
-import pytest_asyncio
 from faststream.nats import NatsBroker
 from nats.js import JetStreamContext
 
@@ -19,24 +16,12 @@ from engram.embeddings.provider import EmbeddingProvider
 from engram.events.consumer import ConsumerSpec, patch_nats_fetch_timeout, register_consumer
 from engram.events.envelope import Event
 from engram.events.relay import OutboxRelay
-from engram.events.stream import deadletter_stream, ensure_streams
+from engram.events.stream import deadletter_stream
 from services.classifier.service import ClassifierService
 from services.embedder.service import CONSUMER, EmbedderService
 from services.ingest.service import IngestService, RememberCommand
 from tests.support.outbox import outbox_events
 from tests.support.waiting import eventually
-
-
-@pytest_asyncio.fixture
-async def js(settings: Settings) -> AsyncIterator[JetStreamContext]:
-    assert settings.nats_url
-    nc = await nats.connect(settings.nats_url)
-    context = nc.jetstream()
-    await ensure_streams(context, settings)
-    yield context
-    for stream in (settings.events_stream, deadletter_stream(settings)):
-        await context.delete_stream(stream)
-    await nc.close()
 
 
 async def test_relay_publishes_cloudevents_once(

@@ -5,11 +5,8 @@ rise while NATS refuses publishes and fall back once it accepts them, and a dead
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncIterator
 
 import asyncpg
-import nats
-import pytest_asyncio
 from faststream.nats import NatsBroker
 from nats.js import JetStreamContext
 from prometheus_client import REGISTRY
@@ -24,18 +21,6 @@ from engram.events.relay import OutboxRelay
 from engram.events.stream import deadletter_stream, ensure_streams
 from services.ingest.service import IngestService, RememberCommand
 from tests.support.waiting import eventually
-
-
-@pytest_asyncio.fixture
-async def js(settings: Settings) -> AsyncIterator[JetStreamContext]:
-    assert settings.nats_url
-    nc = await nats.connect(settings.nats_url)
-    context = nc.jetstream()
-    await ensure_streams(context, settings)
-    yield context
-    for stream in (settings.events_stream, deadletter_stream(settings)):
-        await context.delete_stream(stream)
-    await nc.close()
 
 
 def sample(name: str, labels: dict[str, str] | None = None) -> float:
