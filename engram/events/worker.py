@@ -55,11 +55,8 @@ async def run_worker(
     assert nats_url is not None  # every worker role needs it (require_for)
     if settings.worker_nice:  # the pipeline is asynchronous: on shared cores, acks and recalls go first
         log.info("%s runs at niceness %d", name, os.nice(settings.worker_nice))
-    probe_server = ProbeServer(settings.metrics_port, settings.metrics_host)
-    try:
-        await _serve(name, settings, nats_url, stop, build, background, probe_server.probes)
-    finally:
-        await probe_server.close()
+    async with ProbeServer(settings.metrics_port, settings.metrics_host) as probes:
+        await _serve(name, settings, nats_url, stop, build, background, probes)
 
 
 async def _serve(

@@ -114,7 +114,8 @@ def probe_app(probes: Probes) -> Callable[[dict[str, Any], StartResponse], Itera
 class ProbeServer:
     """``/metrics``, ``/health`` and ``/ready`` of one process on ``host:port`` (port 0: not served, but the
     probes still exist), and the heartbeat task that keeps ``/health`` green. Start it first thing in a
-    process's ``serve`` (it must run on the process's event loop) and ``close()`` it last."""
+    process's ``serve`` (it must run on the process's event loop) and ``close()`` it last, or use it as
+    ``async with ProbeServer(port, host) as probes:``."""
 
     def __init__(self, port: int, host: str, probes: Probes | None = None) -> None:
         self.probes = probes or Probes()
@@ -130,6 +131,12 @@ class ProbeServer:
     @property
     def port(self) -> int | None:
         return self._server.server_port if self._server else None
+
+    async def __aenter__(self) -> Probes:
+        return self.probes
+
+    async def __aexit__(self, *exc_info: object) -> None:
+        await self.close()
 
     async def close(self) -> None:
         self.probes.serving(False)

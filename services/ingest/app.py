@@ -91,11 +91,8 @@ async def run_sweeper(settings: Settings, pool: asyncpg.Pool, stop: asyncio.Even
 
 async def serve(settings: Settings, stop: asyncio.Event) -> None:
     settings.require_for("ingest")
-    probe_server = ProbeServer(settings.metrics_port, settings.metrics_host)
-    try:
-        await _serve(settings, stop, probe_server.probes)
-    finally:
-        await probe_server.close()
+    async with ProbeServer(settings.metrics_port, settings.metrics_host) as probes:
+        await _serve(settings, stop, probes)
 
 
 async def _serve(settings: Settings, stop: asyncio.Event, probes: Probes) -> None:
