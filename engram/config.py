@@ -175,6 +175,18 @@ class Settings(BaseSettings):
     sweep_interval_s: float = Field(
         default=60.0, gt=0, description="How often ingest expires items, empties old trash and deletes old recall logs."
     )
+    inventory_interval_s: float = Field(
+        default=30.0,
+        gt=0,
+        description="How often ingest counts every tenant's items for the inventory gauges (`engram_items`, "
+        "`engram_pipeline_items`, `engram_proposals_pending`).",
+    )
+    metrics_tenant_limit: int = Field(
+        default=20,
+        ge=0,
+        description="`engram_tenant_items` has one series per tenant while there are at most this many tenants "
+        "(0: never); above it the series are dropped, so a large deployment keeps a bounded label set.",
+    )
     log_level: str = "INFO"
     log_format: Literal["json", "text"] = Field(
         default="json",

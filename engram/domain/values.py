@@ -173,6 +173,12 @@ class PipelineStage(StrEnum):
     PROMOTION = "promotion"
 
 
+# The kinds every tenant has (memory_kinds rows without a tenant, seeded by migration 001); tenants may add more.
+BUILT_IN_KINDS = frozenset(
+    {"fact", "preference", "doctrine", "decision", "invariant", "observation", "diary_entry", "procedure", "summary"}
+)
+
+
 class StageStatus(StrEnum):
     """A pipeline stage of an item (embedding, classification, conflict_check, promotion)."""
 

@@ -68,6 +68,27 @@ SEARCHABLE_LAG = Histogram(
     buckets=(0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30),
 )
 
+RECALLS = Counter(
+    "engram_recall_requests_total",
+    "Recalls and searches answered, by operation (recall, search), mode, and result (hits, empty)",
+    ["operation", "mode", "result"],
+)
+FEEDBACK = Counter("engram_feedback_total", "Feedback verdicts recorded (useful, noise)", ["verdict"])
+# The inventory ingest refreshes every ENGRAM_INVENTORY_INTERVAL_S (services/ingest/inventory.py). Labels come
+# from closed sets only: built-in kinds by name and every tenant-defined kind as "custom"; the review status and
+# stage enums. The tenant label exists only on engram_tenant_items, and only while the deployment has at most
+# ENGRAM_METRICS_TENANT_LIMIT tenants.
+ITEMS = Gauge(
+    "engram_items", "Stored memories (invalidated ones left out), by kind and review status", ["kind", "review_status"]
+)
+TENANT_ITEMS = Gauge("engram_tenant_items", "Stored memories per tenant (only while tenants are few)", ["tenant"])
+PIPELINE_ITEMS = Gauge(
+    "engram_pipeline_items", "Items waiting at (pending) or failed in a pipeline stage", ["stage", "status"]
+)
+PROPOSALS = Gauge("engram_proposals_pending", "Proposed memories awaiting review")
+PROPOSAL_AGE = Gauge("engram_proposal_oldest_age_seconds", "Age of the oldest proposed memory awaiting review")
+INVENTORY_AGE = Gauge("engram_inventory_timestamp_seconds", "Unix time the inventory gauges were last refreshed")
+
 
 @contextlib.contextmanager
 def timed(stage: str, histogram: Histogram = RECALL_STAGE, operation: str = "recall") -> Iterator[None]:

@@ -25,6 +25,7 @@ from services.ingest.admin_servicer import AdminServicer
 from services.ingest.conflicts import ConflictService
 from services.ingest.edges import EdgeService
 from services.ingest.feedback import FeedbackService
+from services.ingest.inventory import run_inventory
 from services.ingest.review import ReviewService
 from services.ingest.service import IngestService
 from services.ingest.servicer import IngestServicer
@@ -109,6 +110,7 @@ async def _serve(settings: Settings, stop: asyncio.Event, probes: Probes) -> Non
         log.info("ingest serving on %s", settings.ingest_addr)
         relay = asyncio.create_task(run_relay(settings, pool, stop))
         sweeper = asyncio.create_task(run_sweeper(settings, pool, stop))
+        counter = asyncio.create_task(run_inventory(settings, pool, stop))
         probes.serving()
         try:
             await stop.wait()
@@ -116,9 +118,10 @@ async def _serve(settings: Settings, stop: asyncio.Event, probes: Probes) -> Non
             probes.serving(False)
             await stop_server(server, health)
             stop.set()
-            sweeper.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
-                await sweeper
+            for task in (sweeper, counter):
+                task.cancel()
+                with contextlib.suppress(asyncio.CancelledError):
+                    await task
             try:  # the relay finishes its batch; one stuck on an unreachable NATS is cancelled
                 await asyncio.wait_for(relay, RELAY_STOP_TIMEOUT_S)
             except TimeoutError:

@@ -18,6 +18,7 @@ from engram.domain.values import EventType
 from engram.errors import Conflict, NotFound, RateLimited, ValidationFailed
 from engram.events.envelope import Event
 from engram.events.outbox import Outbox
+from engram.telemetry.metrics import FEEDBACK
 
 
 @dataclass(frozen=True)
@@ -93,6 +94,7 @@ class FeedbackService:
                     },
                 ),
             )
+        FEEDBACK.labels(verdict).inc()
         return FeedbackResult(item_id, verdict, previous, importance)
 
 

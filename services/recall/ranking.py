@@ -20,7 +20,7 @@ from engram.domain.models import CallerContext, MemoryItem, RankedItem
 from engram.domain.values import RecallMode, ReviewStatus, SearchMode
 from engram.embeddings.provider import EmbeddingProvider
 from engram.errors import ValidationFailed
-from engram.telemetry.metrics import timed
+from engram.telemetry.metrics import RECALLS, timed
 from services.recall import expansion
 from services.recall.telemetry import RecallTelemetry
 
@@ -83,6 +83,7 @@ class Ranking:
             with timed("widen"):
                 ranked = await self._widen(ctx, ranked, q, weights)
         kept, cut = pack_explained(ranked, q.budgets)
+        RECALLS.labels("recall", mode, "hits" if kept else "empty").inc()
         omitted = len(cut)
         result = RecallResult(kept, mode, str(uuid.uuid4()), omitted, cut=cut[:EXPLAIN_CUT] if q.explain else [])
         if self._telemetry is not None:  # queued: written by a background task, never on this path
@@ -132,6 +133,7 @@ class Ranking:
         if not 1 <= limit <= 200:
             raise ValidationFailed(f"limit must be 1–200, got {limit}", field="limit")
         ranked, _ = await self._ranked(ctx, mode, _require_query(query), filters, max(limit, MIN_CANDIDATES))
+        RECALLS.labels("search", mode, "hits" if ranked else "empty").inc()
         return ranked[:limit]
 
     async def _ranked(

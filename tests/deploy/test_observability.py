@@ -41,7 +41,8 @@ EXPECTED_ALERTS = {
     "EngramConsumerLagGrowing",
     "EngramDeadLetters",
     "EngramOutboxStuck",
-    "EngramSearchableLagHigh",
+    "EngramSearchableSLOFastBurn",
+    "EngramSearchableSLOSlowBurn",
     "EngramGatewayNotReady",
 }
 
@@ -49,7 +50,7 @@ EXPECTED_ALERTS = {
 def test_the_rules_and_dashboards_are_there() -> None:
     assert rule_files() and dashboard_files()
     assert {alert["alert"] for alert in alerts()} == EXPECTED_ALERTS
-    assert {"overview.json", "pipeline.json"} <= set(dashboards())
+    assert {"overview.json", "pipeline.json", "recall.json", "quality.json"} <= set(dashboards())
 
 
 @pytest.mark.parametrize("expr", expressions())

@@ -10,6 +10,7 @@ import asyncpg
 
 from engram.domain.authority import Authority
 from engram.domain.values import (
+    BUILT_IN_KINDS,
     ConflictStatus,
     ConflictType,
     EdgeType,
@@ -63,3 +64,8 @@ async def test_every_value_list_in_the_schema_is_a_value_set_with_the_same_value
     assert set(found) == set(CHECKED)  # a new CHECK list needs its set in engram/domain/values.py
     for column, values in CHECKED.items():
         assert found[column] == {str(v.value) for v in values}, column
+
+
+async def test_the_built_in_kinds_are_the_kinds_every_tenant_is_given(owner_pool: asyncpg.Pool) -> None:
+    rows = await owner_pool.fetch("SELECT name FROM memory_kinds WHERE tenant_id IS NULL")
+    assert {r["name"] for r in rows} == BUILT_IN_KINDS
