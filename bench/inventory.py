@@ -44,7 +44,8 @@ async def load(url: str, tenants: int, per_tenant: int) -> None:
             await conn.execute(
                 """INSERT INTO memory_items (tenant_id, id, workspace_id, principal_id, content, content_hash, kind,
                        importance, review_status, authority, source_type, source_trust)
-                   SELECT $1::uuid, gen_random_uuid(), $2, $3, 'memory ' || n, sha256(convert_to($1::uuid::text || n, 'UTF8')),
+                   SELECT $1::uuid, gen_random_uuid(), $2, $3, 'memory ' || n,
+                          sha256(convert_to($1::uuid::text || n, 'UTF8')),
                           ($5::text[])[1 + n % 5], 0.5, CASE WHEN n % 10 = 0 THEN 'proposed' ELSE 'active' END,
                           30, 'explicit', 0.8
                    FROM generate_series(1, $4) AS n""",
