@@ -6,7 +6,7 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import AwareDatetime, BaseModel, ConfigDict, Field
 
 from engram.domain.values import (
     BulkAction,
@@ -109,6 +109,14 @@ class FilterFields(Body):
     as_of: datetime | None = Field(
         default=None,
         description="Answer as of this time: what was valid and known then (send a timezone offset).",
+    )
+    time_start: AwareDatetime | None = Field(
+        default=None,
+        description="Only items whose validity interval [valid_from, valid_to) overlaps [time_start, time_end]; "
+        "a bound left out, and an empty valid_from or valid_to, is open-ended. With a timezone offset.",
+    )
+    time_end: AwareDatetime | None = Field(
+        default=None, description="The end of the validity range (with a timezone offset); not before `time_start`."
     )
     kinds: list[str] = Field(
         default_factory=list,
