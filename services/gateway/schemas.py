@@ -78,8 +78,9 @@ class RememberBody(Body):
     )
     valid_from: datetime | None = Field(
         default=None,
-        description="When the claim became true (send a timezone offset). Only recall and search with `as_of` "
-        "filter on it; its date is also indexed.",
+        description="When the claim became true (send a timezone offset). Recall and search filter on it with "
+        "`as_of` or `time_start`/`time_end`, the item listing with `valid_start`/`valid_end`; its date is also "
+        "indexed.",
     )
     valid_to: datetime | None = Field(
         default=None, description="When the claim stopped being true; not earlier than `valid_from`."
