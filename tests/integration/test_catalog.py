@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import base64
 import uuid
+from collections.abc import AsyncIterator
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from typing import Any
@@ -35,6 +36,16 @@ async def _tenant(app_pool: asyncpg.Pool, *names: str) -> Tenant:
         issued = await identity.create_key(app_pool, tenant_id, principal, ["read", "write", "review"], name)
         keys[name], principals[name] = {"authorization": f"Bearer {issued.key}"}, principal
     return Tenant(tenant_id, keys, principals)
+
+
+@pytest_asyncio.fixture
+async def abroad(app_pool: asyncpg.Pool) -> AsyncIterator[Tenant]:
+    """Another tenant that publishes its public items to every tenant, until the test ends (the database is
+    shared by the whole session, so other tests must not find them)."""
+    tenant = await _tenant(app_pool, "carol")
+    await identity.set_tenant_public(app_pool, tenant.id, True)
+    yield tenant
+    await identity.set_tenant_public(app_pool, tenant.id, False)
 
 
 async def _remember(gateway: httpx.AsyncClient, who: Headers, content: str, **fields: Any) -> str:
@@ -232,7 +243,7 @@ async def test_a_cursor_the_api_did_not_issue_for_that_order_is_refused(
 
 
 async def test_the_list_holds_only_what_the_caller_may_read_in_its_tenant(
-    gateway: httpx.AsyncClient, app_pool: asyncpg.Pool
+    gateway: httpx.AsyncClient, app_pool: asyncpg.Pool, abroad: Tenant
 ) -> None:
     home = await _tenant(app_pool, "alice", "bob")
     secret = await identity.create_workspace(app_pool, home.id, "secret")
@@ -245,14 +256,9 @@ async def test_the_list_holds_only_what_the_caller_may_read_in_its_tenant(
         "alice_public": await _remember(gateway, alice, "Alice's public note.", visibility="public"),
         "bob_private": await _remember(gateway, bob, "Bob's private note.", visibility="private"),
     }
-    abroad = await _tenant(app_pool, "carol")
     carol = abroad.keys["carol"]
-    foreign = {
-        await _remember(gateway, carol, "Carol's public note.", visibility="public"),
-        await _remember(gateway, carol, "Carol's tenant note.", visibility="tenant"),
-    }
-    await identity.set_tenant_public(app_pool, abroad.id, True)
-    public_id = next(iter(foreign))
+    public_id = await _remember(gateway, carol, "Published catalog note from abroad.", visibility="public")
+    foreign = {public_id, await _remember(gateway, carol, "Tenant catalog note from abroad.", visibility="tenant")}
     # positive control: the foreign public item is readable one by one, yet never listed
     assert (await gateway.get(f"/v1/items/{public_id}", headers=bob)).status_code == 200
 
@@ -292,7 +298,7 @@ async def test_superseded_and_invalidated_only_on_request_and_the_trash_never(
 
 
 async def test_stats_count_exactly_what_the_caller_may_read(
-    gateway: httpx.AsyncClient, app_pool: asyncpg.Pool, owner_pool: asyncpg.Pool
+    gateway: httpx.AsyncClient, app_pool: asyncpg.Pool, owner_pool: asyncpg.Pool, abroad: Tenant
 ) -> None:
     world = await _tenant(app_pool, "alice", "bob")
     alice, bob = world.keys["alice"], world.keys["bob"]
@@ -318,9 +324,8 @@ async def test_stats_count_exactly_what_the_caller_may_read(
     assert (await gateway.delete(f"/v1/items/{a['trashed']}", headers=alice)).is_success
     bob_private = await _remember(gateway, bob, "Stats: bob's own decision.", kind="decision", visibility="private")
     await _set(owner_pool, a["disputed"], review_status="disputed")
-    abroad = await _tenant(app_pool, "carol")  # another tenant's public items never count
-    await _remember(gateway, abroad.keys["carol"], "Stats: carol's public fact.", visibility="public")
-    await identity.set_tenant_public(app_pool, abroad.id, True)
+    # another tenant's public items never count
+    await _remember(gateway, abroad.keys["carol"], "Stats: a published fact from abroad.", visibility="public")
     async with owner_pool.acquire() as conn:
         await conn.execute("UPDATE item_stages SET status = 'done' WHERE tenant_id = $1", world.id)
         for item_id, stage, status in (
@@ -377,8 +382,13 @@ async def test_stats_count_exactly_what_the_caller_may_read(
     assert (await gateway.get("/v1/stats", headers=bob)).json() == expected(facts=4, decisions=2, conflicts=2, failed=2)
 
 
-async def test_stats_of_an_empty_tenant_are_zero(gateway: httpx.AsyncClient, app_pool: asyncpg.Pool) -> None:
+async def test_stats_of_an_empty_tenant_are_zero(
+    gateway: httpx.AsyncClient, app_pool: asyncpg.Pool, abroad: Tenant
+) -> None:
+    published = await _remember(gateway, abroad.keys["carol"], "A published note, abroad.", visibility="public")
     world = await _tenant(app_pool, "alice")
+    # positive control: the published note is readable from here, yet counts for nothing
+    assert (await gateway.get(f"/v1/items/{published}", headers=world.keys["alice"])).status_code == 200
     body = (await gateway.get("/v1/stats", headers=world.keys["alice"])).json()
     assert body["items"] == {"total": 0, "by_review_status": {}, "by_kind": {}}
     assert body["review_queue"] == {"proposed": 0, "disputed": 0, "oldest_proposed_at": None}
