@@ -36,6 +36,12 @@ async def enabled_kind_names(conn: asyncpg.Connection) -> list[str]:
     return [r["name"] for r in rows]
 
 
+async def known_kind_names(conn: asyncpg.Connection) -> list[str]:
+    """Every kind the tenant has, built-in or its own, enabled or not (items of a disabled kind remain)."""
+    rows = await conn.fetch("SELECT DISTINCT name FROM memory_kinds ORDER BY name")
+    return [r["name"] for r in rows]
+
+
 async def list_kinds(pool: asyncpg.Pool, tenant_id: str) -> list[dict[str, Any]]:
     async with tenant_tx(pool, tenant_id) as conn:
         rows = await conn.fetch(

@@ -33,6 +33,17 @@ def live_as_of(at: str) -> str:
     )
 
 
+def overlaps(start: str | None, end: str | None) -> str:
+    """SQL that keeps the items whose validity interval [valid_from, valid_to) overlaps [start, end]: a missing
+    bound, and a null valid_from or valid_to, is open-ended (``start``/``end`` are SQL expressions or None)."""
+    clauses = []
+    if end is not None:
+        clauses.append(f"(i.valid_from IS NULL OR i.valid_from <= {end})")
+    if start is not None:
+        clauses.append(f"(i.valid_to IS NULL OR i.valid_to > {start})")
+    return " AND ".join(clauses) or "true"
+
+
 ITEM_COLUMNS_I = ", ".join(f"i.{c.strip()}" for c in ITEM_COLUMNS.split(","))
 
 
@@ -44,6 +55,8 @@ class Filters:
     wing: str | None = None
     room: str | None = None
     as_of: datetime | None = None  # answer as of that time: what was valid and known then
+    time_start: datetime | None = None  # items whose validity interval overlaps [time_start, time_end]
+    time_end: datetime | None = None
 
 
 def _where(filters: Filters, viewer: str, args: list[object]) -> str:
@@ -65,6 +78,10 @@ def _where(filters: Filters, viewer: str, args: list[object]) -> str:
         clauses.append(f"i.wing = {param(filters.wing)}")
     if filters.room:
         clauses.append(f"i.room = {param(filters.room)}")
+    if filters.time_start or filters.time_end:
+        start = f"{param(filters.time_start)}::timestamptz" if filters.time_start else None
+        end = f"{param(filters.time_end)}::timestamptz" if filters.time_end else None
+        clauses.append(overlaps(start, end))
     return " AND ".join(clauses)
 
 

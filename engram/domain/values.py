@@ -36,6 +36,15 @@ LIVE_REVIEW_STATUSES: tuple[ReviewStatus, ...] = (ReviewStatus.PROPOSED, ReviewS
 """The review statuses of a memory still in play: recall serves them, dedup and conflicts compare them."""
 
 
+class ItemSort(StrEnum):
+    """The orders ``GET /v1/items`` pages in; a leading ``-`` is descending. Each order ends with the creation
+    time and the id (in the same direction), so it is total and a cursor resumes right after a page's last item."""
+
+    NEWEST = "-created_at"
+    OLDEST = "created_at"
+    IMPORTANCE = "-importance"
+
+
 class ReviewAction(StrEnum):
     """What a caller may do to an item's review status (the pipeline also proposes and promotes)."""
 

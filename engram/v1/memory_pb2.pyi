@@ -151,17 +151,21 @@ class Edge(_message.Message):
     def __init__(self, id: _Optional[str] = ..., src_id: _Optional[str] = ..., dst_id: _Optional[str] = ..., type: _Optional[str] = ..., created_by: _Optional[str] = ..., created_at: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ...) -> None: ...
 
 class RecallFilters(_message.Message):
-    __slots__ = ("kinds", "tags", "workspace_id", "wing", "room", "as_of")
+    __slots__ = ("kinds", "tags", "workspace_id", "wing", "room", "as_of", "time_start", "time_end")
     KINDS_FIELD_NUMBER: _ClassVar[int]
     TAGS_FIELD_NUMBER: _ClassVar[int]
     WORKSPACE_ID_FIELD_NUMBER: _ClassVar[int]
     WING_FIELD_NUMBER: _ClassVar[int]
     ROOM_FIELD_NUMBER: _ClassVar[int]
     AS_OF_FIELD_NUMBER: _ClassVar[int]
+    TIME_START_FIELD_NUMBER: _ClassVar[int]
+    TIME_END_FIELD_NUMBER: _ClassVar[int]
     kinds: _containers.RepeatedScalarFieldContainer[str]
     tags: _containers.RepeatedScalarFieldContainer[str]
     workspace_id: str
     wing: str
     room: str
     as_of: _timestamp_pb2.Timestamp
-    def __init__(self, kinds: _Optional[_Iterable[str]] = ..., tags: _Optional[_Iterable[str]] = ..., workspace_id: _Optional[str] = ..., wing: _Optional[str] = ..., room: _Optional[str] = ..., as_of: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ...) -> None: ...
+    time_start: _timestamp_pb2.Timestamp
+    time_end: _timestamp_pb2.Timestamp
+    def __init__(self, kinds: _Optional[_Iterable[str]] = ..., tags: _Optional[_Iterable[str]] = ..., workspace_id: _Optional[str] = ..., wing: _Optional[str] = ..., room: _Optional[str] = ..., as_of: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., time_start: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., time_end: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ...) -> None: ...

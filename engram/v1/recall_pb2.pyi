@@ -11,6 +11,108 @@ from typing import ClassVar as _ClassVar, Optional as _Optional, Union as _Union
 
 DESCRIPTOR: _descriptor.FileDescriptor
 
+class ListItemsRequest(_message.Message):
+    __slots__ = ("kinds", "review_statuses", "workspace_id", "author_id", "tag", "subject", "created_after", "created_before", "valid_start", "valid_end", "include_superseded", "sort", "limit", "cursor")
+    KINDS_FIELD_NUMBER: _ClassVar[int]
+    REVIEW_STATUSES_FIELD_NUMBER: _ClassVar[int]
+    WORKSPACE_ID_FIELD_NUMBER: _ClassVar[int]
+    AUTHOR_ID_FIELD_NUMBER: _ClassVar[int]
+    TAG_FIELD_NUMBER: _ClassVar[int]
+    SUBJECT_FIELD_NUMBER: _ClassVar[int]
+    CREATED_AFTER_FIELD_NUMBER: _ClassVar[int]
+    CREATED_BEFORE_FIELD_NUMBER: _ClassVar[int]
+    VALID_START_FIELD_NUMBER: _ClassVar[int]
+    VALID_END_FIELD_NUMBER: _ClassVar[int]
+    INCLUDE_SUPERSEDED_FIELD_NUMBER: _ClassVar[int]
+    SORT_FIELD_NUMBER: _ClassVar[int]
+    LIMIT_FIELD_NUMBER: _ClassVar[int]
+    CURSOR_FIELD_NUMBER: _ClassVar[int]
+    kinds: _containers.RepeatedScalarFieldContainer[str]
+    review_statuses: _containers.RepeatedScalarFieldContainer[str]
+    workspace_id: str
+    author_id: str
+    tag: str
+    subject: str
+    created_after: _timestamp_pb2.Timestamp
+    created_before: _timestamp_pb2.Timestamp
+    valid_start: _timestamp_pb2.Timestamp
+    valid_end: _timestamp_pb2.Timestamp
+    include_superseded: bool
+    sort: str
+    limit: int
+    cursor: str
+    def __init__(self, kinds: _Optional[_Iterable[str]] = ..., review_statuses: _Optional[_Iterable[str]] = ..., workspace_id: _Optional[str] = ..., author_id: _Optional[str] = ..., tag: _Optional[str] = ..., subject: _Optional[str] = ..., created_after: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., created_before: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., valid_start: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., valid_end: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., include_superseded: _Optional[bool] = ..., sort: _Optional[str] = ..., limit: _Optional[int] = ..., cursor: _Optional[str] = ...) -> None: ...
+
+class ListItemsResponse(_message.Message):
+    __slots__ = ("items", "next_cursor")
+    ITEMS_FIELD_NUMBER: _ClassVar[int]
+    NEXT_CURSOR_FIELD_NUMBER: _ClassVar[int]
+    items: _containers.RepeatedCompositeFieldContainer[_memory_pb2.MemoryItem]
+    next_cursor: str
+    def __init__(self, items: _Optional[_Iterable[_Union[_memory_pb2.MemoryItem, _Mapping]]] = ..., next_cursor: _Optional[str] = ...) -> None: ...
+
+class GetStatsRequest(_message.Message):
+    __slots__ = ()
+    def __init__(self) -> None: ...
+
+class GetStatsResponse(_message.Message):
+    __slots__ = ("total", "by_review_status", "by_kind", "proposed", "disputed", "oldest_proposed_at", "open_conflicts", "pending_stages", "failed_stages", "expiring_within_7d", "trash", "superseded", "invalidated")
+    class ByReviewStatusEntry(_message.Message):
+        __slots__ = ("key", "value")
+        KEY_FIELD_NUMBER: _ClassVar[int]
+        VALUE_FIELD_NUMBER: _ClassVar[int]
+        key: str
+        value: int
+        def __init__(self, key: _Optional[str] = ..., value: _Optional[int] = ...) -> None: ...
+    class ByKindEntry(_message.Message):
+        __slots__ = ("key", "value")
+        KEY_FIELD_NUMBER: _ClassVar[int]
+        VALUE_FIELD_NUMBER: _ClassVar[int]
+        key: str
+        value: int
+        def __init__(self, key: _Optional[str] = ..., value: _Optional[int] = ...) -> None: ...
+    class PendingStagesEntry(_message.Message):
+        __slots__ = ("key", "value")
+        KEY_FIELD_NUMBER: _ClassVar[int]
+        VALUE_FIELD_NUMBER: _ClassVar[int]
+        key: str
+        value: int
+        def __init__(self, key: _Optional[str] = ..., value: _Optional[int] = ...) -> None: ...
+    class FailedStagesEntry(_message.Message):
+        __slots__ = ("key", "value")
+        KEY_FIELD_NUMBER: _ClassVar[int]
+        VALUE_FIELD_NUMBER: _ClassVar[int]
+        key: str
+        value: int
+        def __init__(self, key: _Optional[str] = ..., value: _Optional[int] = ...) -> None: ...
+    TOTAL_FIELD_NUMBER: _ClassVar[int]
+    BY_REVIEW_STATUS_FIELD_NUMBER: _ClassVar[int]
+    BY_KIND_FIELD_NUMBER: _ClassVar[int]
+    PROPOSED_FIELD_NUMBER: _ClassVar[int]
+    DISPUTED_FIELD_NUMBER: _ClassVar[int]
+    OLDEST_PROPOSED_AT_FIELD_NUMBER: _ClassVar[int]
+    OPEN_CONFLICTS_FIELD_NUMBER: _ClassVar[int]
+    PENDING_STAGES_FIELD_NUMBER: _ClassVar[int]
+    FAILED_STAGES_FIELD_NUMBER: _ClassVar[int]
+    EXPIRING_WITHIN_7D_FIELD_NUMBER: _ClassVar[int]
+    TRASH_FIELD_NUMBER: _ClassVar[int]
+    SUPERSEDED_FIELD_NUMBER: _ClassVar[int]
+    INVALIDATED_FIELD_NUMBER: _ClassVar[int]
+    total: int
+    by_review_status: _containers.ScalarMap[str, int]
+    by_kind: _containers.ScalarMap[str, int]
+    proposed: int
+    disputed: int
+    oldest_proposed_at: _timestamp_pb2.Timestamp
+    open_conflicts: int
+    pending_stages: _containers.ScalarMap[str, int]
+    failed_stages: _containers.ScalarMap[str, int]
+    expiring_within_7d: int
+    trash: int
+    superseded: int
+    invalidated: int
+    def __init__(self, total: _Optional[int] = ..., by_review_status: _Optional[_Mapping[str, int]] = ..., by_kind: _Optional[_Mapping[str, int]] = ..., proposed: _Optional[int] = ..., disputed: _Optional[int] = ..., oldest_proposed_at: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., open_conflicts: _Optional[int] = ..., pending_stages: _Optional[_Mapping[str, int]] = ..., failed_stages: _Optional[_Mapping[str, int]] = ..., expiring_within_7d: _Optional[int] = ..., trash: _Optional[int] = ..., superseded: _Optional[int] = ..., invalidated: _Optional[int] = ...) -> None: ...
+
 class ListEdgesResponse(_message.Message):
     __slots__ = ("id", "edges")
     ID_FIELD_NUMBER: _ClassVar[int]

@@ -84,6 +84,16 @@ class RecallServiceStub:
                 request_serializer=engram_dot_v1_dot_recall__pb2.GetItemRequest.SerializeToString,
                 response_deserializer=engram_dot_v1_dot_recall__pb2.ListEdgesResponse.FromString,
                 _registered_method=True)
+        self.ListItems = channel.unary_unary(
+                '/engram.v1.RecallService/ListItems',
+                request_serializer=engram_dot_v1_dot_recall__pb2.ListItemsRequest.SerializeToString,
+                response_deserializer=engram_dot_v1_dot_recall__pb2.ListItemsResponse.FromString,
+                _registered_method=True)
+        self.GetStats = channel.unary_unary(
+                '/engram.v1.RecallService/GetStats',
+                request_serializer=engram_dot_v1_dot_recall__pb2.GetStatsRequest.SerializeToString,
+                response_deserializer=engram_dot_v1_dot_recall__pb2.GetStatsResponse.FromString,
+                _registered_method=True)
 
 
 class RecallServiceServicer:
@@ -155,6 +165,20 @@ class RecallServiceServicer:
         context.set_details('Method not implemented!')
         raise NotImplementedError('Method not implemented!')
 
+    def ListItems(self, request, context):
+        """A page of the caller's tenant's items that it may read and that match the filters.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def GetStats(self, request, context):
+        """Counts over the items the caller may read in its tenant: by state and kind, the review queue, hygiene.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
 
 def add_RecallServiceServicer_to_server(servicer, server):
     rpc_method_handlers = {
@@ -207,6 +231,16 @@ def add_RecallServiceServicer_to_server(servicer, server):
                     servicer.ListEdges,
                     request_deserializer=engram_dot_v1_dot_recall__pb2.GetItemRequest.FromString,
                     response_serializer=engram_dot_v1_dot_recall__pb2.ListEdgesResponse.SerializeToString,
+            ),
+            'ListItems': grpc.unary_unary_rpc_method_handler(
+                    servicer.ListItems,
+                    request_deserializer=engram_dot_v1_dot_recall__pb2.ListItemsRequest.FromString,
+                    response_serializer=engram_dot_v1_dot_recall__pb2.ListItemsResponse.SerializeToString,
+            ),
+            'GetStats': grpc.unary_unary_rpc_method_handler(
+                    servicer.GetStats,
+                    request_deserializer=engram_dot_v1_dot_recall__pb2.GetStatsRequest.FromString,
+                    response_serializer=engram_dot_v1_dot_recall__pb2.GetStatsResponse.SerializeToString,
             ),
     }
     generic_handler = grpc.method_handlers_generic_handler(
@@ -479,6 +513,60 @@ class RecallService:
             '/engram.v1.RecallService/ListEdges',
             engram_dot_v1_dot_recall__pb2.GetItemRequest.SerializeToString,
             engram_dot_v1_dot_recall__pb2.ListEdgesResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def ListItems(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/engram.v1.RecallService/ListItems',
+            engram_dot_v1_dot_recall__pb2.ListItemsRequest.SerializeToString,
+            engram_dot_v1_dot_recall__pb2.ListItemsResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def GetStats(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/engram.v1.RecallService/GetStats',
+            engram_dot_v1_dot_recall__pb2.GetStatsRequest.SerializeToString,
+            engram_dot_v1_dot_recall__pb2.GetStatsResponse.FromString,
             options,
             channel_credentials,
             insecure,

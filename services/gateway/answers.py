@@ -236,6 +236,58 @@ class ItemsAnswer(Answer):
     items: list[ItemAnswer] = Field(description="The memories, in the shape of `GET /v1/items/{item_id}`.")
 
 
+class ItemPage(Answer):
+    items: list[ItemAnswer] = Field(
+        description="The memories you may read that match every filter, in the `sort` order, each in the shape "
+        "of `GET /v1/items/{item_id}`."
+    )
+    next_cursor: str | None = Field(
+        description="Pass it back as `cursor` (with the same `sort`); null on the last page."
+    )
+
+
+class ItemCounts(Answer):
+    total: int = Field(description="Memories you may read that are neither superseded nor invalidated.")
+    by_review_status: dict[str, int] = Field(
+        description="Those memories by review status; a status with none is left out."
+    )
+    by_kind: dict[str, int] = Field(description="Those memories by kind; a kind with none is left out.")
+
+
+class ReviewQueueAnswer(Answer):
+    proposed: int = Field(description="Proposals awaiting review (`GET /v1/items?review_status=proposed`).")
+    disputed: int = Field(description="Disputed memories awaiting a decision.")
+    oldest_proposed_at: str | None = Field(description="When the oldest waiting proposal was stored; null when none.")
+
+
+class HygieneAnswer(Answer):
+    open_conflicts: int = Field(description="Open conflicts whose two memories you may read (`GET /v1/conflicts`).")
+    pending_stages: dict[str, int] = Field(
+        description="Per pipeline stage (every stage, in pipeline order), your memories still waiting at it."
+    )
+    failed_stages: dict[str, int] = Field(
+        description="Per pipeline stage (every stage, in pipeline order), your memories that failed in it."
+    )
+    expiring_within_7d: int = Field(
+        description="Live memories whose time to live ends within 7 days, already expired ones not yet swept "
+        "included (`GET /v1/items/expiry-candidates?within_days=7` lists them)."
+    )
+    trash: int = Field(description="Trash entries you may see (`GET /v1/trash`).")
+    superseded: int = Field(description="Superseded memories that are not invalidated.")
+    invalidated: int = Field(description="Invalidated memories, superseded or not.")
+
+
+class StatsAnswer(Answer):
+    """Counts over the memories you may read in your tenant, taken in one snapshot."""
+
+    items: ItemCounts = Field(description="The memories in play, by review status and by kind.")
+    review_queue: ReviewQueueAnswer = Field(description="What waits for a reviewer.")
+    hygiene: HygieneAnswer = Field(
+        description="What needs tidying: conflicts, stuck pipeline stages, expiry, "
+        "the trash, and the replaced and withdrawn memories the counts above leave out."
+    )
+
+
 class ConflictAnswer(Answer):
     id: str = Field(description="The conflict's id.")
     existing_item_id: str = Field(

@@ -6,6 +6,7 @@ from typing import Any
 
 from google.protobuf.json_format import MessageToDict
 
+from engram.domain.values import PipelineStage
 from engram.v1 import ingest_pb2, memory_pb2, recall_pb2
 from services.gateway.answers import (
     Blocker,
@@ -21,7 +22,10 @@ from services.gateway.answers import (
     EventAnswer,
     EventsAnswer,
     FeedbackAnswer,
+    HygieneAnswer,
     ItemAnswer,
+    ItemCounts,
+    ItemPage,
     ItemsAnswer,
     PossibleSupersede,
     ReadinessAnswer,
@@ -29,8 +33,10 @@ from services.gateway.answers import (
     RecalledAnswer,
     RememberAnswer,
     ResolvedAnswer,
+    ReviewQueueAnswer,
     SearchAnswer,
     StageAnswer,
+    StatsAnswer,
     StatusAnswer,
     TrashEntryAnswer,
     TrashPage,
@@ -222,6 +228,39 @@ def bulk_answer(reply: ingest_pb2.BulkResponse) -> BulkAnswer:
 
 def expiry_answer(reply: recall_pb2.ExpiryCandidatesResponse) -> ItemsAnswer:
     return ItemsAnswer(items=[item_answer(i) for i in reply.items])
+
+
+def item_page(reply: recall_pb2.ListItemsResponse) -> ItemPage:
+    return ItemPage(items=[item_answer(i) for i in reply.items], next_cursor=_text(reply.next_cursor))
+
+
+def _stages(counts: Any) -> dict[str, int]:
+    """Every pipeline stage, in pipeline order, with its count (0 when none)."""
+    return {stage.value: int(counts.get(stage.value, 0)) for stage in PipelineStage}
+
+
+def stats_answer(reply: recall_pb2.GetStatsResponse) -> StatsAnswer:
+    return StatsAnswer(
+        items=ItemCounts(
+            total=reply.total,
+            by_review_status={k: int(v) for k, v in sorted(reply.by_review_status.items())},
+            by_kind={k: int(v) for k, v in sorted(reply.by_kind.items())},
+        ),
+        review_queue=ReviewQueueAnswer(
+            proposed=reply.proposed,
+            disputed=reply.disputed,
+            oldest_proposed_at=_time(reply, "oldest_proposed_at"),
+        ),
+        hygiene=HygieneAnswer(
+            open_conflicts=reply.open_conflicts,
+            pending_stages=_stages(reply.pending_stages),
+            failed_stages=_stages(reply.failed_stages),
+            expiring_within_7d=reply.expiring_within_7d,
+            trash=reply.trash,
+            superseded=reply.superseded,
+            invalidated=reply.invalidated,
+        ),
+    )
 
 
 def conflict_answer(c: memory_pb2.Conflict) -> ConflictAnswer:

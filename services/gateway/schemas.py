@@ -6,7 +6,7 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import AwareDatetime, BaseModel, ConfigDict, Field
 
 from engram.domain.values import (
     BulkAction,
@@ -78,8 +78,9 @@ class RememberBody(Body):
     )
     valid_from: datetime | None = Field(
         default=None,
-        description="When the claim became true (send a timezone offset). Only recall and search with `as_of` "
-        "filter on it; its date is also indexed.",
+        description="When the claim became true (send a timezone offset). Recall and search filter on it with "
+        "`as_of` or `time_start`/`time_end`, the item listing with `valid_start`/`valid_end`; its date is also "
+        "indexed.",
     )
     valid_to: datetime | None = Field(
         default=None, description="When the claim stopped being true; not earlier than `valid_from`."
@@ -109,6 +110,14 @@ class FilterFields(Body):
     as_of: datetime | None = Field(
         default=None,
         description="Answer as of this time: what was valid and known then (send a timezone offset).",
+    )
+    time_start: AwareDatetime | None = Field(
+        default=None,
+        description="Only items whose validity interval [valid_from, valid_to) overlaps [time_start, time_end]; "
+        "a bound left out, and an empty valid_from or valid_to, is open-ended. With a timezone offset.",
+    )
+    time_end: AwareDatetime | None = Field(
+        default=None, description="The end of the validity range (with a timezone offset); not before `time_start`."
     )
     kinds: list[str] = Field(
         default_factory=list,

@@ -7,7 +7,7 @@ import asyncpg
 
 from engram.db import edges, search
 from engram.db.search import Filters
-from engram.domain import scoring
+from engram.domain import scoring, validity
 from engram.domain.models import MemoryItem, RankedItem
 
 SEEDS = 5  # how many of the best hits are expanded
@@ -124,4 +124,5 @@ def _matches(item: MemoryItem, filters: Filters) -> bool:
         and (not filters.workspace_id or str(item.workspace_id) == filters.workspace_id)
         and (not filters.wing or item.wing == filters.wing)
         and (not filters.room or item.room == filters.room)
+        and validity.overlaps(item.valid_from, item.valid_to, filters.time_start, filters.time_end)
     )

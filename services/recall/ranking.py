@@ -14,7 +14,7 @@ from engram.config import Settings
 from engram.db import conflicts, embeddings, identity, kinds, recall_logs, search, supersession
 from engram.db.pool import tenant_tx
 from engram.db.search import Filters
-from engram.domain import diversity, scoring, validation
+from engram.domain import diversity, scoring, validation, validity
 from engram.domain.budget import Budgets, pack_explained
 from engram.domain.models import CallerContext, MemoryItem, RankedItem
 from engram.domain.values import RecallMode, ReviewStatus, SearchMode
@@ -314,6 +314,7 @@ def _replaced(item: MemoryItem) -> bool:
 def _check_filters(filters: Filters) -> None:
     if filters.workspace_id:
         validation.require_uuid(filters.workspace_id, "workspace_id")
+    validity.check_range(filters.time_start, filters.time_end, "time_end")
 
 
 def _standing(item: MemoryItem, *, with_trust: bool = True) -> list[str]:

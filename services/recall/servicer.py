@@ -6,9 +6,11 @@ from datetime import timedelta
 
 import grpc
 
+from engram.db.listing import ItemCriteria, Stats
 from engram.db.search import Filters
 from engram.domain.budget import Budgets
 from engram.domain.content import preview
+from engram.domain.values import ReviewStatus
 from engram.rpc.context import caller
 from engram.rpc.convert import (
     conflict_to_proto,
@@ -38,6 +40,42 @@ def _filters(message: memory_pb2.RecallFilters) -> Filters:
         wing=message.wing or None,
         room=message.room or None,
         as_of=from_timestamp(message, "as_of"),
+        time_start=from_timestamp(message, "time_start"),
+        time_end=from_timestamp(message, "time_end"),
+    )
+
+
+def _criteria(request: recall_pb2.ListItemsRequest) -> ItemCriteria:
+    return ItemCriteria(
+        kinds=list(request.kinds),
+        review_statuses=list(request.review_statuses),
+        workspace_id=request.workspace_id or None,
+        author_id=request.author_id or None,
+        tag=request.tag or None,
+        subject=request.subject or None,
+        created_after=from_timestamp(request, "created_after"),
+        created_before=from_timestamp(request, "created_before"),
+        valid_start=from_timestamp(request, "valid_start"),
+        valid_end=from_timestamp(request, "valid_end"),
+        include_superseded=request.include_superseded,
+    )
+
+
+def _stats_to_proto(stats: Stats) -> recall_pb2.GetStatsResponse:
+    return recall_pb2.GetStatsResponse(
+        total=stats.total,
+        by_review_status=stats.by_review_status,
+        by_kind=stats.by_kind,
+        proposed=stats.by_review_status.get(ReviewStatus.PROPOSED, 0),
+        disputed=stats.by_review_status.get(ReviewStatus.DISPUTED, 0),
+        oldest_proposed_at=timestamp(stats.oldest_proposed_at),
+        open_conflicts=stats.open_conflicts,
+        pending_stages=stats.pending_stages,
+        failed_stages=stats.failed_stages,
+        expiring_within_7d=stats.expiring_within_7d,
+        trash=stats.trash,
+        superseded=stats.superseded,
+        invalidated=stats.invalidated,
     )
 
 
@@ -55,6 +93,7 @@ class RecallServicer(recall_pb2_grpc.RecallServiceServicer):
         self._ranking = service.ranking
         self._reads = service.reads
         self._listings = service.listings
+        self._catalog = service.catalog
 
     async def Recall(
         self, request: recall_pb2.RecallRequest, context: grpc.aio.ServicerContext
@@ -179,3 +218,17 @@ class RecallServicer(recall_pb2_grpc.RecallServiceServicer):
         ctx = caller()
         found = await self._reads.list_edges(ctx, request.id)
         return recall_pb2.ListEdgesResponse(id=request.id, edges=[edge_to_proto(e) for e in found])
+
+    async def ListItems(
+        self, request: recall_pb2.ListItemsRequest, context: grpc.aio.ServicerContext
+    ) -> recall_pb2.ListItemsResponse:
+        ctx = caller()
+        found, next_cursor = await self._catalog.list_items(
+            ctx, _criteria(request), request.sort, _or(request, "limit", DEFAULT_PAGE), request.cursor
+        )
+        return recall_pb2.ListItemsResponse(items=[item_to_proto(i) for i in found], next_cursor=next_cursor)
+
+    async def GetStats(
+        self, request: recall_pb2.GetStatsRequest, context: grpc.aio.ServicerContext
+    ) -> recall_pb2.GetStatsResponse:
+        return _stats_to_proto(await self._catalog.stats(caller()))

@@ -25,6 +25,8 @@ ROUTES = [
     ("POST", "/v1/search", {"query": "probe", "mode": "keyword"}, "read"),
     ("GET", "/v1/items/{id}", None, "read"),
     ("GET", "/v1/items/{id}/status", None, "read"),
+    ("GET", "/v1/items", None, "read"),
+    ("GET", "/v1/stats", None, "read"),
     ("GET", "/v1/admin/api-keys", None, "admin"),
     ("POST", "/v1/admin/principals", {"name": "matrix agent", "type": "agent"}, "admin"),
     ("POST", "/v1/admin/workspaces", {"name": "matrix-{id}"}, "admin"),

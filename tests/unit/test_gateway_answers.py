@@ -66,7 +66,7 @@ def test_every_v1_answer_is_a_named_model_listing_its_fields() -> None:
             model = components[name]
             assert model["properties"] and model["additionalProperties"] is False, f"{method} {path}: {name}"
             checked += 1
-    assert checked >= 22
+    assert checked >= 24
 
 
 # --- representative replies --------------------------------------------------------------------------------
@@ -538,6 +538,47 @@ CASES: list[tuple[str, BaseModel, Any]] = [
         "expiry candidates",
         mapping.expiry_answer(recall_pb2.ExpiryCandidatesResponse(items=[BARE_ITEM])),
         {"items": [BARE_ITEM_JSON]},
+    ),
+    (
+        "item page",
+        mapping.item_page(recall_pb2.ListItemsResponse(items=[BARE_ITEM], next_cursor="n2")),
+        {"items": [BARE_ITEM_JSON], "next_cursor": "n2"},
+    ),
+    ("last item page", mapping.item_page(recall_pb2.ListItemsResponse()), {"items": [], "next_cursor": None}),
+    (
+        "stats",
+        mapping.stats_answer(
+            recall_pb2.GetStatsResponse(
+                total=12,
+                by_review_status={"proposed": 2, "active": 10},
+                by_kind={"fact": 9, "decision": 3},
+                proposed=2,
+                oldest_proposed_at=_ts("2026-12-01T10:00:00"),
+                open_conflicts=1,
+                failed_stages={"classification": 1},
+                expiring_within_7d=3,
+                trash=4,
+                superseded=2,
+                invalidated=1,
+            )
+        ),
+        {
+            "items": {
+                "total": 12,
+                "by_review_status": {"active": 10, "proposed": 2},
+                "by_kind": {"decision": 3, "fact": 9},
+            },
+            "review_queue": {"proposed": 2, "disputed": 0, "oldest_proposed_at": "2026-12-01T10:00:00Z"},
+            "hygiene": {
+                "open_conflicts": 1,
+                "pending_stages": {"embedding": 0, "classification": 0, "conflict_check": 0, "promotion": 0},
+                "failed_stages": {"embedding": 0, "classification": 1, "conflict_check": 0, "promotion": 0},
+                "expiring_within_7d": 3,
+                "trash": 4,
+                "superseded": 2,
+                "invalidated": 1,
+            },
+        },
     ),
     (
         "conflict page",

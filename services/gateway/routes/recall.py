@@ -24,6 +24,8 @@ def _filters(body: FilterFields) -> memory_pb2.RecallFilters:
         wing=body.wing or "",
         room=body.room or "",
         as_of=timestamp(body.as_of),
+        time_start=timestamp(body.time_start),
+        time_end=timestamp(body.time_end),
     )
 
 
