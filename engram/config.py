@@ -140,6 +140,18 @@ class Settings(BaseSettings):
     )
 
     max_content_bytes: int = 16_384
+    observe_ttl_hours: int = Field(
+        default=72,
+        ge=1,
+        le=876_000,
+        description="Hours an observation (`POST /v1/observe`) lives when the caller sets no `expires_at`.",
+    )
+    idempotency_ttl_hours: int = Field(
+        default=24,
+        ge=1,
+        le=8_760,
+        description="Hours an `Idempotency-Key` and its stored answer are kept; the ingest sweep deletes older ones.",
+    )
     keyword_candidate_cap: int = Field(
         default=2_000,
         ge=50,
@@ -173,7 +185,10 @@ class Settings(BaseSettings):
         default=30, ge=1, description="Days a recall log row is kept; the ingest sweep deletes older ones."
     )
     sweep_interval_s: float = Field(
-        default=60.0, gt=0, description="How often ingest expires items, empties old trash and deletes old recall logs."
+        default=60.0,
+        gt=0,
+        description="How often ingest expires items, empties old trash and deletes old recall logs and "
+        "idempotency keys.",
     )
     inventory_interval_s: float = Field(
         default=30.0,

@@ -351,3 +351,18 @@ async def workspace_role(conn: asyncpg.Connection, workspace_id: str, principal_
 async def get_many(conn: asyncpg.Connection, item_ids: list[str]) -> list[MemoryItem]:
     rows = await conn.fetch(f"SELECT {ITEM_COLUMNS} FROM memory_items WHERE id = ANY($1::uuid[])", item_ids)
     return [row_to_item(r) for r in rows]
+
+
+PATCHABLE_COLUMNS = ("tags", "importance", "pinned", "visibility", "subject", "valid_to", "expires_at", "index_context")
+
+
+async def patch(conn: asyncpg.Connection, item_id: str, values: dict[str, Any]) -> MemoryItem:
+    """Set the given metadata columns of an item (locked by the caller); never its content."""
+    unknown = set(values) - set(PATCHABLE_COLUMNS)
+    if unknown:
+        raise ValueError(f"not patchable: {sorted(unknown)}")
+    assignments = ", ".join(f"{column} = ${i}" for i, column in enumerate(values, start=2))
+    row = await conn.fetchrow(
+        f"UPDATE memory_items SET {assignments} WHERE id = $1 RETURNING {ITEM_COLUMNS}", item_id, *values.values()
+    )
+    return row_to_item(row)

@@ -31,8 +31,9 @@ class RateLimiter:
     max_buckets: int = 100_000
     _buckets: dict[tuple[str, str], Bucket] = field(default_factory=dict)
 
-    def take(self, principal_id: str, route: str, per_minute: int) -> float:
-        """0 when allowed; otherwise the seconds to wait before one more request would be."""
+    def take(self, principal_id: str, route: str, per_minute: int, cost: int = 1) -> float:
+        """0 when allowed (``cost`` tokens taken: a batch of n writes costs n); otherwise the seconds to wait before
+        it would be. A cost above the limit takes the whole bucket, so it waits for a full one."""
         now = self.clock()
         key = (principal_id, route)
         bucket = self._buckets.get(key)
@@ -43,10 +44,11 @@ class RateLimiter:
             bucket = self._buckets[key] = Bucket(capacity, rate, capacity, now)
         bucket.tokens = min(bucket.capacity, bucket.tokens + (now - bucket.updated) * bucket.per_second)
         bucket.updated = now
-        if bucket.tokens >= 1.0:
-            bucket.tokens -= 1.0
+        needed = min(float(max(cost, 1)), bucket.capacity)
+        if bucket.tokens >= needed:
+            bucket.tokens -= needed
             return 0.0
-        return (1.0 - bucket.tokens) / bucket.per_second
+        return (needed - bucket.tokens) / bucket.per_second
 
 
 def retry_after_header(wait_s: float) -> str:

@@ -106,3 +106,22 @@ def parse_overrides(raw: Any) -> dict[str, dict[str, int | None]]:
                 )
         parsed[str(kind)] = {str(column): days for column, days in cells.items()}
     return parsed
+
+
+def observation_expiry(
+    *, tags: Sequence[str], requested: datetime | None, now: datetime, hours: int
+) -> datetime | None:
+    """``expires_at`` for an observation: the requested time (in the future), else ``hours`` from now; never for
+    one tagged ``permanent``, which refuses a requested expiry like any protected memory."""
+    if PERMANENT_TAG in tags:
+        if requested is not None:
+            raise ValidationFailed(
+                f"this memory is protected from expiry (tagged {PERMANENT_TAG}); drop expires_at or the tag",
+                field="expires_at",
+            )
+        return None
+    if requested is not None:
+        if requested <= now:
+            raise ValidationFailed("expires_at must be in the future", field="expires_at")
+        return requested
+    return now + timedelta(hours=hours)

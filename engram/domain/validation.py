@@ -83,3 +83,14 @@ def require_item_id(value: str) -> None:
     """An item id in a path: anything but a UUID names no item (404, like a missing one)."""
     if not is_uuid(value):
         raise NotFound(f"no item {value}")
+
+
+MAX_IDEMPOTENCY_KEY = 200
+
+
+def validate_idempotency_key(key: str) -> None:
+    """An ``Idempotency-Key``: 1–200 printable ASCII characters (space to tilde)."""
+    if not 1 <= len(key) <= MAX_IDEMPOTENCY_KEY or not all(" " <= c <= "~" for c in key):
+        raise ValidationFailed(
+            f"Idempotency-Key must be 1–{MAX_IDEMPOTENCY_KEY} printable ASCII characters", field="Idempotency-Key"
+        )

@@ -213,6 +213,25 @@ class Retention(StrEnum):
     UNCERTAIN = "uncertain"
 
 
+class PatchField(StrEnum):
+    """The fields of an item a PATCH may change: metadata only, never the content (a correction supersedes)."""
+
+    TAGS = "tags"
+    IMPORTANCE = "importance"
+    PINNED = "pinned"
+    VISIBILITY = "visibility"
+    SUBJECT = "subject"
+    VALID_TO = "valid_to"
+
+
+class IdempotentRoute(StrEnum):
+    """The writes an ``Idempotency-Key`` applies to; a key is scoped to (tenant, principal, route)."""
+
+    REMEMBER = "remember"
+    REMEMBER_BATCH = "remember_batch"
+    OBSERVE = "observe"
+
+
 class TrashReason(StrEnum):
     DELETED = "deleted"
     EXPIRED = "expired"
@@ -233,6 +252,7 @@ class EventType(StrEnum):
     MEMORY_CLASSIFIED = "memory.classified"
     MEMORY_REVIEW_CHANGED = "memory.review_changed"
     MEMORY_VERIFIED = "memory.verified"
+    MEMORY_UPDATED = "memory.updated"
     MEMORY_SUPERSEDED = "memory.superseded"
     MEMORY_INVALIDATED = "memory.invalidated"
     MEMORY_DELETED = "memory.deleted"

@@ -61,7 +61,7 @@ def as_engram_error(exc: Exception, method: str) -> EngramError:
 
 async def abort_with(context: grpc.aio.ServicerContext, exc: EngramError) -> None:
     """End the call with ``exc``'s status, its class, code and field (and retry delay) in trailing metadata."""
-    trailing = [(CLASS_KEY, _wire_class(type(exc)).__name__), (CODE_KEY, exc.code)]
+    trailing = [(CLASS_KEY, wire_class(type(exc)).__name__), (CODE_KEY, exc.code)]
     if exc.field:
         trailing.append((FIELD_KEY, exc.field))
     if isinstance(exc, RateLimited):
@@ -70,9 +70,15 @@ async def abort_with(context: grpc.aio.ServicerContext, exc: EngramError) -> Non
     await context.abort(most_specific(GRPC_STATUS, type(exc)), exc.detail)
 
 
-def _wire_class(cls: type[EngramError]) -> type[EngramError]:
+def wire_class(cls: type[EngramError]) -> type[EngramError]:
     """The nearest class in ``cls``'s MRO that the other side knows by name."""
     return next((c for c in cls.__mro__ if c in GRPC_STATUS), EngramError)
+
+
+def rebuild(class_name: str, code: str, detail: str, field: str | None) -> EngramError:
+    """The EngramError named by its class name (as ``wire_class`` gives it), code, detail and field: how an error
+    carried inside a reply (one memory of a batch) is turned back into the error."""
+    return _BY_NAME.get(class_name, EngramError)(detail, field=field or None, code=code)
 
 
 def from_rpc_error(exc: grpc.aio.AioRpcError) -> EngramError:

@@ -236,7 +236,7 @@ class ItemResponse(_message.Message):
     def __init__(self, item: _Optional[_Union[_memory_pb2.MemoryItem, _Mapping]] = ...) -> None: ...
 
 class RememberRequest(_message.Message):
-    __slots__ = ("content", "kind", "importance", "tags", "subject", "wing", "room", "pinned", "visibility", "source_type", "source_uri", "source_session", "valid_from", "valid_to", "expires_at", "external_id", "metadata", "workspace_id", "supersedes")
+    __slots__ = ("content", "kind", "importance", "tags", "subject", "wing", "room", "pinned", "visibility", "source_type", "source_uri", "source_session", "valid_from", "valid_to", "expires_at", "external_id", "metadata", "workspace_id", "supersedes", "idempotency")
     CONTENT_FIELD_NUMBER: _ClassVar[int]
     KIND_FIELD_NUMBER: _ClassVar[int]
     IMPORTANCE_FIELD_NUMBER: _ClassVar[int]
@@ -256,6 +256,7 @@ class RememberRequest(_message.Message):
     METADATA_FIELD_NUMBER: _ClassVar[int]
     WORKSPACE_ID_FIELD_NUMBER: _ClassVar[int]
     SUPERSEDES_FIELD_NUMBER: _ClassVar[int]
+    IDEMPOTENCY_FIELD_NUMBER: _ClassVar[int]
     content: str
     kind: str
     importance: float
@@ -275,7 +276,114 @@ class RememberRequest(_message.Message):
     metadata: _struct_pb2.Struct
     workspace_id: str
     supersedes: _containers.RepeatedScalarFieldContainer[str]
-    def __init__(self, content: _Optional[str] = ..., kind: _Optional[str] = ..., importance: _Optional[float] = ..., tags: _Optional[_Iterable[str]] = ..., subject: _Optional[str] = ..., wing: _Optional[str] = ..., room: _Optional[str] = ..., pinned: _Optional[bool] = ..., visibility: _Optional[str] = ..., source_type: _Optional[str] = ..., source_uri: _Optional[str] = ..., source_session: _Optional[str] = ..., valid_from: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., valid_to: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., expires_at: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., external_id: _Optional[str] = ..., metadata: _Optional[_Union[_struct_pb2.Struct, _Mapping]] = ..., workspace_id: _Optional[str] = ..., supersedes: _Optional[_Iterable[str]] = ...) -> None: ...
+    idempotency: IdempotencyKey
+    def __init__(self, content: _Optional[str] = ..., kind: _Optional[str] = ..., importance: _Optional[float] = ..., tags: _Optional[_Iterable[str]] = ..., subject: _Optional[str] = ..., wing: _Optional[str] = ..., room: _Optional[str] = ..., pinned: _Optional[bool] = ..., visibility: _Optional[str] = ..., source_type: _Optional[str] = ..., source_uri: _Optional[str] = ..., source_session: _Optional[str] = ..., valid_from: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., valid_to: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., expires_at: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., external_id: _Optional[str] = ..., metadata: _Optional[_Union[_struct_pb2.Struct, _Mapping]] = ..., workspace_id: _Optional[str] = ..., supersedes: _Optional[_Iterable[str]] = ..., idempotency: _Optional[_Union[IdempotencyKey, _Mapping]] = ...) -> None: ...
+
+class IdempotencyKey(_message.Message):
+    __slots__ = ("key", "request_hash")
+    KEY_FIELD_NUMBER: _ClassVar[int]
+    REQUEST_HASH_FIELD_NUMBER: _ClassVar[int]
+    key: str
+    request_hash: bytes
+    def __init__(self, key: _Optional[str] = ..., request_hash: _Optional[bytes] = ...) -> None: ...
+
+class BatchEntry(_message.Message):
+    __slots__ = ("index", "memory")
+    INDEX_FIELD_NUMBER: _ClassVar[int]
+    MEMORY_FIELD_NUMBER: _ClassVar[int]
+    index: int
+    memory: RememberRequest
+    def __init__(self, index: _Optional[int] = ..., memory: _Optional[_Union[RememberRequest, _Mapping]] = ...) -> None: ...
+
+class RememberBatchRequest(_message.Message):
+    __slots__ = ("items", "idempotency")
+    ITEMS_FIELD_NUMBER: _ClassVar[int]
+    IDEMPOTENCY_FIELD_NUMBER: _ClassVar[int]
+    items: _containers.RepeatedCompositeFieldContainer[BatchEntry]
+    idempotency: IdempotencyKey
+    def __init__(self, items: _Optional[_Iterable[_Union[BatchEntry, _Mapping]]] = ..., idempotency: _Optional[_Union[IdempotencyKey, _Mapping]] = ...) -> None: ...
+
+class ItemError(_message.Message):
+    __slots__ = ("error_class", "code", "detail", "field")
+    ERROR_CLASS_FIELD_NUMBER: _ClassVar[int]
+    CODE_FIELD_NUMBER: _ClassVar[int]
+    DETAIL_FIELD_NUMBER: _ClassVar[int]
+    FIELD_FIELD_NUMBER: _ClassVar[int]
+    error_class: str
+    code: str
+    detail: str
+    field: str
+    def __init__(self, error_class: _Optional[str] = ..., code: _Optional[str] = ..., detail: _Optional[str] = ..., field: _Optional[str] = ...) -> None: ...
+
+class BatchResult(_message.Message):
+    __slots__ = ("index", "answer", "error")
+    INDEX_FIELD_NUMBER: _ClassVar[int]
+    ANSWER_FIELD_NUMBER: _ClassVar[int]
+    ERROR_FIELD_NUMBER: _ClassVar[int]
+    index: int
+    answer: RememberResponse
+    error: ItemError
+    def __init__(self, index: _Optional[int] = ..., answer: _Optional[_Union[RememberResponse, _Mapping]] = ..., error: _Optional[_Union[ItemError, _Mapping]] = ...) -> None: ...
+
+class RememberBatchResponse(_message.Message):
+    __slots__ = ("results", "replayed")
+    RESULTS_FIELD_NUMBER: _ClassVar[int]
+    REPLAYED_FIELD_NUMBER: _ClassVar[int]
+    results: _containers.RepeatedCompositeFieldContainer[BatchResult]
+    replayed: bool
+    def __init__(self, results: _Optional[_Iterable[_Union[BatchResult, _Mapping]]] = ..., replayed: _Optional[bool] = ...) -> None: ...
+
+class ObserveRequest(_message.Message):
+    __slots__ = ("content", "source_session", "workspace_id", "tags", "metadata", "source_uri", "expires_at", "idempotency")
+    CONTENT_FIELD_NUMBER: _ClassVar[int]
+    SOURCE_SESSION_FIELD_NUMBER: _ClassVar[int]
+    WORKSPACE_ID_FIELD_NUMBER: _ClassVar[int]
+    TAGS_FIELD_NUMBER: _ClassVar[int]
+    METADATA_FIELD_NUMBER: _ClassVar[int]
+    SOURCE_URI_FIELD_NUMBER: _ClassVar[int]
+    EXPIRES_AT_FIELD_NUMBER: _ClassVar[int]
+    IDEMPOTENCY_FIELD_NUMBER: _ClassVar[int]
+    content: str
+    source_session: str
+    workspace_id: str
+    tags: _containers.RepeatedScalarFieldContainer[str]
+    metadata: _struct_pb2.Struct
+    source_uri: str
+    expires_at: _timestamp_pb2.Timestamp
+    idempotency: IdempotencyKey
+    def __init__(self, content: _Optional[str] = ..., source_session: _Optional[str] = ..., workspace_id: _Optional[str] = ..., tags: _Optional[_Iterable[str]] = ..., metadata: _Optional[_Union[_struct_pb2.Struct, _Mapping]] = ..., source_uri: _Optional[str] = ..., expires_at: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., idempotency: _Optional[_Union[IdempotencyKey, _Mapping]] = ...) -> None: ...
+
+class ObserveResponse(_message.Message):
+    __slots__ = ("id", "status", "expires_at", "replayed")
+    ID_FIELD_NUMBER: _ClassVar[int]
+    STATUS_FIELD_NUMBER: _ClassVar[int]
+    EXPIRES_AT_FIELD_NUMBER: _ClassVar[int]
+    REPLAYED_FIELD_NUMBER: _ClassVar[int]
+    id: str
+    status: str
+    expires_at: _timestamp_pb2.Timestamp
+    replayed: bool
+    def __init__(self, id: _Optional[str] = ..., status: _Optional[str] = ..., expires_at: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., replayed: _Optional[bool] = ...) -> None: ...
+
+class PatchRequest(_message.Message):
+    __slots__ = ("id", "fields", "tags", "importance", "pinned", "visibility", "subject", "valid_to")
+    ID_FIELD_NUMBER: _ClassVar[int]
+    FIELDS_FIELD_NUMBER: _ClassVar[int]
+    TAGS_FIELD_NUMBER: _ClassVar[int]
+    IMPORTANCE_FIELD_NUMBER: _ClassVar[int]
+    PINNED_FIELD_NUMBER: _ClassVar[int]
+    VISIBILITY_FIELD_NUMBER: _ClassVar[int]
+    SUBJECT_FIELD_NUMBER: _ClassVar[int]
+    VALID_TO_FIELD_NUMBER: _ClassVar[int]
+    id: str
+    fields: _containers.RepeatedScalarFieldContainer[str]
+    tags: _containers.RepeatedScalarFieldContainer[str]
+    importance: float
+    pinned: bool
+    visibility: str
+    subject: str
+    valid_to: _timestamp_pb2.Timestamp
+    def __init__(self, id: _Optional[str] = ..., fields: _Optional[_Iterable[str]] = ..., tags: _Optional[_Iterable[str]] = ..., importance: _Optional[float] = ..., pinned: _Optional[bool] = ..., visibility: _Optional[str] = ..., subject: _Optional[str] = ..., valid_to: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ...) -> None: ...
 
 class PossibleSupersede(_message.Message):
     __slots__ = ("id", "similarity", "preview")
@@ -288,7 +396,7 @@ class PossibleSupersede(_message.Message):
     def __init__(self, id: _Optional[str] = ..., similarity: _Optional[float] = ..., preview: _Optional[str] = ...) -> None: ...
 
 class RememberResponse(_message.Message):
-    __slots__ = ("id", "status", "review_status", "authority", "item", "possible_supersedes", "superseded")
+    __slots__ = ("id", "status", "review_status", "authority", "item", "possible_supersedes", "superseded", "replayed")
     ID_FIELD_NUMBER: _ClassVar[int]
     STATUS_FIELD_NUMBER: _ClassVar[int]
     REVIEW_STATUS_FIELD_NUMBER: _ClassVar[int]
@@ -296,6 +404,7 @@ class RememberResponse(_message.Message):
     ITEM_FIELD_NUMBER: _ClassVar[int]
     POSSIBLE_SUPERSEDES_FIELD_NUMBER: _ClassVar[int]
     SUPERSEDED_FIELD_NUMBER: _ClassVar[int]
+    REPLAYED_FIELD_NUMBER: _ClassVar[int]
     id: str
     status: str
     review_status: str
@@ -303,4 +412,5 @@ class RememberResponse(_message.Message):
     item: _memory_pb2.MemoryItem
     possible_supersedes: _containers.RepeatedCompositeFieldContainer[PossibleSupersede]
     superseded: _containers.RepeatedScalarFieldContainer[str]
-    def __init__(self, id: _Optional[str] = ..., status: _Optional[str] = ..., review_status: _Optional[str] = ..., authority: _Optional[int] = ..., item: _Optional[_Union[_memory_pb2.MemoryItem, _Mapping]] = ..., possible_supersedes: _Optional[_Iterable[_Union[PossibleSupersede, _Mapping]]] = ..., superseded: _Optional[_Iterable[str]] = ...) -> None: ...
+    replayed: bool
+    def __init__(self, id: _Optional[str] = ..., status: _Optional[str] = ..., review_status: _Optional[str] = ..., authority: _Optional[int] = ..., item: _Optional[_Union[_memory_pb2.MemoryItem, _Mapping]] = ..., possible_supersedes: _Optional[_Iterable[_Union[PossibleSupersede, _Mapping]]] = ..., superseded: _Optional[_Iterable[str]] = ..., replayed: _Optional[bool] = ...) -> None: ...

@@ -39,6 +39,21 @@ class IngestServiceStub:
                 request_serializer=engram_dot_v1_dot_ingest__pb2.RememberRequest.SerializeToString,
                 response_deserializer=engram_dot_v1_dot_ingest__pb2.RememberResponse.FromString,
                 _registered_method=True)
+        self.RememberBatch = channel.unary_unary(
+                '/engram.v1.IngestService/RememberBatch',
+                request_serializer=engram_dot_v1_dot_ingest__pb2.RememberBatchRequest.SerializeToString,
+                response_deserializer=engram_dot_v1_dot_ingest__pb2.RememberBatchResponse.FromString,
+                _registered_method=True)
+        self.Observe = channel.unary_unary(
+                '/engram.v1.IngestService/Observe',
+                request_serializer=engram_dot_v1_dot_ingest__pb2.ObserveRequest.SerializeToString,
+                response_deserializer=engram_dot_v1_dot_ingest__pb2.ObserveResponse.FromString,
+                _registered_method=True)
+        self.Patch = channel.unary_unary(
+                '/engram.v1.IngestService/Patch',
+                request_serializer=engram_dot_v1_dot_ingest__pb2.PatchRequest.SerializeToString,
+                response_deserializer=engram_dot_v1_dot_ingest__pb2.ItemResponse.FromString,
+                _registered_method=True)
         self.Review = channel.unary_unary(
                 '/engram.v1.IngestService/Review',
                 request_serializer=engram_dot_v1_dot_ingest__pb2.ReviewRequest.SerializeToString,
@@ -101,6 +116,29 @@ class IngestServiceServicer:
 
     def Remember(self, request, context):
         """Store one memory. Idempotent on the canonical content hash.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def RememberBatch(self, request, context):
+        """Store up to 100 memories in one transaction, each in its own savepoint: one result per memory, so an
+        invalid one is reported and every valid one is stored.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def Observe(self, request, context):
+        """Store a raw observation cheaply: kind observation, active at once, no possible-supersedes search, a short
+        time to live by default.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def Patch(self, request, context):
+        """Correct an item's metadata (tags, importance, pinned, visibility, subject, valid_to); never its content.
         """
         context.set_code(grpc.StatusCode.UNIMPLEMENTED)
         context.set_details('Method not implemented!')
@@ -190,6 +228,21 @@ def add_IngestServiceServicer_to_server(servicer, server):
                     request_deserializer=engram_dot_v1_dot_ingest__pb2.RememberRequest.FromString,
                     response_serializer=engram_dot_v1_dot_ingest__pb2.RememberResponse.SerializeToString,
             ),
+            'RememberBatch': grpc.unary_unary_rpc_method_handler(
+                    servicer.RememberBatch,
+                    request_deserializer=engram_dot_v1_dot_ingest__pb2.RememberBatchRequest.FromString,
+                    response_serializer=engram_dot_v1_dot_ingest__pb2.RememberBatchResponse.SerializeToString,
+            ),
+            'Observe': grpc.unary_unary_rpc_method_handler(
+                    servicer.Observe,
+                    request_deserializer=engram_dot_v1_dot_ingest__pb2.ObserveRequest.FromString,
+                    response_serializer=engram_dot_v1_dot_ingest__pb2.ObserveResponse.SerializeToString,
+            ),
+            'Patch': grpc.unary_unary_rpc_method_handler(
+                    servicer.Patch,
+                    request_deserializer=engram_dot_v1_dot_ingest__pb2.PatchRequest.FromString,
+                    response_serializer=engram_dot_v1_dot_ingest__pb2.ItemResponse.SerializeToString,
+            ),
             'Review': grpc.unary_unary_rpc_method_handler(
                     servicer.Review,
                     request_deserializer=engram_dot_v1_dot_ingest__pb2.ReviewRequest.FromString,
@@ -273,6 +326,87 @@ class IngestService:
             '/engram.v1.IngestService/Remember',
             engram_dot_v1_dot_ingest__pb2.RememberRequest.SerializeToString,
             engram_dot_v1_dot_ingest__pb2.RememberResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def RememberBatch(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/engram.v1.IngestService/RememberBatch',
+            engram_dot_v1_dot_ingest__pb2.RememberBatchRequest.SerializeToString,
+            engram_dot_v1_dot_ingest__pb2.RememberBatchResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def Observe(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/engram.v1.IngestService/Observe',
+            engram_dot_v1_dot_ingest__pb2.ObserveRequest.SerializeToString,
+            engram_dot_v1_dot_ingest__pb2.ObserveResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def Patch(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/engram.v1.IngestService/Patch',
+            engram_dot_v1_dot_ingest__pb2.PatchRequest.SerializeToString,
+            engram_dot_v1_dot_ingest__pb2.ItemResponse.FromString,
             options,
             channel_credentials,
             insecure,

@@ -99,6 +99,37 @@ class RememberAnswer(Answer):
     item: ItemAnswer = Field(description="The stored memory, as `GET /v1/items/{item_id}` returns it.")
 
 
+class BatchResult(Answer):
+    """What became of one memory of a batch: its answer, or the problem that refused it (nothing of it stored)."""
+
+    index: int = Field(description="The memory's position in `items`, from 0.")
+    status: int = Field(
+        description="The status `POST /v1/remember` would have answered: 201, 200 (`deduplicated`), or the "
+        "problem's status (422, 403, 404, 409)."
+    )
+    answer: RememberAnswer | None = Field(description="The remember answer; null when the memory was refused.")
+    error: dict[str, Any] | None = Field(
+        description="The problem+json object (`type`, `title`, `status`, `detail`, `code`, and `field` when one "
+        "field is at fault); null when the memory was stored or deduplicated."
+    )
+
+
+class BatchAnswer(Answer):
+    """One result per memory sent, in the order sent."""
+
+    results: list[BatchResult] = Field(description="One per memory of `items`, by `index`.")
+
+
+class ObserveAnswer(Answer):
+    """201 for `created`; 200 for `deduplicated`, with the observation already stored."""
+
+    id: str = Field(description="The observation's id, or the live one's with the same text for `deduplicated`.")
+    status: str = Field(description="`created` or `deduplicated`.")
+    expires_at: str | None = Field(
+        description="When it expires (null: never, for one tagged `permanent`); the sweep then moves it to the trash."
+    )
+
+
 class RecalledAnswer(Answer):
     """A memory recall or search returned, with its score and why."""
 

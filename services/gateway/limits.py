@@ -86,9 +86,11 @@ class Limits:
         if cached is not None:
             self._tenant_limits[tenant_id] = (float("-inf"), cached[1])
 
-    async def check(self, ctx: CallerContext, route: str) -> None:
+    async def check(self, ctx: CallerContext, route: str, cost: int = 1) -> None:
+        """Count the request (``cost``: the writes it carries) against ``route``'s limit; ``RateLimited`` when
+        spent."""
         limit = await self.per_minute(ctx, route)
-        wait = self._limiter.take(ctx.principal_id, route, limit)
+        wait = self._limiter.take(ctx.principal_id, route, limit, cost)
         if wait > 0:
             raise RateLimited(f"rate limit of {limit} {route} requests a minute reached", retry_after_s=wait)
 

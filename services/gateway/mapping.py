@@ -6,9 +6,12 @@ from typing import Any
 
 from google.protobuf.json_format import MessageToDict
 
-from engram.domain.values import PipelineStage
+from engram.domain.values import PipelineStage, RememberStatus
+from engram.rpc.errors import rebuild
 from engram.v1 import ingest_pb2, memory_pb2, recall_pb2
 from services.gateway.answers import (
+    BatchAnswer,
+    BatchResult,
     Blocker,
     BulkAnswer,
     BulkSkip,
@@ -27,6 +30,7 @@ from services.gateway.answers import (
     ItemCounts,
     ItemPage,
     ItemsAnswer,
+    ObserveAnswer,
     PossibleSupersede,
     ReadinessAnswer,
     RecallAnswer,
@@ -41,6 +45,7 @@ from services.gateway.answers import (
     TrashEntryAnswer,
     TrashPage,
 )
+from services.gateway.problems import error_body
 
 
 def _time(message: Any, name: str) -> str | None:
@@ -112,6 +117,23 @@ def remember_answer(reply: ingest_pb2.RememberResponse) -> RememberAnswer:
         superseded=list(reply.superseded),
         item=item_answer(reply.item),
     )
+
+
+def batch_answer(reply: ingest_pb2.RememberBatchResponse, refused: dict[int, dict[str, Any]]) -> BatchAnswer:
+    """Ingest's results merged with the memories the schema refused here (``refused``: index → problem)."""
+    results = [BatchResult(index=i, status=422, answer=None, error=problem) for i, problem in refused.items()]
+    for r in reply.results:
+        if r.HasField("answer"):
+            status = 200 if r.answer.status == RememberStatus.DEDUPLICATED else 201
+            results.append(BatchResult(index=r.index, status=status, answer=remember_answer(r.answer), error=None))
+        else:
+            body = error_body(rebuild(r.error.error_class, r.error.code, r.error.detail, r.error.field))
+            results.append(BatchResult(index=r.index, status=body["status"], answer=None, error=body))
+    return BatchAnswer(results=sorted(results, key=lambda r: r.index))
+
+
+def observe_answer(reply: ingest_pb2.ObserveResponse) -> ObserveAnswer:
+    return ObserveAnswer(id=reply.id, status=reply.status, expires_at=_time(reply, "expires_at"))
 
 
 def _recalled_fields(recalled: memory_pb2.RecalledItem) -> dict[str, Any]:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import logging
+from collections.abc import Sequence
 from typing import Any
 
 from fastapi import FastAPI, Request
@@ -45,16 +46,10 @@ def http_status(error: type[EngramError]) -> tuple[int, str]:
     return most_specific(HTTP_STATUS, error)
 
 
-def problem(
-    status: int,
-    code: str,
-    title: str,
-    detail: str,
-    *,
-    field: str | None = None,
-    extra: dict[str, Any] | None = None,
-    headers: dict[str, str] | None = None,
-) -> JSONResponse:
+def problem_body(
+    status: int, code: str, title: str, detail: str, *, field: str | None = None, extra: dict[str, Any] | None = None
+) -> dict[str, Any]:
+    """The problem+json object."""
     body: dict[str, Any] = {
         "type": f"https://engram.dev/problems/{code}",
         "title": title,
@@ -66,11 +61,41 @@ def problem(
         body["field"] = field
     if extra:
         body.update(extra)
+    return body
+
+
+def problem(
+    status: int,
+    code: str,
+    title: str,
+    detail: str,
+    *,
+    field: str | None = None,
+    extra: dict[str, Any] | None = None,
+    headers: dict[str, str] | None = None,
+) -> JSONResponse:
+    body = problem_body(status, code, title, detail, field=field, extra=extra)
     return JSONResponse(body, status_code=status, media_type=PROBLEM, headers=headers)
 
 
+def error_body(exc: EngramError) -> dict[str, Any]:
+    """The problem+json object an error is answered with (its status is the object's ``status``)."""
+    status, title = http_status(type(exc))
+    return problem_body(status, exc.code, title, exc.detail, field=exc.field)
+
+
+def validation_body(errors: Sequence[Any]) -> dict[str, Any]:
+    """The ``validation_failed`` problem of a request the schema refused (``errors``: pydantic's)."""
+    listed = [{"field": _field(tuple(e["loc"])), "rule": e["type"], "message": e["msg"]} for e in errors]
+    first = listed[0] if listed else {"field": "body", "message": "invalid request"}
+    detail = "; ".join(f"{e['field']}: {e['message']}" for e in listed)
+    return problem_body(
+        422, "validation_failed", "Invalid request", detail, field=first["field"], extra={"errors": listed}
+    )
+
+
 def _field(loc: tuple[Any, ...]) -> str:
-    parts = [str(p) for p in loc if p not in ("body", "query", "path")]
+    parts = [str(p) for p in loc if p not in ("body", "query", "path", "header")]
     return ".".join(parts) or "body"
 
 
@@ -87,12 +112,7 @@ def install(app: FastAPI) -> None:
 
     @app.exception_handler(RequestValidationError)
     async def invalid_request(_: Request, exc: RequestValidationError) -> JSONResponse:
-        errors = [{"field": _field(tuple(e["loc"])), "rule": e["type"], "message": e["msg"]} for e in exc.errors()]
-        first = errors[0] if errors else {"field": "body", "message": "invalid request"}
-        detail = "; ".join(f"{e['field']}: {e['message']}" for e in errors)
-        return problem(
-            422, "validation_failed", "Invalid request", detail, field=first["field"], extra={"errors": errors}
-        )
+        return JSONResponse(validation_body(exc.errors()), status_code=422, media_type=PROBLEM)
 
     @app.exception_handler(Exception)
     async def unexpected(_: Request, exc: Exception) -> JSONResponse:

@@ -6,7 +6,8 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Any
 
-from pydantic import AwareDatetime, BaseModel, ConfigDict, Field
+from pydantic import AwareDatetime, BaseModel, ConfigDict, Field, field_validator, model_validator
+from pydantic.json_schema import SkipJsonSchema
 
 from engram.domain.values import (
     BulkAction,
@@ -104,6 +105,101 @@ class RememberBody(Body):
         description="Ids this memory replaces, atomically: at most 20 distinct UUIDs, each live, readable, in "
         "a workspace where the caller may write, and with authority at most this memory's.",
     )
+
+
+MAX_BATCH = 100
+
+
+class RememberBatchBody(Body):
+    """Up to 100 memories stored in one transaction, each on its own: one that breaks a rule is reported in its
+    result and every other one is stored."""
+
+    items: list[dict[str, Any]] = Field(
+        min_length=1,
+        max_length=MAX_BATCH,
+        description="1–100 memories, each a `RememberBody` (the body of `POST /v1/remember`). Each is checked on its "
+        "own: one the schema refuses gets a 422 result and the others go on.",
+    )
+
+
+class ObserveBody(Body):
+    """A raw observation: stored as kind `observation`, active at once, searchable by keyword as soon as the
+    answer comes back, embedded shortly after, and gone after ENGRAM_OBSERVE_TTL_HOURS (72) by default."""
+
+    content: str = Field(
+        description="What was observed: not blank, at most ENGRAM_MAX_CONTENT_BYTES (16384) UTF-8 bytes; the "
+        "secret guard applies as for remember.",
+        examples=["The user asked to rerun the failing deploy."],
+    )
+    source_session: str | None = Field(
+        default=None, description="The chat or run it was seen in, at most 200 characters."
+    )
+    workspace_id: str | None = Field(
+        default=None, description="A UUID where the caller may write; the tenant's `default` workspace otherwise."
+    )
+    tags: list[str] = Field(
+        default_factory=list,
+        description="At most 32, each 1–64 characters; `permanent` keeps it from expiring.",
+    )
+    metadata: dict[str, Any] = Field(default_factory=dict, description="Any JSON object, stored and returned as given.")
+    source_uri: str | None = Field(default=None, description="Where it came from (a URL, a file), as given.")
+    expires_at: datetime | None = Field(
+        default=None,
+        description="When it expires (in the future, with a timezone offset); now + ENGRAM_OBSERVE_TTL_HOURS "
+        "when left out.",
+    )
+
+
+_NOT_NULL = ("tags", "importance", "pinned", "visibility")
+
+
+class PatchBody(Body):
+    """The metadata to correct; at least one field. Fields left out stay as they are. The content is never
+    patched: supersede the memory instead."""
+
+    tags: list[str] | None = Field(
+        default=None, description="Replaces the tags: at most 32, each 1–64 characters; duplicates are dropped."
+    )
+    importance: float | None = Field(default=None, description="0–1.")
+    pinned: bool | None = Field(default=None, description="Pinned memories come first in startup recall.")
+    visibility: Visibility | None = Field(
+        default=None,
+        description="Who may read it. Widening needs a writing role in the workspace, as remember does; "
+        "widening another's memory also needs the review scope and a non-agent principal.",
+    )
+    subject: str | None = Field(
+        default=None, description="At most 200 characters; null clears it. Not for singleton kinds (409)."
+    )
+    valid_to: datetime | None = Field(
+        default=None,
+        description="When the claim stopped being true (with an offset), not before `valid_from`; null clears it.",
+    )
+    content: SkipJsonSchema[Any] = Field(default=None, exclude=True)
+
+    @field_validator("content", mode="before")
+    @classmethod
+    def _no_content(cls, value: Any) -> Any:
+        raise ValueError("content is never patched; supersede the memory instead")
+
+    @field_validator(*_NOT_NULL, mode="before")
+    @classmethod
+    def _not_null(cls, value: Any) -> Any:
+        if value is None:
+            raise ValueError("may not be null")
+        return value
+
+    @field_validator("valid_to")
+    @classmethod
+    def _with_offset(cls, value: datetime | None) -> datetime | None:
+        if value is not None and value.tzinfo is None:
+            raise ValueError("give a timezone offset")
+        return value
+
+    @model_validator(mode="after")
+    def _something(self) -> PatchBody:
+        if not self.model_fields_set:
+            raise ValueError("name at least one field to change")
+        return self
 
 
 class FilterFields(Body):

@@ -26,6 +26,8 @@ from services.ingest.conflicts import ConflictService
 from services.ingest.edges import EdgeService
 from services.ingest.feedback import FeedbackService
 from services.ingest.inventory import run_inventory
+from services.ingest.observe import ObserveService
+from services.ingest.patch import PatchService
 from services.ingest.review import ReviewService
 from services.ingest.service import IngestService
 from services.ingest.servicer import IngestServicer
@@ -46,6 +48,8 @@ def servicers(pool: asyncpg.Pool, settings: Settings, llm: JsonChat | None = Non
         TrashService(pool, settings),
         ConflictService(pool, settings, ingest),
         EdgeService(pool, settings),
+        ObserveService(pool, settings, ingest),
+        PatchService(pool, settings),
     )
     admin = AdminServicer(AdminService(pool, settings))
 

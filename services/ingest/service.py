@@ -18,17 +18,19 @@ from engram.domain.classification import Classification, parse_placement_rules
 from engram.domain.content import content_hash, index_context
 from engram.domain.models import CallerContext, MemoryItem, MemoryKind
 from engram.domain.values import EventType, PipelineStage, ReviewStatus, StageStatus
-from engram.errors import Conflict, ValidationFailed
+from engram.errors import Conflict, EngramError, NotFound, PermissionDenied, ValidationFailed
 from engram.events.envelope import Event
 from engram.events.outbox import Outbox
 from engram.llm import JsonChat
 from engram.pipeline import changes, classify
 from engram.telemetry.metrics import REMEMBER_STAGE, REMEMBERED, timed
-from services.ingest import checks
+from services.ingest import checks, idempotency
+from services.ingest.idempotency import Once, Replayed
 from services.ingest.trash import discard
 
 DEFAULT_KIND = "fact"
 MAX_SUPERSEDES = 20
+MAX_BATCH = 100
 
 
 @dataclass
@@ -60,6 +62,15 @@ class RememberResult:
     item: MemoryItem
     superseded: list[str] = field(default_factory=list)
     possible_supersedes: list[items.Similar] = field(default_factory=list)
+
+
+@dataclass
+class BatchOutcome:
+    """One memory of a batch: what remember did, or why it refused it."""
+
+    index: int
+    result: RememberResult | None = None
+    error: EngramError | None = None
 
 
 @dataclass(frozen=True)
@@ -97,46 +108,99 @@ class IngestService:
 
     async def remember(self, ctx: CallerContext, cmd: RememberCommand) -> RememberResult:
         """Store one memory; the same canonical content again answers ``deduplicated`` with the first item."""
+        result = await self.remember_once(ctx, cmd, None)
+        assert isinstance(result, RememberResult)  # no key, nothing to replay
+        return result
+
+    async def remember_once(
+        self, ctx: CallerContext, cmd: RememberCommand, once: Once[RememberResult] | None
+    ) -> RememberResult | Replayed:
+        """``remember`` under an idempotency key: the stored answer of an earlier request with the same key, or
+        the write with its answer stored in the same transaction."""
         checked = self._validate(ctx, cmd)
         async with tenant_tx(self._pool, ctx.tenant_id) as conn:
-            content, redacted = await checks.guard_secrets(conn, cmd.content)
-            digest = content_hash(content)
-            kind = await checks.resolve_kind(conn, cmd.kind or DEFAULT_KIND)
-            targets = [await checks.live_target(conn, ctx, target_id) for target_id in cmd.supersedes]
-            workspace_id = await checks.resolve_workspace(
-                conn, ctx, cmd.workspace_id or (str(targets[0].workspace_id) if targets else None)
-            )
-            authority = await checks.resolve_authority(conn, ctx, checked.source_type)
-            slot = _Slot(targets)
-            if kind.singleton and cmd.subject and not targets:
-                holder = await items.live_singleton(conn, workspace_id, cmd.subject, kind.name, ctx.principal_id)
-                if holder is not None and holder.content_hash == digest:
-                    return _deduplicated(holder)
-                slot = _singleton_slot(holder, authority, kind)
-            await checks.check_may_supersede(conn, ctx, cmd.supersedes, kind, slot.targets, authority)
-            now = await clock.now(conn)
-            new = await self._new_item(
-                conn,
-                ctx,
-                cmd,
-                checked,
-                content=content,
-                digest=digest,
-                kind=kind,
-                workspace_id=workspace_id,
-                authority=authority,
-                now=now,
-                proposed=kind.requires_review or slot.rival is not None,
-            )
-            stored = await self._insert(conn, ctx, new, now, superseding=bool(slot.targets))
-            if isinstance(stored, RememberResult):
-                return stored
-            await self._record_creation(conn, ctx, stored, redacted)
-            await self._apply_slot(conn, ctx, stored, slot)
-            similar = await self._possible_supersedes(conn, ctx, stored, slot.targets)
+            replayed = await idempotency.claim(conn, ctx, once, self._settings.idempotency_ttl_hours)
+            if replayed is not None:
+                return replayed
+            result = await self._remember(conn, ctx, cmd, checked)
+            await idempotency.keep(conn, ctx, once, result)
+        return result
+
+    async def remember_batch(
+        self, ctx: CallerContext, commands: list[tuple[int, RememberCommand]], once: Once[list[BatchOutcome]] | None
+    ) -> list[BatchOutcome] | Replayed:
+        """Up to ``MAX_BATCH`` memories in one transaction, each in its own savepoint: a memory that breaks a
+        rule is reported with its error and rolled back alone; every other one is stored. An error no memory
+        causes (the database lost, a bug) fails the whole batch."""
+        if len(commands) > MAX_BATCH:
+            raise ValidationFailed(f"a batch holds at most {MAX_BATCH} memories", field="items")
+        outcomes: list[BatchOutcome] = []
+        async with tenant_tx(self._pool, ctx.tenant_id) as conn:
+            replayed = await idempotency.claim(conn, ctx, once, self._settings.idempotency_ttl_hours)
+            if replayed is not None:
+                return replayed
+            for index, cmd in commands:
+                try:
+                    checked = self._validate(ctx, cmd)
+                    async with conn.transaction():  # a savepoint: a refused memory leaves the others
+                        outcomes.append(BatchOutcome(index, await self._remember(conn, ctx, cmd, checked)))
+                except (ValidationFailed, NotFound, PermissionDenied, Conflict) as exc:
+                    outcomes.append(BatchOutcome(index, error=exc))
+            await idempotency.keep(conn, ctx, once, outcomes)
+        return outcomes
+
+    async def _remember(
+        self, conn: asyncpg.Connection, ctx: CallerContext, cmd: RememberCommand, checked: _Checked
+    ) -> RememberResult:
+        """One memory, inside the caller's transaction."""
+        content, redacted = await checks.guard_secrets(conn, cmd.content)
+        digest = content_hash(content)
+        kind = await checks.resolve_kind(conn, cmd.kind or DEFAULT_KIND)
+        targets = [await checks.live_target(conn, ctx, target_id) for target_id in cmd.supersedes]
+        workspace_id = await checks.resolve_workspace(
+            conn, ctx, cmd.workspace_id or (str(targets[0].workspace_id) if targets else None)
+        )
+        authority = await checks.resolve_authority(conn, ctx, checked.source_type)
+        slot = _Slot(targets)
+        if kind.singleton and cmd.subject and not targets:
+            holder = await items.live_singleton(conn, workspace_id, cmd.subject, kind.name, ctx.principal_id)
+            if holder is not None and holder.content_hash == digest:
+                return _deduplicated(holder)
+            slot = _singleton_slot(holder, authority, kind)
+        await checks.check_may_supersede(conn, ctx, cmd.supersedes, kind, slot.targets, authority)
+        now = await clock.now(conn)
+        new = await self._new_item(
+            conn,
+            ctx,
+            cmd,
+            checked,
+            content=content,
+            digest=digest,
+            kind=kind,
+            workspace_id=workspace_id,
+            authority=authority,
+            now=now,
+            proposed=kind.requires_review or slot.rival is not None,
+        )
+        stored = await self._insert(conn, ctx, new, now, superseding=bool(slot.targets))
+        if isinstance(stored, RememberResult):
+            return stored
+        await self._record_creation(conn, ctx, stored, redacted)
+        await self._apply_slot(conn, ctx, stored, slot)
+        similar = await self._possible_supersedes(conn, ctx, stored, slot.targets)
         status = "superseded" if slot.targets else "created"
         REMEMBERED.labels(status).inc()
         return RememberResult(status, stored, [str(t.id) for t in slot.targets], similar)
+
+    async def store_new(
+        self, conn: asyncpg.Connection, ctx: CallerContext, new: items.NewItem, now: datetime, redacted: list[str]
+    ) -> MemoryItem | RememberResult:
+        """Insert a new item with its audit row, pending stages and ``memory.created`` (for writes other than
+        ``remember`` that store a memory, such as ``observe``), or the live duplicate (``deduplicated``)."""
+        stored = await self._insert(conn, ctx, new, now, superseding=False)
+        if isinstance(stored, MemoryItem):
+            await self._record_creation(conn, ctx, stored, redacted)
+        return stored
 
     def _validate(self, ctx: CallerContext, cmd: RememberCommand) -> _Checked:
         """Every check that needs no read; returns what it settled."""

@@ -3,17 +3,34 @@
 
 from __future__ import annotations
 
+import hashlib
+from collections.abc import Callable
+from typing import Any, TypeVar
+
 import grpc
 
 from engram.domain.content import preview
+from engram.domain.patching import PatchValues
+from engram.domain.values import IdempotentRoute
 from engram.rpc.context import caller
-from engram.rpc.convert import conflict_to_proto, edge_to_proto, from_struct, from_timestamp, item_to_proto
+from engram.rpc.convert import (
+    conflict_to_proto,
+    edge_to_proto,
+    from_struct,
+    from_timestamp,
+    item_to_proto,
+    timestamp,
+)
+from engram.rpc.errors import wire_class
 from engram.v1 import ingest_pb2, ingest_pb2_grpc
 from services.ingest.conflicts import ConflictService
 from services.ingest.edges import EdgeService
 from services.ingest.feedback import FeedbackService
+from services.ingest.idempotency import Once, Replayed
+from services.ingest.observe import ObserveCommand, Observed, ObserveService
+from services.ingest.patch import PatchService
 from services.ingest.review import ReviewService
-from services.ingest.service import IngestService, RememberCommand
+from services.ingest.service import BatchOutcome, IngestService, RememberCommand, RememberResult
 from services.ingest.trash import BulkFilter, TrashService
 
 
@@ -26,6 +43,8 @@ class IngestServicer(ingest_pb2_grpc.IngestServiceServicer):
         trash: TrashService,
         conflicts: ConflictService,
         edges: EdgeService,
+        observe: ObserveService,
+        patch: PatchService,
     ) -> None:
         self._service = service
         self._review = review
@@ -33,6 +52,8 @@ class IngestServicer(ingest_pb2_grpc.IngestServiceServicer):
         self._trash = trash
         self._conflicts = conflicts
         self._edges = edges
+        self._observe = observe
+        self._patch = patch
 
     async def Link(self, request: ingest_pb2.LinkRequest, context: grpc.aio.ServicerContext) -> ingest_pb2.LinkResponse:
         ctx = caller()
@@ -150,37 +171,158 @@ class IngestServicer(ingest_pb2_grpc.IngestServiceServicer):
         self, request: ingest_pb2.RememberRequest, context: grpc.aio.ServicerContext
     ) -> ingest_pb2.RememberResponse:
         ctx = caller()
-        command = RememberCommand(
+        once = _once(request, IdempotentRoute.REMEMBER, _encode_remember)
+        result = await self._service.remember_once(ctx, _remember_command(request), once)
+        if isinstance(result, Replayed):
+            return _replayed(ingest_pb2.RememberResponse, result)
+        return remember_response(result)
+
+    async def RememberBatch(
+        self, request: ingest_pb2.RememberBatchRequest, context: grpc.aio.ServicerContext
+    ) -> ingest_pb2.RememberBatchResponse:
+        ctx = caller()
+        once = _once(request, IdempotentRoute.REMEMBER_BATCH, _encode_batch)
+        commands = [(entry.index, _remember_command(entry.memory)) for entry in request.items]
+        result = await self._service.remember_batch(ctx, commands, once)
+        if isinstance(result, Replayed):
+            return _replayed(ingest_pb2.RememberBatchResponse, result)
+        return batch_response(result)
+
+    async def Observe(
+        self, request: ingest_pb2.ObserveRequest, context: grpc.aio.ServicerContext
+    ) -> ingest_pb2.ObserveResponse:
+        ctx = caller()
+        command = ObserveCommand(
             content=request.content,
-            kind=request.kind,
-            importance=request.importance if request.HasField("importance") else None,
+            source_session=request.source_session,
+            workspace_id=request.workspace_id,
             tags=list(request.tags),
-            subject=request.subject,
-            wing=request.wing,
-            room=request.room,
+            metadata=from_struct(request, "metadata"),
+            source_uri=request.source_uri,
+            expires_at=from_timestamp(request, "expires_at"),
+        )
+        result = await self._observe.observe(ctx, command, _once(request, IdempotentRoute.OBSERVE, _encode_observed))
+        if isinstance(result, Replayed):
+            return _replayed(ingest_pb2.ObserveResponse, result)
+        return observe_response(result)
+
+    async def Patch(
+        self, request: ingest_pb2.PatchRequest, context: grpc.aio.ServicerContext
+    ) -> ingest_pb2.ItemResponse:
+        ctx = caller()
+        values = PatchValues(
+            tags=list(request.tags),
+            importance=request.importance,
             pinned=request.pinned,
             visibility=request.visibility,
-            source_type=request.source_type,
-            source_uri=request.source_uri,
-            source_session=request.source_session,
-            valid_from=from_timestamp(request, "valid_from"),
+            subject=request.subject or None,
             valid_to=from_timestamp(request, "valid_to"),
-            expires_at=from_timestamp(request, "expires_at"),
-            external_id=request.external_id,
-            metadata=from_struct(request, "metadata"),
-            workspace_id=request.workspace_id,
-            supersedes=list(request.supersedes),
         )
-        result = await self._service.remember(ctx, command)
-        return ingest_pb2.RememberResponse(
-            id=str(result.item.id),
-            status=result.status,
-            review_status=result.item.review_status,
-            authority=result.item.authority,
-            item=item_to_proto(result.item),
-            superseded=result.superseded,
-            possible_supersedes=[
-                ingest_pb2.PossibleSupersede(id=s.id, similarity=s.similarity, preview=preview(s.content))
-                for s in result.possible_supersedes
-            ],
-        )
+        item = await self._patch.patch(ctx, request.id, list(request.fields), values)
+        return ingest_pb2.ItemResponse(item=item_to_proto(item))
+
+
+def _remember_command(request: ingest_pb2.RememberRequest) -> RememberCommand:
+    return RememberCommand(
+        content=request.content,
+        kind=request.kind,
+        importance=request.importance if request.HasField("importance") else None,
+        tags=list(request.tags),
+        subject=request.subject,
+        wing=request.wing,
+        room=request.room,
+        pinned=request.pinned,
+        visibility=request.visibility,
+        source_type=request.source_type,
+        source_uri=request.source_uri,
+        source_session=request.source_session,
+        valid_from=from_timestamp(request, "valid_from"),
+        valid_to=from_timestamp(request, "valid_to"),
+        expires_at=from_timestamp(request, "expires_at"),
+        external_id=request.external_id,
+        metadata=from_struct(request, "metadata"),
+        workspace_id=request.workspace_id,
+        supersedes=list(request.supersedes),
+    )
+
+
+def remember_response(result: RememberResult) -> ingest_pb2.RememberResponse:
+    return ingest_pb2.RememberResponse(
+        id=str(result.item.id),
+        status=result.status,
+        review_status=result.item.review_status,
+        authority=result.item.authority,
+        item=item_to_proto(result.item),
+        superseded=result.superseded,
+        possible_supersedes=[
+            ingest_pb2.PossibleSupersede(id=s.id, similarity=s.similarity, preview=preview(s.content))
+            for s in result.possible_supersedes
+        ],
+    )
+
+
+def batch_response(outcomes: list[BatchOutcome]) -> ingest_pb2.RememberBatchResponse:
+    results = []
+    for outcome in outcomes:
+        if outcome.result is not None:
+            results.append(ingest_pb2.BatchResult(index=outcome.index, answer=remember_response(outcome.result)))
+        elif outcome.error is not None:
+            error = outcome.error
+            results.append(
+                ingest_pb2.BatchResult(
+                    index=outcome.index,
+                    error=ingest_pb2.ItemError(
+                        error_class=wire_class(type(error)).__name__,
+                        code=error.code,
+                        detail=error.detail,
+                        field=error.field or "",
+                    ),
+                )
+            )
+    return ingest_pb2.RememberBatchResponse(results=results)
+
+
+def observe_response(result: Observed) -> ingest_pb2.ObserveResponse:
+    return ingest_pb2.ObserveResponse(
+        id=str(result.item.id), status=result.status, expires_at=timestamp(result.item.expires_at)
+    )
+
+
+def _encode_remember(result: RememberResult) -> bytes:
+    return bytes(remember_response(result).SerializeToString())
+
+
+def _encode_batch(outcomes: list[BatchOutcome]) -> bytes:
+    return bytes(batch_response(outcomes).SerializeToString())
+
+
+def _encode_observed(result: Observed) -> bytes:
+    return bytes(observe_response(result).SerializeToString())
+
+
+R = TypeVar("R", ingest_pb2.RememberResponse, ingest_pb2.RememberBatchResponse, ingest_pb2.ObserveResponse)
+
+
+def _replayed(message: type[R], replayed: Replayed) -> R:
+    """The stored answer, marked as replayed."""
+    reply = message()
+    reply.ParseFromString(replayed.answer)
+    reply.replayed = True
+    return reply
+
+
+T = TypeVar("T")
+
+
+def _once(request: Any, route: str, encode: Callable[[T], bytes]) -> Once[T] | None:
+    """The request's idempotency key, if it has one; a request without the gateway's fingerprint is hashed here
+    (its deterministic encoding without the key)."""
+    if not request.HasField("idempotency") or not request.idempotency.key:
+        return None
+    request_hash = request.idempotency.request_hash
+    if not request_hash:
+        bare = type(request)()
+        bare.CopyFrom(request)
+        bare.ClearField("idempotency")
+        request_hash = hashlib.sha256(bare.SerializeToString(deterministic=True)).digest()
+    return Once(route, request.idempotency.key, request_hash, encode)

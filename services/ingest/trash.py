@@ -10,7 +10,7 @@ from datetime import datetime
 import asyncpg
 
 from engram.config import Settings
-from engram.db import audit, identity, items, recall_logs, tenants, trash
+from engram.db import audit, idempotency, identity, items, recall_logs, tenants, trash
 from engram.db.pool import system_tx, tenant_tx
 from engram.domain import lifecycle, validation
 from engram.domain.models import CallerContext, MemoryItem
@@ -35,6 +35,7 @@ ARCHIVABLE = LIVE_REVIEW_STATUSES  # what a bulk archive looks at unless a statu
 MAX_BULK = 1_000
 SWEEP_BATCH = 500
 RECALL_LOG_BATCH = 10_000  # recall log rows deleted per tenant per pass (a busy tenant logs thousands a minute)
+IDEMPOTENCY_KEY_BATCH = 10_000  # idempotency keys deleted per tenant per pass (one per keyed write)
 
 
 async def discard(
@@ -268,11 +269,13 @@ class SweepReport:
     expired: int = 0
     purged: int = 0
     recall_logs: int = 0
+    idempotency_keys: int = 0
 
 
 async def sweep(pool: asyncpg.Pool, settings: Settings, *, batch: int = SWEEP_BATCH) -> SweepReport:
     """One pass over every tenant: expired items go to the trash (``memory.expired``), trash older than the
-    tenant's retention is emptied, and recall log rows older than ``recall_log_retention_days`` are deleted.
+    tenant's retention is emptied, recall log rows older than ``recall_log_retention_days`` and idempotency keys
+    older than ``idempotency_ttl_hours`` are deleted.
     Bounded per tenant; replicas running it at once skip each other's rows."""
     report = SweepReport()
     outbox = Outbox(settings.events_subject_prefix)
@@ -286,14 +289,20 @@ async def sweep(pool: asyncpg.Pool, settings: Settings, *, batch: int = SWEEP_BA
             retention = await identity.config_value(conn, "trash_retention_days") or settings.trash_retention_days
             report.purged += await trash.purge(conn, int(retention), batch)
             report.recall_logs += await recall_logs.prune(conn, settings.recall_log_retention_days, RECALL_LOG_BATCH)
+            report.idempotency_keys += await idempotency.prune(
+                conn, settings.idempotency_ttl_hours, IDEMPOTENCY_KEY_BATCH
+            )
     SWEPT.labels("expired").inc(report.expired)
     SWEPT.labels("purged").inc(report.purged)
     SWEPT.labels("recall_logs").inc(report.recall_logs)
-    if report.expired or report.purged or report.recall_logs:
+    SWEPT.labels("idempotency_keys").inc(report.idempotency_keys)
+    if report.expired or report.purged or report.recall_logs or report.idempotency_keys:
         log.info(
-            "sweep: %d items expired to the trash, %d trash entries emptied, %d recall log rows deleted",
+            "sweep: %d items expired to the trash, %d trash entries emptied, %d recall log rows and %d idempotency "
+            "keys deleted",
             report.expired,
             report.purged,
             report.recall_logs,
+            report.idempotency_keys,
         )
     return report

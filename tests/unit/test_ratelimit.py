@@ -43,3 +43,14 @@ def test_limits_are_validated() -> None:
         validate_limits({"teleport": 10})
     with pytest.raises(ValidationFailed):
         validate_limits({"recall": 0})
+
+
+def test_a_batch_costs_one_token_per_write_and_never_more_than_the_bucket() -> None:
+    now = [0.0]
+    limiter = RateLimiter(clock=lambda: now[0])
+    assert limiter.take("p", "remember", 10, cost=7) == 0.0
+    assert limiter.take("p", "remember", 10, cost=7) > 0  # 3 left: refused
+    assert limiter.take("p", "remember", 10, cost=3) == 0.0  # positive control
+    now[0] += 60.0  # refilled
+    assert limiter.take("p", "remember", 10, cost=500) == 0.0  # above the limit: the whole bucket
+    assert limiter.take("p", "remember", 10) > 0

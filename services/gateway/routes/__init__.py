@@ -11,9 +11,20 @@ from __future__ import annotations
 
 from fastapi import APIRouter
 
-from services.gateway.routes import catalog, classify, conflicts, edges, feedback, items, recall, review, trash
+from services.gateway.routes import (
+    catalog,
+    classify,
+    conflicts,
+    edges,
+    feedback,
+    items,
+    observe,
+    recall,
+    review,
+    trash,
+)
 
-RESOURCES = (items, catalog, trash, review, recall, feedback, classify, conflicts, edges)
+RESOURCES = (items, catalog, observe, trash, review, recall, feedback, classify, conflicts, edges)
 """The route modules, in the order their routes are tried."""
 
 router = APIRouter(prefix="/v1")

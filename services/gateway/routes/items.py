@@ -9,19 +9,30 @@ from __future__ import annotations
 
 from typing import Any
 
-from fastapi import APIRouter, Query, Response
+from fastapi import APIRouter, Query, Request, Response
 from google.protobuf import struct_pb2
+from pydantic import ValidationError
 
 from engram.domain.models import CallerContext
 from engram.domain.validation import require_item_id
 from engram.domain.values import RememberStatus
 from engram.rpc.convert import timestamp
 from engram.v1 import ingest_pb2, recall_pb2
-from services.gateway.answers import BulkAnswer, EventsAnswer, ItemAnswer, ItemsAnswer, RememberAnswer, StatusAnswer
+from services.gateway.answers import (
+    BatchAnswer,
+    BulkAnswer,
+    EventsAnswer,
+    ItemAnswer,
+    ItemsAnswer,
+    RememberAnswer,
+    StatusAnswer,
+)
 from services.gateway.auth import Caller, policy
 from services.gateway.clients import Downstream, Services
+from services.gateway.idempotency import KeyHeader, idempotency, mark
 from services.gateway.limits import RememberCaller
 from services.gateway.mapping import (
+    batch_answer,
     bulk_answer,
     events_answer,
     expiry_answer,
@@ -29,7 +40,8 @@ from services.gateway.mapping import (
     remember_answer,
     status_answer,
 )
-from services.gateway.schemas import BulkBody, InvalidateBody, RememberBody
+from services.gateway.problems import validation_body
+from services.gateway.schemas import BulkBody, InvalidateBody, PatchBody, RememberBatchBody, RememberBody
 
 router = APIRouter()
 
@@ -39,10 +51,54 @@ _DEDUPLICATED: dict[int | str, dict[str, Any]] = {
 
 
 @router.post("/remember", status_code=201, summary="Store a memory", responses=_DEDUPLICATED, **policy("write"))
-async def remember(body: RememberBody, ctx: RememberCaller, ds: Services, response: Response) -> RememberAnswer:
+async def remember(
+    body: RememberBody, ctx: RememberCaller, ds: Services, response: Response, idempotency_key: KeyHeader = None
+) -> RememberAnswer:
     """201 with the new item (``status: created``, or ``superseded`` when it replaced ``supersedes``), or 200
     with ``status: deduplicated`` and the first item when the same canonical content is already stored."""
-    return await _remember(body, ctx, ds, response)
+    request = _remember_request(body)
+    once = idempotency(idempotency_key, body.model_dump(mode="json"))
+    if once is not None:
+        request.idempotency.CopyFrom(once)
+    reply = await ds.call(ds.ingest.Remember, request, ctx)
+    mark(response, reply.replayed)
+    if reply.status == RememberStatus.DEDUPLICATED:
+        response.status_code = 200
+    return remember_answer(reply)
+
+
+@router.post("/remember/batch", summary="Store up to 100 memories", **policy("write"))
+async def remember_batch(
+    body: RememberBatchBody,
+    request: Request,
+    ctx: Caller,
+    ds: Services,
+    response: Response,
+    idempotency_key: KeyHeader = None,
+) -> BatchAnswer:
+    """One transaction, each memory in its own savepoint: one result per memory, in order, with the status
+    ``POST /v1/remember`` would have answered it; a refused memory (its problem in ``error``) leaves the others
+    stored. Counts as one remember per memory against the rate limit."""
+    await request.app.state.limits.check(ctx, "remember", cost=len(body.items))
+    refused: dict[int, dict[str, Any]] = {}
+    entries: list[ingest_pb2.BatchEntry] = []
+    seen: list[Any] = []
+    for index, raw in enumerate(body.items):
+        try:
+            memory = RememberBody.model_validate(raw)
+        except ValidationError as exc:
+            refused[index] = validation_body(exc.errors())
+            seen.append(raw)
+            continue
+        entries.append(ingest_pb2.BatchEntry(index=index, memory=_remember_request(memory)))
+        seen.append(memory.model_dump(mode="json"))
+    call = ingest_pb2.RememberBatchRequest(items=entries)
+    once = idempotency(idempotency_key, seen)
+    if once is not None:
+        call.idempotency.CopyFrom(once)
+    reply = await ds.call(ds.ingest.RememberBatch, call, ctx)
+    mark(response, reply.replayed)
+    return batch_answer(reply, refused)
 
 
 @router.post(
@@ -64,6 +120,13 @@ async def supersede(
 
 
 async def _remember(body: RememberBody, ctx: CallerContext, ds: Downstream, response: Response) -> RememberAnswer:
+    reply = await ds.call(ds.ingest.Remember, _remember_request(body), ctx)
+    if reply.status == RememberStatus.DEDUPLICATED:
+        response.status_code = 200
+    return remember_answer(reply)
+
+
+def _remember_request(body: RememberBody) -> ingest_pb2.RememberRequest:
     metadata = struct_pb2.Struct()
     metadata.update(body.metadata)
     request = ingest_pb2.RememberRequest(
@@ -88,10 +151,7 @@ async def _remember(body: RememberBody, ctx: CallerContext, ds: Downstream, resp
     )
     if body.importance is not None:
         request.importance = body.importance
-    reply = await ds.call(ds.ingest.Remember, request, ctx)
-    if reply.status == RememberStatus.DEDUPLICATED:
-        response.status_code = 200
-    return remember_answer(reply)
+    return request
 
 
 @router.post("/items/{item_id}/invalidate", summary="Declare a memory no longer true", **policy("write|review"))
@@ -150,6 +210,27 @@ async def bulk(body: BulkBody, ctx: Caller, ds: Services) -> BulkAnswer:
 async def get_item(item_id: str, ctx: Caller, ds: Services) -> ItemAnswer:
     """In any state, if you may read it; otherwise 404, as if it did not exist."""
     reply = await ds.call(ds.recall.GetItem, recall_pb2.GetItemRequest(id=item_id), ctx)
+    return item_answer(reply.item)
+
+
+@router.patch("/items/{item_id}", summary="Correct a memory's metadata", **policy("write"))
+async def patch_item(item_id: str, body: PatchBody, ctx: Caller, ds: Services) -> ItemAnswer:
+    """Tags, importance, pinned, visibility, subject, valid_to; never the content (supersede instead). Needs a
+    writing role in the item's workspace; the item must be live (409 ``not_live``). One ``patched`` audit row
+    with the old and new values of what changed, and ``memory.updated``; a patch that changes nothing writes
+    nothing."""
+    fields = sorted(body.model_fields_set)
+    request = ingest_pb2.PatchRequest(
+        id=item_id,
+        fields=fields,
+        tags=body.tags or [],
+        importance=body.importance or 0.0,
+        pinned=bool(body.pinned),
+        visibility=body.visibility or "",
+        subject=body.subject or "",
+        valid_to=timestamp(body.valid_to),
+    )
+    reply = await ds.call(ds.ingest.Patch, request, ctx)
     return item_answer(reply.item)
 
 

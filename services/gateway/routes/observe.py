@@ -1,0 +1,54 @@
+"""Observations: the cheap capture path for hooks that record every turn (``POST /v1/observe``)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from fastapi import APIRouter, Response
+from google.protobuf import struct_pb2
+
+from engram.domain.values import RememberStatus
+from engram.rpc.convert import timestamp
+from engram.v1 import ingest_pb2
+from services.gateway.answers import ObserveAnswer
+from services.gateway.auth import policy
+from services.gateway.clients import Services
+from services.gateway.idempotency import KeyHeader, idempotency, mark
+from services.gateway.limits import RememberCaller
+from services.gateway.mapping import observe_answer
+from services.gateway.schemas import ObserveBody
+
+router = APIRouter()
+
+_DEDUPLICATED: dict[int | str, dict[str, Any]] = {
+    200: {"model": ObserveAnswer, "description": "The same text is live for this author and workspace."}
+}
+
+
+@router.post("/observe", status_code=201, summary="Record an observation", responses=_DEDUPLICATED, **policy("write"))
+async def observe(
+    body: ObserveBody, ctx: RememberCaller, ds: Services, response: Response, idempotency_key: KeyHeader = None
+) -> ObserveAnswer:
+    """Stored as kind ``observation``, active at once, with no classification gate and no possible-supersedes
+    search; keyword search finds it as soon as this answers, semantic recall once the embedder has run. It
+    expires after ENGRAM_OBSERVE_TTL_HOURS (72) unless ``expires_at`` says otherwise. Counts against the
+    remember rate limit."""
+    metadata = struct_pb2.Struct()
+    metadata.update(body.metadata)
+    request = ingest_pb2.ObserveRequest(
+        content=body.content,
+        source_session=body.source_session or "",
+        workspace_id=body.workspace_id or "",
+        tags=body.tags,
+        metadata=metadata,
+        source_uri=body.source_uri or "",
+        expires_at=timestamp(body.expires_at),
+    )
+    once = idempotency(idempotency_key, body.model_dump(mode="json"))
+    if once is not None:
+        request.idempotency.CopyFrom(once)
+    reply = await ds.call(ds.ingest.Observe, request, ctx)
+    mark(response, reply.replayed)
+    if reply.status == RememberStatus.DEDUPLICATED:
+        response.status_code = 200
+    return observe_answer(reply)
