@@ -23,6 +23,7 @@ DEFAULT_KIND_IMPORTANCE = 0.5
 MAX_PROMOTE_LIMIT = 10_000
 MAX_FEEDBACK_DAILY_LIMIT = 1_000_000
 MAX_TRASH_RETENTION_DAYS = 3650
+MAX_TENANT_CONFIG_BYTES = 65_536  # a tenant's whole configuration as JSON, and any one setting sent as JSON
 
 
 def require_admin_scope(ctx: CallerContext) -> None:
@@ -104,8 +105,26 @@ def validate_tunnel(from_wing: str, from_room: str, to_wing: str, to_room: str) 
 
 
 def parse_json_setting(text: str, field: str) -> Any:
-    """A configuration setting sent as JSON text."""
+    """A configuration setting sent as JSON text, at most ``MAX_TENANT_CONFIG_BYTES`` of it (checked before it
+    is parsed)."""
+    size = len(text.encode())
+    if size > MAX_TENANT_CONFIG_BYTES:
+        raise ValidationFailed(f"{field} is {size:,} bytes of JSON; at most {MAX_TENANT_CONFIG_BYTES:,}", field=field)
     try:
         return json.loads(text)
     except ValueError as exc:
         raise ValidationFailed(f"{field} is not valid JSON: {exc}", field=field) from exc
+
+
+def validate_config_size(config: dict[str, Any], changed: list[str]) -> None:
+    """The configuration a change would leave (``config``, with the ``changed`` settings) fits in
+    ``MAX_TENANT_CONFIG_BYTES`` of JSON; the error names the largest changed setting."""
+    size = len(json.dumps(config).encode())
+    if size <= MAX_TENANT_CONFIG_BYTES:
+        return
+    largest = max(changed, key=lambda name: len(json.dumps(config.get(name)).encode()), default="config")
+    raise ValidationFailed(
+        f"the tenant configuration would be {size:,} bytes of JSON with this change; at most "
+        f"{MAX_TENANT_CONFIG_BYTES:,} (the largest setting changed: {largest})",
+        field=largest,
+    )

@@ -1,5 +1,9 @@
 """Classify one memory: the rules always, and an OpenAI-compatible model when one is configured.
 
+The rules run in a worker thread (``asyncio.to_thread``), never on the caller's event loop: they are CPU work
+that grows with the content and the tenant's placement rules, and one tenant's call must not hold up the
+other work of the process.
+
 The model is asked for a JSON object under a strict schema. Any failure (unreachable, timeout, not JSON, a
 field out of range, an unknown kind, an extra key) keeps the rules' answer and says why in the receipt. A
 model's answer can never make content *less* sensitive than the rules found it, and its confidences are
@@ -8,16 +12,21 @@ clamped like the rules' (0–0.95).
 
 from __future__ import annotations
 
+import asyncio
+import logging
 from collections.abc import Sequence
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from engram.domain.classification import Classification, PlacementRule, clamp_confidence
+from engram.domain.classification import Classification, PlacementRule, clamp_confidence, parse_placement_rules
 from engram.domain.classification import classify as classify_by_rules
 from engram.domain.secrets import find_secrets, redact
 from engram.domain.validation import MAX_LABEL_LENGTH
 from engram.domain.values import Retention, Sensitivity, Visibility
+from engram.errors import ValidationFailed
 from engram.llm import JsonChat, LLMUnavailable
+
+log = logging.getLogger(__name__)
 
 SENSITIVITY_ORDER: tuple[str, ...] = tuple(Sensitivity)  # least sensitive first
 RETENTIONS: tuple[str, ...] = tuple(Retention)
@@ -61,11 +70,21 @@ class _Answer(BaseModel):
     retention_confidence: float = Field(ge=0, le=1)
 
 
+def stored_placement_rules(raw: object) -> list[PlacementRule]:
+    """The tenant's stored ``placement_rules``, or none when the stored value breaks today's rules (it was
+    validated when set, but an older, looser check may have let it in): logged, never an error for the caller."""
+    try:
+        return parse_placement_rules(raw)
+    except ValidationFailed as exc:
+        log.warning("ignoring the tenant's placement rules: %s", exc.detail)
+        return []
+
+
 async def classify(
     content: str, placement_rules: Sequence[PlacementRule], kinds: Sequence[str], llm: JsonChat | None
 ) -> tuple[Classification, str | None]:
     """The classification, and why the model's answer was not used (None when it was, or no model is set)."""
-    rules = classify_by_rules(content, placement_rules)
+    rules = await asyncio.to_thread(classify_by_rules, content, placement_rules)
     if llm is None:
         return rules, None
     findings = find_secrets(content)  # a model never sees a credential, whatever the tenant's policy

@@ -18,10 +18,9 @@ import asyncpg
 from engram.config import Settings
 from engram.db import audit, classifications, identity, inbox, items, kinds, stages
 from engram.db.pool import tenant_tx
-from engram.domain.classification import Classification, narrow_visibility, parse_placement_rules
+from engram.domain.classification import Classification, narrow_visibility
 from engram.domain.models import MemoryItem
 from engram.domain.values import EventType, PipelineStage, StageStatus
-from engram.errors import ValidationFailed
 from engram.events.consumer import one_at_a_time
 from engram.events.envelope import Event
 from engram.events.outbox import Outbox
@@ -53,7 +52,7 @@ class ClassifierService:
                 if await inbox.claim(conn, CONSUMER, event.id, event.tenant_id):
                     log.info("item %s of event %s no longer exists; nothing to classify", event.subject, event.id)
                 return
-            rules = await _placement_rules(conn)
+            rules = classify.stored_placement_rules(await identity.config_value(conn, "placement_rules"))
             enabled = await kinds.enabled_kind_names(conn)
         result, fallback = await classify.classify(item.content, rules, enabled, self._llm)
         async with tenant_tx(self._pool, event.tenant_id) as conn:
@@ -151,15 +150,6 @@ class ClassifierService:
 
     async def mark_failed(self, event: Event, error: Exception) -> None:
         await changes.stage_failed(self._pool, event, STAGE, error)
-
-
-async def _placement_rules(conn: asyncpg.Connection) -> list[Any]:
-    raw = await identity.config_value(conn, "placement_rules")
-    try:
-        return parse_placement_rules(raw)
-    except ValidationFailed as exc:  # validated when set; an old bad value must not stop the pipeline
-        log.warning("ignoring the tenant's placement rules: %s", exc.detail)
-        return []
 
 
 async def _kind_change_refused(conn: asyncpg.Connection, item: MemoryItem, suggested: str) -> str | None:

@@ -4,13 +4,17 @@ act by authority (``engram.domain.conflict_rules.outcome``) — never a silent r
 
 Reading the neighbours and judging happen outside any transaction; the effects are applied in one transaction
 with the inbox row, after re-reading both sides under lock (a pair whose state moved meanwhile is skipped).
+The rules run in a worker thread (``asyncio.to_thread``), never on the event loop every tenant's events share,
+each pair within the rules' bounds (``engram/domain/conflict_rules/work.py``); a pair the rules left unjudged
+at a bound is named in the stage detail.
 """
 
 from __future__ import annotations
 
+import asyncio
 import json
 import logging
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import asyncpg
 
@@ -53,6 +57,15 @@ class Judged:
     detector: str
 
 
+@dataclass
+class _Judgements:
+    """The verdicts on one memory and its neighbours, and what kept any pair from a full judgement."""
+
+    judged: list[Judged] = field(default_factory=list)
+    judge_unavailable: bool = False  # the model judge was wanted for a pair but could not be reached
+    bounded: list[str] = field(default_factory=list)  # why the rules left a pair unjudged, one per pair
+
+
 class ConflictsService:
     def __init__(self, pool: asyncpg.Pool, settings: Settings, llm: JsonChat | None = None) -> None:
         self._pool = pool
@@ -82,7 +95,7 @@ class ConflictsService:
                     NEIGHBOURS,
                     self._settings.conflict_similarity_floor - CANDIDATE_MARGIN,
                 )
-        judged, judge_unavailable = await self._judge_all(item, near) if item is not None else ([], False)
+        found = await self._judge_all(item, near) if item is not None else _Judgements()
         async with tenant_tx(self._pool, event.tenant_id) as conn:
             if not await inbox.claim(conn, CONSUMER, event.id, event.tenant_id):
                 return
@@ -90,35 +103,45 @@ class ConflictsService:
             if current is None:  # deleted meanwhile: the event is handled, there is nothing to compare
                 log.info("item %s of event %s no longer exists; nothing to compare", event.subject, event.id)
                 return
-            notes = [await self._apply(conn, event, current, j) for j in judged] if _live(current) else []
+            notes = [await self._apply(conn, event, current, j) for j in found.judged] if _live(current) else []
             detail = (
                 f"{current.kind} is episodic: not compared"
                 if current.kind in EPISODIC_KINDS
-                else _summary(len(near), [n for n in notes if n], judge_unavailable)
+                else _summary(len(near), [n for n in notes if n], found.judge_unavailable, found.bounded)
             )
             await stages.record(
                 conn, tenant_id=event.tenant_id, item_id=current.id, stage=STAGE, status=StageStatus.DONE, detail=detail
             )
 
-    async def _judge_all(self, item: MemoryItem, near: list[tuple[MemoryItem, float]]) -> tuple[list[Judged], bool]:
-        """The verdicts on ``item`` and each neighbour that has one, and whether the model judge was unavailable
-        for any pair (then those pairs were judged by the rules only)."""
-        judged: list[Judged] = []
-        judge_unavailable = False
+    async def _judge_all(self, item: MemoryItem, near: list[tuple[MemoryItem, float]]) -> _Judgements:
+        """The verdicts on ``item`` and each neighbour that has one, whether the model judge was unavailable for
+        any pair (then those pairs were judged by the rules only), and where the rules stopped at a bound."""
+        found = _Judgements()
         for neighbour, similarity in near:
-            verdict, unavailable = await self._judge(item, neighbour, similarity)
-            judge_unavailable = judge_unavailable or unavailable
+            work = conflict_rules.Work()
+            verdict, unavailable = await self._judge(item, neighbour, similarity, work)
+            found.judge_unavailable = found.judge_unavailable or unavailable
             if verdict is not None:
-                judged.append(verdict)
-        return judged, judge_unavailable
+                found.judged.append(verdict)
+            if work.gave_up is not None and verdict is None:
+                log.warning("rules left %s / %s unjudged: %s", item.id, neighbour.id, work.gave_up)
+                found.bounded.append(work.gave_up)
+        return found
 
-    async def _judge(self, item: MemoryItem, neighbour: MemoryItem, similarity: float) -> tuple[Judged | None, bool]:
+    async def _judge(
+        self, item: MemoryItem, neighbour: MemoryItem, similarity: float, work: conflict_rules.Work
+    ) -> tuple[Judged | None, bool]:
         """The verdict on the pair, oriented by age: the older memory is the existing one (a neighbour can be
         newer when both arrived in one batch); and whether the model judge was wanted but unavailable (the
-        rules' answer stands)."""
+        rules' answer stands). The rules run in a worker thread, within ``work``."""
         older, newer = (neighbour, item) if neighbour.created_at <= item.created_at else (item, neighbour)
-        verdict = conflict_rules.judge(
-            older.content, newer.content, similarity, floor=self._settings.conflict_similarity_floor
+        verdict = await asyncio.to_thread(
+            conflict_rules.judge,
+            older.content,
+            newer.content,
+            similarity,
+            floor=self._settings.conflict_similarity_floor,
+            work=work,
         )
         if verdict is not None:
             return Judged(neighbour, similarity, verdict, f"rules:{verdict.rule}"), False
@@ -192,9 +215,14 @@ def _live(item: MemoryItem) -> bool:
     return item.invalidated_at is None and item.superseded_by is None and item.review_status in lifecycle.LIVE_STATES
 
 
-def _summary(candidates: int, notes: list[str], judge_unavailable: bool = False) -> str:
+def _summary(
+    candidates: int, notes: list[str], judge_unavailable: bool = False, bounded: list[str] | None = None
+) -> str:
     found = "; ".join(notes) if notes else "no conflict"
     compared = f"{candidates} near {'memory' if candidates == 1 else 'memories'} compared"
     if judge_unavailable:
         compared += ", rules only (judge unavailable)"
+    if bounded:
+        pairs = "1 pair" if len(bounded) == 1 else f"{len(bounded)} pairs"
+        found += f"; rules bounded on {pairs} ({bounded[0]})"
     return f"{compared}: {found}"[:500]

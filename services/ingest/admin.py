@@ -135,7 +135,8 @@ class AdminService:
         return await identity.full_config(self._pool, await self.tenant(ctx, tenant_id))
 
     async def patch_config(self, ctx: CallerContext, tenant_id: str, changes: ConfigChanges) -> TenantConfig:
-        """Validate each change, then merge them into the configuration in one versioned write."""
+        """Validate each change and the size of the configuration it leaves (``MAX_TENANT_CONFIG_BYTES``), then
+        merge them into the configuration in one versioned write."""
         tenant = await self.tenant(ctx, tenant_id)
         if not changes.given():
             settings = ", ".join(sorted(f.name for f in dataclasses.fields(ConfigChanges)))
@@ -148,6 +149,8 @@ class AdminService:
             )
         patch = await self._config_patch(tenant, changes)
         if patch:
+            current, _ = await identity.tenant_config(self._pool, tenant)
+            rules.validate_config_size({**current, **patch}, sorted(patch))
             await identity.merge_tenant_config(self._pool, tenant, patch, ctx.principal_id)
         if changes.public_enabled is not None:
             await identity.set_tenant_public(self._pool, tenant, changes.public_enabled)

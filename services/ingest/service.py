@@ -14,7 +14,7 @@ from engram.db import audit, clock, identity, items, kinds, stages
 from engram.db.pool import tenant_tx
 from engram.domain import ttl, validation
 from engram.domain.authority import Authority, default_source_type, source_trust
-from engram.domain.classification import Classification, parse_placement_rules
+from engram.domain.classification import Classification
 from engram.domain.content import content_hash, index_context
 from engram.domain.models import CallerContext, MemoryItem, MemoryKind
 from engram.domain.values import EventType, PipelineStage, ReviewStatus, StageStatus
@@ -102,7 +102,7 @@ class IngestService:
         """What the classifier would say about ``content`` under the tenant's rules; writes nothing."""
         validation.validate_content(content, self._settings.max_content_bytes)
         async with tenant_tx(self._pool, ctx.tenant_id) as conn:
-            rules = parse_placement_rules(await identity.config_value(conn, "placement_rules"))
+            rules = classify.stored_placement_rules(await identity.config_value(conn, "placement_rules"))
             enabled = await kinds.enabled_kind_names(conn)
         return await classify.classify(content, rules, enabled, self._llm)
 

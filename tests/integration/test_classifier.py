@@ -4,16 +4,23 @@ OpenAI-compatible stub, so the real client runs), receipts, narrowing, idempoten
 from __future__ import annotations
 
 import json
+import threading
+from collections.abc import Sequence
 from typing import Any
 from uuid import uuid4
 
 import asyncpg
 import httpx
+import pytest
 import pytest_asyncio
 
 from engram.config import Settings
 from engram.db import identity
+from engram.domain.classification import Classification, PlacementRule
+from engram.domain.classification import classify as classify_by_rules
+from engram.domain.classification.placement import compiled
 from engram.llm import JsonChat
+from engram.pipeline import classify as pipeline_classify
 from services.classifier.service import CONSUMER, ClassifierService
 from tests.support.llm_stub import ERROR, TIMEOUT, running_stub
 from tests.support.outbox import deliver, outbox_envelopes, outbox_events
@@ -203,3 +210,64 @@ async def test_a_model_never_sees_a_credential(
     assert fallback is None and result.sensitivity == "secret"  # the rules saw it; the model's "normal" cannot lower it
     sent = json.dumps(stub.requests)
     assert secret not in sent and "[REDACTED:aws_access_key]" in sent
+
+
+def _phrases(count: int, length: int, start: int = 0) -> list[str]:
+    """``count`` distinct phrases of exactly ``length`` characters (words that never occur in test content)."""
+    return [
+        (f"zq{n:05d}x " * (length // 9 + 1))[:length].strip().ljust(length, "q") for n in range(start, start + count)
+    ]
+
+
+async def test_placement_rules_beyond_the_caps_are_refused_and_nothing_is_written(
+    gateway: httpx.AsyncClient, caller: dict[str, Any]
+) -> None:
+    who = caller["headers"]
+    kept = [{"wing": "engineering", "any_of": ["postgres"]}]
+    assert (
+        await gateway.patch("/v1/admin/tenant-config", json={"placement_rules": kept}, headers=who)
+    ).status_code == 200
+    before = (await gateway.get("/v1/admin/tenant-config", headers=who)).json()
+    too_many = [{"wing": f"w{i}", "any_of": _phrases(100, 20, start=100 * i)} for i in range(3)]  # 300 in all
+    too_long = [{"wing": "w", "any_of": ["p" * 201]}]
+    too_big = [{"wing": f"{i:03d}" + "w" * 197, "room": "r" * 200, "any_of": [f"phrase {i}"]} for i in range(200)]
+    for rules, message in (
+        (too_many, "at most 200 any_of phrases in all, got 300"),
+        (too_long, "each any_of phrase must be a string of 1–200 characters"),
+        (too_big, "bytes of JSON; at most 65,536"),
+    ):
+        refused = await gateway.patch("/v1/admin/tenant-config", json={"placement_rules": rules}, headers=who)
+        assert refused.status_code == 422, refused.text
+        problem = refused.json()
+        assert refused.headers["content-type"].startswith("application/problem+json")
+        assert (problem["code"], problem["field"]) == ("validation_failed", "placement_rules")
+        assert message in problem["detail"]
+    after = (await gateway.get("/v1/admin/tenant-config", headers=who)).json()
+    assert after == before and after["config"]["placement_rules"] == [{**kept[0], "room": None}]
+
+
+async def test_placement_rules_at_the_caps_compile_once_and_run_off_the_event_loop(
+    gateway: httpx.AsyncClient, caller: dict[str, Any], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    who = caller["headers"]
+    at_cap = [
+        {"wing": "noise", "any_of": _phrases(100, 200)},
+        {"wing": "engineering", "room": "databases", "any_of": [*_phrases(99, 200, start=100), "postgres"]},
+    ]
+    saved = await gateway.patch("/v1/admin/tenant-config", json={"placement_rules": at_cap}, headers=who)
+    assert saved.status_code == 200, saved.text
+    threads: list[int] = []
+
+    def spy(content: str, rules: Sequence[PlacementRule]) -> Classification:
+        threads.append(threading.get_ident())
+        return classify_by_rules(content, rules)
+
+    monkeypatch.setattr(pipeline_classify, "classify_by_rules", spy)
+    before = compiled.cache_info()
+    for _ in range(3):
+        answer = await gateway.post("/v1/classify", json={"content": "The ledger moved to Postgres."}, headers=who)
+        assert answer.status_code == 200, answer.text
+        assert (answer.json()["wing"], answer.json()["room"]) == ("engineering", "databases")
+    after = compiled.cache_info()
+    assert (after.misses - before.misses, after.hits - before.hits) == (1, 2)  # compiled once, then reused
+    assert len(threads) == 3 and threading.get_ident() not in threads  # never on the event loop's thread

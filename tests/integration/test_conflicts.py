@@ -2,14 +2,17 @@
 
 from __future__ import annotations
 
+import threading
 from typing import Any
 
 import asyncpg
 import httpx
+import pytest
 import pytest_asyncio
 
 from engram.config import Settings
 from engram.db import identity
+from engram.domain import conflict_rules
 from engram.embeddings.provider import EmbeddingProvider
 from engram.llm import JsonChat
 from services.conflicts.service import ConflictsService
@@ -276,3 +279,31 @@ async def test_accepting_a_new_memory_that_is_gone_is_refused(
     assert (
         await gateway.post("/v1/conflicts/nope/resolve", json={"resolution": "keep_both"}, headers=reviewer)
     ).json()["detail"] == "no conflict nope"
+
+
+async def test_the_rules_run_off_the_event_loop_and_a_pair_past_their_bounds_is_named(
+    gateway: httpx.AsyncClient, people: dict[str, Any], pipeline: Pipeline, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    user, agent = people["user"], people["agent"]
+    threads: list[int] = []
+    real_judge = conflict_rules.judge
+
+    def spy(*args: Any, **kwargs: Any) -> conflict_rules.Verdict | None:
+        threads.append(threading.get_ident())
+        return real_judge(*args, **kwargs)
+
+    monkeypatch.setattr(conflict_rules, "judge", spy)
+    strong = await _remember(gateway, user, "The API gateway timeout is 30 seconds.")
+    weak = await _remember(gateway, agent, "The API gateway timeout is 60 seconds.", source_type="inferred")
+    await pipeline.run(strong, weak)
+    assert (await _item(gateway, user, weak))["review_status"] == "disputed"  # the rules still decide
+    assert threads and threading.get_ident() not in threads  # never on the consumer's event loop
+
+    ports = [8000 + i for i in range(150)]
+    listed = await _remember(gateway, user, "The open ports are " + " ".join(map(str, ports)) + ".")
+    changed = await _remember(gateway, user, "The open ports are " + " ".join(map(str, [*ports[:-1], 9999])) + ".")
+    await pipeline.run(listed, changed)
+    assert await _conflicts(gateway, user, item_id=changed, status="") == []
+    stages = (await gateway.get(f"/v1/items/{changed}/status", headers=user)).json()["stages"]
+    detail = next(s for s in stages if s["name"] == "conflict_check")["detail"]
+    assert "no conflict; rules bounded on 1 pair (a text holds more than 100 quantities" in detail

@@ -47,6 +47,9 @@ def test_the_admin_scope_is_required() -> None:
         (lambda: admin.validate_tunnel("infra", "db", "infra", "db"), "to_wing"),
         (lambda: admin.validate_tunnel("", "", "infra", ""), "from_wing"),
         (lambda: admin.parse_json_setting("{broken", "promotion"), "promotion"),
+        (lambda: admin.parse_json_setting(f'["{"x" * 65_534}"]', "placement_rules"), "placement_rules"),
+        (lambda: admin.validate_config_size({"recall": {}, "placement_rules": ["x" * 65_536]}, ["recall"]), "recall"),
+        (lambda: admin.validate_config_size({"a": "x" * 40_000, "b": "y" * 30_000}, ["a", "b"]), "a"),
     ],
 )
 def test_each_refusal_names_its_field(check: Callable[[], object], field: str) -> None:
@@ -59,4 +62,6 @@ def test_valid_values_pass() -> None:
     assert admin.validate_kind_name("runbook_v2") == "runbook_v2"
     assert admin.validate_role("viewer") == "viewer"
     assert admin.parse_json_setting('{"min_age_minutes": 10}', "promotion") == {"min_age_minutes": 10}
+    assert admin.parse_json_setting(f'["{"x" * 65_532}"]', "placement_rules") == ["x" * 65_532]  # 65,536 bytes
+    admin.validate_config_size({"placement_rules": ["x" * 65_000]}, ["placement_rules"])
     admin.validate_tunnel("infra", "", "infra", "db")  # a wing and one of its rooms are different areas

@@ -345,6 +345,7 @@ GOOD = {"wing": "infra", "any_of": ["deploy"]}
         ([{"wing": "w", "any_of": []}], "placement_rules[0]: any_of must be a non-empty list"),
         ([{"wing": "w", "any_of": "deploy"}], "placement_rules[0]: any_of must be a non-empty list"),
         ([{"wing": "w", "any_of": ["a"] * 101}], "placement_rules[0]: any_of holds at most 100"),
+        ([{"wing": f"w{i}", "any_of": [f"p{i} {n}" for n in range(70)]} for i in range(3)], "at most 200 any_of"),
         ([{"wing": "w", "any_of": ["ok", ""]}], "placement_rules[0]: each any_of phrase"),
         ([{"wing": "w", "any_of": [7]}], "placement_rules[0]: each any_of phrase"),
         ([{"wing": "w", "any_of": ["p" * 201]}], "placement_rules[0]: each any_of phrase"),
@@ -451,3 +452,24 @@ def test_narrow_visibility_refuses_unknown_values() -> None:
 )
 def test_pathological_input_is_classified_in_linear_time(content: str) -> None:
     classify(content, RULES)  # would hang here on catastrophic backtracking
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "Kiss the cook",
+        "KISS THE COOK",
+        "\u212aiss the cook",
+        "k\u0131ss the cook",
+        "ki\u017fs the cook",
+        "K\u0130SS the cook",
+    ],
+)
+def test_placement_matches_as_the_case_insensitive_pattern_does(text: str) -> None:
+    """Phrases whose words are not in the text are skipped before their pattern runs; the characters outside
+    ASCII that match an ASCII letter regardless of case (K as the Kelvin sign, dotless ı, long ſ, dotted İ) still
+    place the memory, as the pattern alone would."""
+    rules = parse_placement_rules([{"wing": "other", "any_of": ["kisses"]}, {"wing": "food", "any_of": ["kiss"]}])
+    assert classify(text, rules).wing == "food"
+    assert classify(text.split()[0] + "es the cook", rules).wing == "other"
+    assert classify("a kiosk, a skiss, kissing", rules).wing is None  # whole words only

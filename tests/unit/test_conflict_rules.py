@@ -6,6 +6,8 @@ from __future__ import annotations
 import dataclasses
 import itertools
 import json
+from collections.abc import Callable
+from typing import Any
 
 import pytest
 
@@ -13,10 +15,16 @@ from engram.domain.conflict_rules import (
     ACTIONS,
     LABELS,
     LLM_JUDGE_SCHEMA,
+    MAX_ANALYSED_CHARS,
+    MAX_QUANTITIES,
+    MAX_STEPS,
     Verdict,
+    Work,
+    claims,
     judge,
     outcome,
     parse_llm_verdict,
+    rules,
 )
 
 # (existing, new, cosine similarity, expected label, expected rule family)
@@ -332,3 +340,73 @@ def test_invalid_llm_answers_change_nothing(raw: str) -> None:
 def test_non_text_llm_answers_change_nothing() -> None:
     assert parse_llm_verdict(b'{"label": "duplicate"}') is None  # type: ignore[arg-type]
     assert parse_llm_verdict(None) is None  # type: ignore[arg-type]
+
+
+# --- bounds (security review finding 2) ------------------------------------------------------------------------
+
+
+def _count_calls(monkeypatch: pytest.MonkeyPatch, module: object, name: str, weight: Callable[..., int]) -> list[int]:
+    """Wrap ``module.name`` so each call adds ``weight(*args)`` to the returned one-element counter."""
+    counter = [0]
+    real = getattr(module, name)
+
+    def counted(*args: Any) -> Any:
+        counter[0] += weight(*args)
+        return real(*args)
+
+    monkeypatch.setattr(module, name, counted)
+    return counter
+
+
+def test_two_long_texts_full_of_numbers_cost_a_bounded_number_of_comparisons(monkeypatch: pytest.MonkeyPatch) -> None:
+    """3,000 numbers in one slot on each side: every pair was compared (millions of comparisons, seconds of CPU
+    in the consumer all tenants share). Past MAX_QUANTITIES the value rules are not tried, and say so."""
+    existing = "price " + " ".join(str(i) for i in range(3000))
+    new = "price " + " ".join(str(i + 1) for i in range(3000))
+    comparisons = _count_calls(monkeypatch, rules, "same_value", lambda *_: 1)
+    judge(existing, new, 0.9)
+    assert comparisons[0] <= 3 * MAX_QUANTITIES**2
+    work = Work()
+    assert judge(existing, new, 0.9, work=work) is None
+    assert work.spent <= MAX_STEPS and work.gave_up is not None and "more than 100 quantities" in work.gave_up
+
+
+def test_at_the_quantity_limit_the_value_rules_still_run_within_bounds(monkeypatch: pytest.MonkeyPatch) -> None:
+    existing = "The limits are " + ", ".join(f"{i} requests" for i in range(MAX_QUANTITIES))
+    new = "The limits are " + ", ".join(f"{4200 if i == 42 else i} requests" for i in range(MAX_QUANTITIES))
+    comparisons = _count_calls(monkeypatch, rules, "same_value", lambda *_: 1)
+    work = Work()
+    verdict = judge(existing, new, 0.95, work=work)
+    assert verdict is not None and verdict.rule == "numbers_differ:count" and '"42 requests"' in verdict.explanation
+    assert comparisons[0] <= 3 * MAX_QUANTITIES**2 and work.spent <= MAX_STEPS and work.gave_up is None
+
+
+def test_claim_finding_on_a_long_clause_is_bounded(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Each "use" made the claim finder rescan everything before it: a long clause of them was quadratic. The
+    allowance of MAX_STEPS stops it, with no verdict."""
+    existing, new = "We use " + "use " * 1500, "We uses " + "uses " * 1500
+    scanned = _count_calls(monkeypatch, claims, "_hedged", len)
+    judge(existing, new, 0.9)
+    assert scanned[0] <= MAX_STEPS
+    work = Work()
+    assert judge(existing, new, 0.9, work=work) is None and work.gave_up is not None and "work limit" in work.gave_up
+
+
+def test_a_judgement_stops_at_its_work_limit_with_no_verdict() -> None:
+    pair = ("The API gateway timeout is 30 seconds", "The API gateway timeout is 60 seconds", 0.93)
+    assert judge(*pair) is not None
+    work = Work(limit=5)
+    assert judge(*pair, work=work) is None
+    assert work.gave_up == "the rules stopped at their work limit of 5 steps"
+
+
+def test_past_the_analysed_length_only_the_negation_rule_reads_the_beginning() -> None:
+    filler = " ".join(f"Service {i} has {i % 7} replicas." for i in range(600))
+    assert len(filler) > MAX_ANALYSED_CHARS
+    work = Work()
+    assert (
+        judge(f"The timeout is 30 seconds. {filler}", f"The timeout is 60 seconds. {filler}", 0.95, work=work) is None
+    )
+    assert work.gave_up is not None and "only the negation rule" in work.gave_up
+    negated = judge(f"Deploys run on Fridays. {filler}", f"Deploys never run on Fridays. {filler}", 0.95)
+    assert negated is not None and negated.rule == "negation"

@@ -19,6 +19,11 @@ tries these rules in order; the first that fires gives the verdict:
 
 Anything else is None: unrelated, or compatible. ``outcome`` turns a verdict into an action by authority, and
 ``parse_llm_verdict`` reads an LLM judge's answer, refusing anything malformed.
+
+The rules are bounded (``work.py``): past ``MAX_ANALYSED_CHARS`` characters only the negation rule reads the
+beginning of the texts; the rules comparing values or claims pairwise are skipped past ``MAX_QUANTITIES``
+quantities or ``MAX_CLAIMS`` claims in a text; every judgement stops after ``MAX_STEPS`` steps. Each limit can
+only take a verdict away, and says so in the ``Work`` passed to ``judge``.
 """
 
 from __future__ import annotations
@@ -33,6 +38,7 @@ from engram.domain.conflict_rules.rules import (
     judge,
 )
 from engram.domain.conflict_rules.verdicts import ACTIONS, LABELS, Outcome, Verdict, outcome
+from engram.domain.conflict_rules.work import MAX_ANALYSED_CHARS, MAX_CLAIMS, MAX_QUANTITIES, MAX_STEPS, Work
 
 __all__ = [
     "ACTIONS",
@@ -42,11 +48,16 @@ __all__ = [
     "LABELS",
     "LLM_JUDGE_SCHEMA",
     "LLM_RULE",
+    "MAX_ANALYSED_CHARS",
+    "MAX_CLAIMS",
+    "MAX_QUANTITIES",
+    "MAX_STEPS",
     "NEAR_IDENTICAL",
     "NEGATION_COVER",
     "SAME_SUBJECT",
     "Outcome",
     "Verdict",
+    "Work",
     "judge",
     "outcome",
     "parse_llm_verdict",

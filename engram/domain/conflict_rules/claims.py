@@ -3,12 +3,14 @@
 
 from __future__ import annotations
 
+from collections import defaultdict
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 
 from engram.domain.conflict_rules.texts import Text, Token
 from engram.domain.conflict_rules.verdicts import Verdict
 from engram.domain.conflict_rules.words import is_content, is_negation, stem
+from engram.domain.conflict_rules.work import MAX_CLAIMS, Work
 
 _PRONOUNS = {
     "i": "i",
@@ -126,6 +128,17 @@ _PREDICATES = (
 )
 
 
+# a token that may start a claim: the finders then scan its clause, and the work is charged for the clause
+_TRIGGERS = frozenset(form for p in _PREDICATES for form in p.words[0]) | {
+    "favourite",
+    "favorite",
+    "default",
+    "defaults",
+    "use",
+    "uses",
+}
+
+
 @dataclass(frozen=True)
 class _Claim:
     predicate: str
@@ -135,12 +148,20 @@ class _Claim:
     value_text: str
 
 
-def exclusive_predicate(old: Text, new: Text, similar: bool) -> Verdict | None:
+def exclusive_predicate(old: Text, new: Text, similar: bool, work: Work) -> Verdict | None:
     """The same subject, predicate (and qualifier, for preferences) with values neither of which contains the
-    other: "lives in Paris" / "lives in Berlin", but not "lives in Paris" / "lives in central Paris"."""
-    old_claims, new_claims = _claims(old), _claims(new)
+    other: "lives in Paris" / "lives in Berlin", but not "lives in Paris" / "lives in central Paris". Not tried
+    when either text makes more than ``MAX_CLAIMS`` claims."""
+    old_claims, new_claims = _claims(old, work), _claims(new, work)
+    if old_claims is None or new_claims is None:
+        work.skip(f"a text makes more than {MAX_CLAIMS} exclusive claims: exclusive_predicate not tried")
+        return None
+    by_slot: defaultdict[tuple[str, str, frozenset[str], frozenset[str]], list[_Claim]] = defaultdict(list)
+    for b in new_claims:
+        by_slot[b.slot].append(b)
     for a in old_claims:
-        rivals = [b for b in new_claims if b.slot == a.slot]
+        rivals = by_slot.get(a.slot, [])
+        work.charge(1 + len(rivals))
         if not rivals or any(a.value <= b.value or b.value <= a.value for b in rivals):
             continue
         b = rivals[0]
@@ -153,16 +174,21 @@ def exclusive_predicate(old: Text, new: Text, similar: bool) -> Verdict | None:
     return None
 
 
-def _claims(text: Text) -> list[_Claim]:
+def _claims(text: Text, work: Work) -> list[_Claim] | None:
+    """The text's claims, or None when it makes more than ``MAX_CLAIMS``."""
     found: list[_Claim] = []
     for clause in text.clauses:
         if clause.negation is not None:
             continue  # "Alice doesn't live in Paris" holds no value; the negation rule looks at it
-        for i in range(len(clause.tokens)):
+        tokens = clause.tokens
+        for i in range(len(tokens)):
+            work.charge(len(tokens) if tokens[i].lower in _TRIGGERS else 1)
             for finder in (_phrase_claim, _favourite_claim, _default_claim):
-                claim = finder(clause.tokens, i)
+                claim = finder(tokens, i)
                 if claim is not None:
                     found.append(claim)
+                    if len(found) > MAX_CLAIMS:
+                        return None
     return found
 
 

@@ -1,5 +1,5 @@
 """``judge``: the rules tried in order on two texts (see the package docstring), the first that fires giving
-the verdict."""
+the verdict, within the bounds of ``work.py``."""
 
 from __future__ import annotations
 
@@ -9,9 +9,10 @@ from collections.abc import Callable
 
 from engram.domain.conflict_rules.claims import exclusive_predicate
 from engram.domain.conflict_rules.quantities import Quantity, same_value
-from engram.domain.conflict_rules.texts import Text, analyse, different_names
+from engram.domain.conflict_rules.texts import Text, analyse, analyse_head, different_names
 from engram.domain.conflict_rules.verdicts import Verdict
 from engram.domain.conflict_rules.words import overlap
+from engram.domain.conflict_rules.work import MAX_ANALYSED_CHARS, MAX_QUANTITIES, OutOfWork, Work
 from engram.domain.content import preview
 
 DEFAULT_FLOOR = 0.80
@@ -21,10 +22,36 @@ NEGATION_COVER = 0.8  # share of a negated clause's words the other text must af
 SAME_SUBJECT = 0.6  # word overlap two texts need before their numbers are compared
 
 
-def judge(existing: str, new: str, similarity: float, *, floor: float = DEFAULT_FLOOR) -> Verdict | None:
+def judge(
+    existing: str, new: str, similarity: float, *, floor: float = DEFAULT_FLOOR, work: Work | None = None
+) -> Verdict | None:
     """The label of ``new`` against the live ``existing`` memory, or None when they neither repeat, refine nor
-    contradict each other."""
+    contradict each other, or when the rules could not tell within their bounds (then ``work.gave_up`` says
+    why; without a ``work`` given, a fresh allowance of ``MAX_STEPS`` applies all the same)."""
+    work = Work() if work is None else work
+    try:
+        if len(existing) > MAX_ANALYSED_CHARS or len(new) > MAX_ANALYSED_CHARS:
+            return _judge_heads(existing, new, similarity, floor, work)
+        return _judge(existing, new, similarity, floor, work)
+    except OutOfWork:
+        return None
+
+
+def _judge_heads(existing: str, new: str, similarity: float, floor: float, work: Work) -> Verdict | None:
+    """Texts past ``MAX_ANALYSED_CHARS``: only the negation rule, on the whole clauses of their first
+    ``MAX_ANALYSED_CHARS`` characters. A negated claim that the other text affirms is a contradiction wherever
+    it is found; the other rules need all of both texts (an agreeing value further on would undo a verdict)."""
+    work.skip(f"a text is longer than {MAX_ANALYSED_CHARS:,} characters: only the negation rule read its beginning")
+    if not (math.isfinite(similarity) and similarity >= floor):
+        return None
+    old, fresh = analyse_head(existing, MAX_ANALYSED_CHARS), analyse_head(new, MAX_ANALYSED_CHARS)
+    work.charge(len(old.tokens) + len(fresh.tokens))
+    return _negation(old, fresh, work)
+
+
+def _judge(existing: str, new: str, similarity: float, floor: float, work: Work) -> Verdict | None:
     old, fresh = analyse(existing), analyse(new)
+    work.charge(len(old.tokens) + len(fresh.tokens))
     if not old.normalised or not fresh.normalised:
         return None
     if old.normalised == fresh.normalised:
@@ -32,19 +59,27 @@ def judge(existing: str, new: str, similarity: float, *, floor: float = DEFAULT_
             "duplicate", "same_text", 1.0, "The texts are the same once case, spacing and punctuation are normalised."
         )
     similar = math.isfinite(similarity) and similarity >= floor
-    verdict = exclusive_predicate(old, fresh, similar)
+    verdict = exclusive_predicate(old, fresh, similar, work)
     if verdict is not None or not similar:
         return verdict
     return (
-        _negation(old, fresh)
-        or _numbers_differ(old, fresh)
+        _negation(old, fresh, work)
+        or _numbers_differ(old, fresh, work)
         or _same_words(old, fresh)
-        or _near_identical(old, fresh, similarity)
-        or _containment(old, fresh)
+        or _near_identical(old, fresh, similarity, work)
+        or _containment(old, fresh, work)
     )
 
 
-def _negation(old: Text, new: Text) -> Verdict | None:
+def _countable(old: Text, new: Text, work: Work) -> bool:
+    """Whether both texts hold few enough quantities for the rules that compare them pairwise."""
+    if len(old.quantities) <= MAX_QUANTITIES and len(new.quantities) <= MAX_QUANTITIES:
+        return True
+    work.skip(f"a text holds more than {MAX_QUANTITIES} quantities: the rules comparing values were not tried")
+    return False
+
+
+def _negation(old: Text, new: Text, work: Work) -> Verdict | None:
     """One text negates, in one clause, a claim that the other affirms in one of its clauses."""
     if different_names(old, new):
         return None
@@ -52,12 +87,14 @@ def _negation(old: Text, new: Text) -> Verdict | None:
         affirmed = [clause for clause in affirming.clauses if clause.negation is None]
         where: defaultdict[str, list[int]] = defaultdict(list)  # content word → affirmative clauses holding it
         for index, clause in enumerate(affirmed):
+            work.charge(1 + len(clause.content))
             for word in clause.content:
                 where[word].append(index)
         for clause in negating.clauses:
             claim = clause.content
             if clause.negation is None or not claim:
                 continue
+            work.charge(1 + sum(len(where.get(word, ())) for word in claim))
             hits = Counter(index for word in claim for index in where.get(word, ()))
             best = max(hits, key=hits.__getitem__, default=None)
             if best is not None and hits[best] / len(claim) >= NEGATION_COVER:
@@ -72,17 +109,18 @@ def _negation(old: Text, new: Text) -> Verdict | None:
     return None
 
 
-def _numbers_differ(old: Text, new: Text) -> Verdict | None:
+def _numbers_differ(old: Text, new: Text, work: Work) -> Verdict | None:
     """A slot both texts fill holds different values on each side (and neither side also keeps the other's).
     Two quantities share a slot when they have the same dimension and either the same anchor word or that
     dimension occurs once on each side ("costs $20" / "is $25")."""
-    if different_names(old, new) or overlap(old.words, new.words) < SAME_SUBJECT:
+    if different_names(old, new) or overlap(old.words, new.words) < SAME_SUBJECT or not _countable(old, new, work):
         return None
     old_rivals, new_rivals = _rivals(old.quantities, new.quantities), _rivals(new.quantities, old.quantities)
-    changed = {id(b) for b in new.quantities if _changed(b, new_rivals(b))}
+    changed = {id(b) for b in new.quantities if _changed(b, new_rivals(b), work)}
     for a in old.quantities:
         rivals = old_rivals(a)
-        if not _changed(a, rivals):
+        work.charge(len(rivals))  # looking for a changed rival below
+        if not _changed(a, rivals, work):
             continue
         b = next((b for b in rivals if id(b) in changed), None)
         if b is not None:
@@ -114,15 +152,19 @@ def _rivals(mine: list[Quantity], theirs: list[Quantity]) -> Callable[[Quantity]
     return rivals
 
 
-def _changed(q: Quantity, rivals: list[Quantity]) -> bool:
+def _changed(q: Quantity, rivals: list[Quantity], work: Work) -> bool:
+    work.charge(1 + len(rivals))
     return bool(rivals) and not any(same_value(q, r) for r in rivals)
 
 
-def _same_quantities(old: Text, new: Text) -> bool:
-    def covered(xs: list[Quantity], ys: list[Quantity]) -> bool:
-        return all(any(same_value(x, y) for y in ys) for x in xs)
+def _covered(xs: list[Quantity], ys: list[Quantity], work: Work) -> bool:
+    """Every value of ``xs`` is among ``ys``."""
+    work.charge(len(xs) * (1 + len(ys)))
+    return all(any(same_value(x, y) for y in ys) for x in xs)
 
-    return covered(old.quantities, new.quantities) and covered(new.quantities, old.quantities)
+
+def _same_quantities(old: Text, new: Text, work: Work) -> bool:
+    return _covered(old.quantities, new.quantities, work) and _covered(new.quantities, old.quantities, work)
 
 
 def _same_words(old: Text, new: Text) -> Verdict | None:
@@ -131,8 +173,10 @@ def _same_words(old: Text, new: Text) -> Verdict | None:
     return None
 
 
-def _near_identical(old: Text, new: Text, similarity: float) -> Verdict | None:
-    if similarity >= NEAR_IDENTICAL and old.negated == new.negated and _same_quantities(old, new):
+def _near_identical(old: Text, new: Text, similarity: float, work: Work) -> Verdict | None:
+    if similarity < NEAR_IDENTICAL or old.negated != new.negated or not _countable(old, new, work):
+        return None
+    if _same_quantities(old, new, work):
         return Verdict(
             "duplicate",
             "near_identical",
@@ -142,7 +186,7 @@ def _near_identical(old: Text, new: Text, similarity: float) -> Verdict | None:
     return None
 
 
-def _containment(old: Text, new: Text) -> Verdict | None:
+def _containment(old: Text, new: Text, work: Work) -> Verdict | None:
     """The new text keeps most of the existing one's content words and all its values, and adds some."""
     if not old.content or old.negated != new.negated or different_names(old, new):
         return None
@@ -150,7 +194,7 @@ def _containment(old: Text, new: Text) -> Verdict | None:
     share = len(kept) / len(old.content)
     if share < CONTAINMENT or not added or len(new.normalised) <= len(old.normalised):
         return None
-    if not all(any(same_value(q, r) for r in new.quantities) for q in old.quantities):
+    if not _countable(old, new, work) or not _covered(old.quantities, new.quantities, work):
         return None
     detail = list(dict.fromkeys(t.text for t in new.tokens if t.content in added))
     return Verdict(

@@ -101,6 +101,18 @@ def analyse(text: str) -> Text:
     return Text(tuple(clauses), normalised)
 
 
+def analyse_head(text: str, limit: int) -> Text:
+    """The whole clauses of the first ``limit`` characters of ``text`` (cut at a space, the clause the cut falls
+    in left out), for a text too long to analyse whole."""
+    if len(text) <= limit:
+        return analyse(text)
+    head = text[:limit]
+    space = max(head.rfind(" "), head.rfind("\n"), head.rfind("\t"))
+    read = analyse(head[:space] if space > 0 else head)
+    clauses = read.clauses[:-1]
+    return Text(clauses, " ".join(t.lower for clause in clauses for t in clause.tokens))
+
+
 def _words(segment: str) -> Iterator[Token | None]:
     for match in _WORD_OR_BREAK.finditer(segment):
         word = match["word"]
@@ -111,15 +123,26 @@ def _words(segment: str) -> Iterator[Token | None]:
 
 
 def _clause(tokens: Sequence[Token]) -> Clause:
-    """A clause with each quantity's anchor set: the nearest content word before it, else after it."""
+    """A clause with each quantity's anchor set: the nearest content word before it, else after it (one pass
+    each way, so a long clause of numbers costs no more than its length)."""
+    words = [t.quantity is None and is_content(t.lower) for t in tokens]
+    before: list[int | None] = []
+    last: int | None = None
+    for i in range(len(tokens)):
+        before.append(last)
+        last = i if words[i] else last
+    after: list[int | None] = [None] * len(tokens)
+    last = None
+    for i in reversed(range(len(tokens))):
+        after[i] = last
+        last = i if words[i] else last
     anchored = []
     for i, token in enumerate(tokens):
-        if token.quantity is not None:
-            neighbours = [*reversed(tokens[:i]), *tokens[i + 1 :]]
-            near = next((t for t in neighbours if t.quantity is None and is_content(t.lower)), None)
-            if near is not None:
-                quantity = replace(token.quantity, anchor=stem(near.lower), anchor_text=near.text)
-                token = replace(token, quantity=quantity)
+        near_at = before[i] if before[i] is not None else after[i]
+        if token.quantity is not None and near_at is not None:
+            near = tokens[near_at]
+            quantity = replace(token.quantity, anchor=stem(near.lower), anchor_text=near.text)
+            token = replace(token, quantity=quantity)
         anchored.append(token)
     negation = next((t.text for t in tokens if t.quantity is None and is_negation(t.lower)), None)
     return Clause(tuple(anchored), negation)

@@ -64,8 +64,9 @@ class TenantConfigBody(Body):
         default=None,
         description='Where the classifier places memories: [{"wing": "infra", "room": "db", '
         '"any_of": ["postgres", "replica"]}], at most 200; the first rule with one of its phrases in the content '
-        "(whole words, any case) wins. `wing` required, `room` optional, `any_of` 1–100 phrases; each value "
-        "1–200 characters, trimmed. Replaces the list; [] removes every rule.",
+        "(whole words, any case) wins. `wing` required, `room` optional, `any_of` 1–100 phrases and 200 phrases "
+        "in all; each value 1–200 characters, trimmed; at most 65,536 bytes as JSON, like the whole "
+        "configuration. Replaces the list; [] removes every rule.",
     )
     trash_retention_days: int | None = Field(
         default=None,
