@@ -11,12 +11,13 @@ from __future__ import annotations
 
 from fastapi import APIRouter
 
+from services.gateway.auth import AUTHENTICATED
 from services.gateway.routes import classify, conflicts, edges, feedback, items, recall, review, trash
 
 RESOURCES = (items, trash, review, recall, feedback, classify, conflicts, edges)
 """The route modules, in the order their routes are tried."""
 
-router = APIRouter(prefix="/v1")
+router = APIRouter(prefix="/v1", dependencies=AUTHENTICATED)
 for _module in RESOURCES:
     router.include_router(_module.router)
 

@@ -12,6 +12,7 @@ from typing import Any
 from fastapi import APIRouter, Query, Response
 from google.protobuf import struct_pb2
 
+from engram.domain import validation
 from engram.domain.models import CallerContext
 from engram.domain.validation import require_item_id
 from engram.domain.values import RememberStatus
@@ -20,7 +21,7 @@ from engram.v1 import ingest_pb2, recall_pb2
 from services.gateway.answers import BulkAnswer, EventsAnswer, ItemAnswer, ItemsAnswer, RememberAnswer, StatusAnswer
 from services.gateway.auth import Caller, policy
 from services.gateway.clients import Downstream, Services
-from services.gateway.limits import RememberCaller
+from services.gateway.limits import BulkCaller, RememberCaller, ReviewCaller
 from services.gateway.mapping import (
     bulk_answer,
     events_answer,
@@ -64,6 +65,9 @@ async def supersede(
 
 
 async def _remember(body: RememberBody, ctx: CallerContext, ds: Downstream, response: Response) -> RememberAnswer:
+    # checked here too (ingest checks again), before the metadata is copied into a protobuf Struct
+    validation.validate_source_uri(body.source_uri or "", ds.settings.max_source_uri_length)
+    validation.validate_metadata(body.metadata, ds.settings.max_metadata_bytes, ds.settings.max_metadata_depth)
     metadata = struct_pb2.Struct()
     metadata.update(body.metadata)
     request = ingest_pb2.RememberRequest(
@@ -95,7 +99,7 @@ async def _remember(body: RememberBody, ctx: CallerContext, ds: Downstream, resp
 
 
 @router.post("/items/{item_id}/invalidate", summary="Declare a memory no longer true", **policy("write|review"))
-async def invalidate(item_id: str, body: InvalidateBody, ctx: Caller, ds: Services) -> ItemAnswer:
+async def invalidate(item_id: str, body: InvalidateBody, ctx: ReviewCaller, ds: Services) -> ItemAnswer:
     """Nothing replaces it: it leaves recall (and ends any supersession chain into it) but stays readable
     for audit. Its author or a reviewer."""
     reply = await ds.call(ds.ingest.Invalidate, ingest_pb2.InvalidateRequest(id=item_id, reason=body.reason), ctx)
@@ -121,7 +125,7 @@ async def expiry_candidates(
 
 
 @router.post("/items/bulk", summary="Archive or delete every memory matching a filter", **policy("write|review"))
-async def bulk(body: BulkBody, ctx: Caller, ds: Services) -> BulkAnswer:
+async def bulk(body: BulkBody, ctx: BulkCaller, ds: Services) -> BulkAnswer:
     """One transaction. ``dry_run`` (the default) answers the same and writes nothing. Items you may not
     change are listed in ``skipped`` with the refusal's code; the rest are ``affected``."""
     f = body.filter
