@@ -143,7 +143,7 @@ class Settings(BaseSettings):
         description="The platform ceiling: a tenant's own rate limits above it are clamped to it.",
     )
     ip_rate_limit_per_minute: int = Field(
-        default=600,
+        default=6_000,
         ge=1,
         description="Requests a minute from one client IP, counted before authentication; over it, 429 "
         "with Retry-After.",

@@ -55,7 +55,8 @@ class Limits:
             known = cached[1]
             if cached[0] < self._clock():
                 self._refresh(ctx)  # stale: refresh in the background, go on with what is known
-        return clamp(int(known.get(route, self._defaults[route])), self._ceiling)
+        own = known.get(route)  # the tenant's own limit is held to the platform ceiling; the defaults are not
+        return self._defaults[route] if own is None else clamp(int(own), self._ceiling)
 
     def _refresh(self, ctx: CallerContext) -> asyncio.Task[dict[str, int]]:
         """The tenant's one lookup in flight (started now if there is none), which updates the cache."""
