@@ -309,6 +309,7 @@ def start_stack(home: Path) -> tuple[subprocess.Popen[str], str, str]:
         # the benchmark measures throughput, not the per-principal rate limits
         ENGRAM_RATE_LIMIT_REMEMBER_PER_MINUTE="1000000",
         ENGRAM_RATE_LIMIT_RECALL_PER_MINUTE="1000000",
+        ENGRAM_IP_RATE_LIMIT_PER_MINUTE="1000000",
     )
     process = subprocess.Popen(
         [sys.executable, "-m", "engram.cli", "up"],

@@ -24,6 +24,9 @@ DEFAULT_WORKSPACE_ID = "00000000-0000-4000-8000-000000000002"
 DEFAULT_PRINCIPAL_ID = "00000000-0000-4000-8000-000000000003"
 DEFAULT_ADMIN_ID = "00000000-0000-4000-8000-000000000004"
 
+GRPC_MAX_MESSAGE_BYTES = 32 * 1024 * 1024
+"""The default largest gRPC message (``ENGRAM_GRPC_MAX_MESSAGE_BYTES``), above gRPC's own 4 MiB receive limit."""
+
 
 class SettingsError(EngramError):
     """A service was started without a setting its role needs; ``field`` names the setting."""
@@ -130,6 +133,38 @@ class Settings(BaseSettings):
     rate_limit_remember_per_minute: int = Field(default=600, description="Per principal; tenant config overrides.")
     rate_limit_recall_per_minute: int = Field(default=1200, description="Recall and search, per principal.")
     rate_limit_feedback_per_minute: int = 120
+    rate_limit_review_per_minute: int = Field(
+        default=300, description="Review, verify and invalidate, per principal (one shared bucket)."
+    )
+    rate_limit_bulk_per_minute: int = Field(default=30, description="Bulk archive and delete, per principal.")
+    rate_limit_ceiling_per_minute: int = Field(
+        default=100_000,
+        ge=1,
+        description="The platform ceiling: a tenant's own rate limits above it are clamped to it.",
+    )
+    ip_rate_limit_per_minute: int = Field(
+        default=6_000,
+        ge=1,
+        description="Requests a minute from one client IP, counted before authentication; over it, 429 "
+        "with Retry-After.",
+    )
+    ip_rate_limit_max_clients: int = Field(
+        default=50_000, ge=1, description="Most client IPs the per-IP limiter remembers (the stalest go first)."
+    )
+    unknown_key_cache_s: float = Field(
+        default=30.0, ge=0, description="How long an unknown API key id is answered 401 without a database lookup."
+    )
+    unknown_key_cache_size: int = Field(default=10_000, ge=1, description="Most unknown key ids remembered.")
+    readiness_cache_s: float = Field(default=5.0, ge=0, description="How long the gateway reuses a /ready answer.")
+    max_request_bytes: int = Field(
+        default=1_048_576, ge=1024, description="Largest request body the gateway reads (413 above it)."
+    )
+    grpc_max_message_bytes: int = Field(
+        default=GRPC_MAX_MESSAGE_BYTES,
+        ge=4_194_304,
+        description="Largest gRPC message every server and channel sends or receives (a recall of 200 items "
+        "at the content and metadata caps is about 7 MiB).",
+    )
 
     possible_supersedes_threshold: float = Field(
         default=0.35,
@@ -151,6 +186,13 @@ class Settings(BaseSettings):
         ge=1,
         le=8_760,
         description="Hours an `Idempotency-Key` and its stored answer are kept; the ingest sweep deletes older ones.",
+    )
+    max_metadata_bytes: int = Field(
+        default=16_384, ge=2, description="Largest `metadata` of a memory, as compact JSON in UTF-8 bytes."
+    )
+    max_metadata_depth: int = Field(default=8, ge=1, description="Deepest nesting of objects and lists in `metadata`.")
+    max_source_uri_length: int = Field(
+        default=2_048, ge=1, description="Longest `source_uri` of a memory, in characters."
     )
     keyword_candidate_cap: int = Field(
         default=2_000,

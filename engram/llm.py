@@ -8,9 +8,12 @@ their rules and never let a model's answer through without validating it themsel
 from __future__ import annotations
 
 import json
+import logging
 from typing import Any
 
 from engram.config import Settings
+
+log = logging.getLogger(__name__)
 
 
 class LLMUnavailable(Exception):
@@ -51,7 +54,8 @@ class JsonChat:
         try:
             answer = json.loads(reply.choices[0].message.content or "")
         except (IndexError, AttributeError, ValueError) as exc:
-            raise LLMUnavailable(f"not JSON: {exc}") from exc
+            log.warning("the model's answer is not JSON: %s", exc)
+            raise LLMUnavailable("not JSON") from exc
         if not isinstance(answer, dict):
             raise LLMUnavailable("not a JSON object")
         return answer

@@ -22,7 +22,9 @@ async def find(pool: asyncpg.Pool, key_id: str) -> StoredKey | None:
         if key is None:
             return None
         await conn.execute("SELECT set_config('app.tenant_id', $1, true)", str(key["tenant_id"]))
-        principal = await conn.fetchrow("SELECT type, disabled_at FROM principals WHERE id = $1", key["principal_id"])
+        principal = await conn.fetchrow(
+            "SELECT type, disabled_at, platform_admin FROM principals WHERE id = $1", key["principal_id"]
+        )
         if principal is None:
             return None
     return StoredKey(
@@ -35,6 +37,7 @@ async def find(pool: asyncpg.Pool, key_id: str) -> StoredKey | None:
         scopes=tuple(key["scopes"]),
         usable=key["revoked_at"] is None and principal["disabled_at"] is None,
         last_used_stale=bool(key["stale"]),
+        platform_admin=bool(principal["platform_admin"]),
     )
 
 

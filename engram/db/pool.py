@@ -68,13 +68,7 @@ async def system_tx(pool: asyncpg.Pool) -> AsyncIterator[asyncpg.Connection]:
         yield conn
 
 
-async def probe(database_url: str, timeout_s: float, role: str | None = None) -> bool:
-    """For readiness reports: connect afresh (as ``role`` when given) and say whether the schema is migrated;
-    raises when the database cannot be reached. The app role may not read ``schema_migrations``, but it can
-    see that the table exists."""
-    server_settings = {"role": role} if role else None
-    conn = await asyncpg.connect(database_url, timeout=timeout_s, server_settings=server_settings)
-    try:
-        return bool(await conn.fetchval("SELECT to_regclass('schema_migrations') IS NOT NULL"))
-    finally:
-        await conn.close()
+async def pool_probe(pool: asyncpg.Pool, timeout_s: float) -> bool:
+    """``probe`` through a connection of an open pool (no new connection): whether the schema is migrated."""
+    async with pool.acquire(timeout=timeout_s) as conn:
+        return bool(await conn.fetchval("SELECT to_regclass('schema_migrations') IS NOT NULL", timeout=timeout_s))

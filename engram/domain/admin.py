@@ -1,9 +1,9 @@
 """The rules of administering a tenant, checked by the Admin service before anything is written.
 
-Who manages which tenant: a caller with the admin scope manages its own tenant; a principal of type ``admin``
-(the platform administrator) may also name another tenant, create tenants, create admin principals, issue keys
-for them and publish a tenant to every other. A tenant the caller may not manage is reported as not found,
-like one that does not exist. Each other rule names the field it checks."""
+Who manages which tenant: a caller with the admin scope manages its own tenant; a principal flagged
+``platform_admin`` (the platform administrator) may also name another tenant, create tenants, create admin
+principals, issue keys for them and publish a tenant to every other. A tenant the caller may not manage is
+reported as not found, like one that does not exist. Each other rule names the field it checks."""
 
 from __future__ import annotations
 
@@ -32,7 +32,9 @@ def require_admin_scope(ctx: CallerContext) -> None:
 
 
 def is_platform_admin(ctx: CallerContext) -> bool:
-    return ctx.principal_type == "admin"
+    """The principal's explicit flag (set by migration 015 for the development admin only), with the admin
+    scope; a principal's type ``admin`` alone no longer makes one."""
+    return ctx.platform_admin and allows(ctx.scopes, "admin")
 
 
 def require_platform_admin(ctx: CallerContext, detail: str, field: str | None = None) -> None:

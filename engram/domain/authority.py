@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from enum import IntEnum
 
+from engram.domain.keys import allows
 from engram.domain.values import PrincipalType, SourceType
 
 
@@ -39,3 +40,9 @@ def derive_authority(source_type: str, principal_type: str, *, trusted: bool = F
 def source_trust(authority: Authority) -> float:
     """Trust prior of the source, 0.2 (inferred) … 1.0 (explicit user)."""
     return round(int(authority) / 50, 2)
+
+
+def may_pin(principal_type: str, scopes: frozenset[str]) -> bool:
+    """Whether a caller may pin a memory (a pinned memory enters every startup recall of the workspace): anyone
+    with a writing role but an agent, and an agent whose key carries the review or admin scope."""
+    return principal_type != PrincipalType.AGENT or allows(scopes, "review")

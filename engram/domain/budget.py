@@ -1,10 +1,12 @@
-"""Recall budgets: every answer is packed to item, byte and token limits, and says how much was left out."""
+"""Recall budgets: every answer is packed to item, byte and token limits, and says how much was left out. The
+byte budget counts each item's content and its metadata, so an answer's size follows the budget."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 
 from engram.domain.models import RankedItem
+from engram.domain.validation import metadata_bytes
 from engram.errors import ValidationFailed
 
 DEFAULT_ITEM_BUDGET = 10
@@ -41,6 +43,11 @@ def estimate_tokens(text: str) -> int:
     return max(1, (len(text) + 3) // 4)
 
 
+def answer_bytes(candidate: RankedItem) -> int:
+    """What an item weighs against the byte budget: its content and its metadata (as compact JSON), in UTF-8."""
+    return len(candidate.item.content.encode("utf-8")) + metadata_bytes(candidate.item.metadata)
+
+
 def pack(ranked: list[RankedItem], budgets: Budgets) -> tuple[list[RankedItem], int]:
     """Keep items in rank order while all three budgets hold; return the kept ones and how many were cut."""
     kept, cut = pack_explained(ranked, budgets)
@@ -53,7 +60,7 @@ def pack_explained(ranked: list[RankedItem], budgets: Budgets) -> tuple[list[Ran
     cut: list[tuple[RankedItem, str]] = []
     used_bytes = used_tokens = 0
     for candidate in ranked:
-        size = len(candidate.item.content.encode("utf-8"))
+        size = answer_bytes(candidate)
         tokens = estimate_tokens(candidate.item.content)
         if len(kept) >= budgets.items:
             cut.append((candidate, f"over the item budget ({budgets.items})"))

@@ -19,6 +19,7 @@ class CallerContext:
     scopes: frozenset[str] = frozenset()
     request_id: str = ""
     traceparent: str = ""  # W3C trace context of the request, carried into gRPC metadata and events
+    platform_admin: bool = False  # the principal's explicit flag (migration 015), never implied by its type
 
 
 @dataclass(frozen=True)
@@ -34,6 +35,7 @@ class StoredKey:
     scopes: tuple[str, ...]
     usable: bool  # not revoked, principal not disabled
     last_used_stale: bool  # last_used_at is unset or older than a minute
+    platform_admin: bool = False  # the principal's flag: the platform administrator
 
 
 @dataclass(frozen=True)

@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import json
 import uuid
 from collections.abc import Iterable
 from datetime import datetime
+from typing import Any
 
 from engram.domain.values import SourceType, Visibility
 from engram.errors import NotFound, ValidationFailed
@@ -58,6 +60,46 @@ def validate_visibility(value: str) -> None:
 def validate_label(value: str, field: str) -> None:
     if len(value) > MAX_LABEL_LENGTH:
         raise ValidationFailed(f"{field} must be at most {MAX_LABEL_LENGTH} characters", field=field)
+
+
+def metadata_depth(value: Any) -> int:
+    """How deeply objects and lists nest in ``value`` (a scalar is 0, ``{}`` is 1), counted without recursion
+    so that hostile nesting cannot exhaust the stack."""
+    deepest = 0
+    stack: list[tuple[Any, int]] = [(value, 0)]
+    while stack:
+        node, depth = stack.pop()
+        if isinstance(node, dict):
+            children: Iterable[Any] = node.values()
+        elif isinstance(node, list):
+            children = node
+        else:
+            continue
+        deepest = max(deepest, depth + 1)
+        stack.extend((child, depth + 1) for child in children)
+    return deepest
+
+
+def validate_metadata(metadata: dict[str, Any], max_bytes: int, max_depth: int) -> None:
+    """``metadata`` nests at most ``max_depth`` objects and lists and is at most ``max_bytes`` as compact JSON."""
+    depth = metadata_depth(metadata)
+    if depth > max_depth:
+        raise ValidationFailed(f"metadata nests {depth} levels deep; the limit is {max_depth}", field="metadata")
+    size = metadata_bytes(metadata)
+    if size > max_bytes:
+        raise ValidationFailed(f"metadata is {size} bytes as JSON; the limit is {max_bytes}", field="metadata")
+
+
+def metadata_bytes(metadata: dict[str, Any] | None) -> int:
+    """The size of ``metadata`` as compact JSON in UTF-8 (0 when empty): what it weighs in an answer."""
+    if not metadata:
+        return 0
+    return len(json.dumps(metadata, ensure_ascii=False, separators=(",", ":"), default=str).encode("utf-8"))
+
+
+def validate_source_uri(value: str, max_length: int) -> None:
+    if len(value) > max_length:
+        raise ValidationFailed(f"source_uri is {len(value)} characters; the limit is {max_length}", field="source_uri")
 
 
 def validate_validity(valid_from: datetime | None, valid_to: datetime | None) -> None:

@@ -5,12 +5,15 @@ dimension, in passage mode for memories and query mode for queries."""
 from __future__ import annotations
 
 import asyncio
+import logging
 from typing import Protocol
 
 import numpy as np
 
 from engram.config import Settings
 from engram.errors import EngramError, Unavailable
+
+log = logging.getLogger(__name__)
 
 # e5 models are trained with these prefixes; mixing the modes costs a lot of quality.
 QUERY_PREFIX = "query: "
@@ -78,7 +81,12 @@ class OpenAICompatibleProvider:
         try:
             response = await self._client.embeddings.create(model=self._model, input=texts, extra_body=extra)
         except OpenAIError as exc:
-            raise Unavailable(f"embedding endpoint failed: {exc}") from exc
+            # the detail goes to the log only: an endpoint's error text may quote the request or its own setup
+            log.warning("embedding endpoint failed: %s", exc)
+            status = getattr(exc, "status_code", None)
+            raise Unavailable(
+                "the embedding endpoint is unavailable" + (f" (HTTP {status})" if status else "")
+            ) from exc
         vectors = [
             _unit(np.asarray(d.embedding, dtype=np.float32)) for d in sorted(response.data, key=lambda d: d.index)
         ]

@@ -19,6 +19,7 @@ SCOPES = "x-engram-scopes"
 REQUEST_ID = "x-request-id"
 INTERNAL_TOKEN = "x-engram-internal-token"
 TRACEPARENT = "traceparent"
+PLATFORM_ADMIN = "x-engram-platform-admin"
 
 
 def to_metadata(ctx: CallerContext, internal_token: str | None = None) -> tuple[tuple[str, str], ...]:
@@ -31,6 +32,8 @@ def to_metadata(ctx: CallerContext, internal_token: str | None = None) -> tuple[
     ]
     if ctx.traceparent:
         pairs.append((TRACEPARENT, ctx.traceparent))
+    if ctx.platform_admin:
+        pairs.append((PLATFORM_ADMIN, "true"))
     if internal_token:
         pairs.append((INTERNAL_TOKEN, internal_token))
     return tuple(pairs)
@@ -49,6 +52,7 @@ def from_metadata(metadata: Sequence[tuple[str, str | bytes]] | None) -> CallerC
         scopes=frozenset(s for s in values.get(SCOPES, "").split(",") if s),
         request_id=values.get(REQUEST_ID, ""),
         traceparent=values.get(TRACEPARENT, ""),
+        platform_admin=values.get(PLATFORM_ADMIN) == "true",
     )
 
 

@@ -12,9 +12,11 @@ import grpc
 from grpc_health.v1 import health_pb2, health_pb2_grpc
 from grpc_health.v1._async import HealthServicer
 
+from engram.config import GRPC_MAX_MESSAGE_BYTES
 from engram.errors import Unauthenticated
 from engram.rpc.context import INTERNAL_TOKEN, bind_caller
 from engram.rpc.errors import abort_with, as_engram_error
+from engram.rpc.options import message_limits
 from engram.rpc.tracing import server_interceptors
 from engram.telemetry.metrics import RPC_LATENCY
 from engram.telemetry.tracing import current_traceparent
@@ -119,15 +121,17 @@ async def start_server(
     service_names: list[str],
     register: Callable[[grpc.aio.Server], None],
     internal_token: str | None = None,
+    max_message_bytes: int = GRPC_MAX_MESSAGE_BYTES,
 ) -> tuple[grpc.aio.Server, HealthServicer]:
     """Bind, register the servicers and the standard health service (SERVING), and start. With
-    ``internal_token`` every other call must present it. Outermost first: the server span (when tracing is
+    ``internal_token`` every other call must present it; messages are limited to ``max_message_bytes`` each
+    way. Outermost first: the server span (when tracing is
     on), the token check, the latency metric (so it sees the final status), the edge."""
     interceptors: list[grpc.aio.ServerInterceptor] = [MetricsInterceptor(service_label), EdgeInterceptor()]
     if internal_token:
         interceptors.insert(0, InternalTokenInterceptor(internal_token))
     interceptors[:0] = server_interceptors()
-    server = grpc.aio.server(interceptors=interceptors)
+    server = grpc.aio.server(interceptors=interceptors, options=message_limits(max_message_bytes))
     register(server)
     health = HealthServicer()
     health_pb2_grpc.add_HealthServicer_to_server(health, server)

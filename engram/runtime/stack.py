@@ -224,7 +224,8 @@ STACK_FILE = "stack.json"
 def _write_stack_file(
     home: Path, gateway: str, database_url: str, nats_url: str, env: dict[str, str], metrics: dict[str, str]
 ) -> None:
-    """Where the running stack's parts are, for operators and tools (removed again on stop)."""
+    """Where the running stack's parts are, for operators and tools (removed again on stop). Mode 0600: it
+    holds the database owner's URL."""
     info = {
         "gateway": gateway,
         "database_url": database_url,
@@ -234,7 +235,10 @@ def _write_stack_file(
         "metrics": {"gateway": f"{gateway}/metrics", **metrics},
         "pid": os.getpid(),
     }
-    (home / STACK_FILE).write_text(json.dumps(info, indent=2) + "\n")
+    fd = os.open(home / STACK_FILE, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+    os.fchmod(fd, 0o600)  # also when the file was left behind with a wider mode
+    with os.fdopen(fd, "w") as file:
+        file.write(json.dumps(info, indent=2) + "\n")
 
 
 def _say(message: str) -> None:

@@ -19,6 +19,7 @@ from engram.telemetry.metrics import HTTP_LATENCY
 from services.gateway import admin, problems
 from services.gateway.auth import PUBLIC, Authenticator, policy
 from services.gateway.clients import Downstream
+from services.gateway.guards import BodyLimit, ClientLimit, method_label, request_id
 from services.gateway.limits import Limits
 from services.gateway.routes import router
 
@@ -45,7 +46,7 @@ def create_app(settings: Settings) -> FastAPI:
         settings.require_for("gateway")
         app.state.pool = await service_pool(settings, max_size=5)  # for the API-key lookup only
         app.state.authenticator = Authenticator(app.state.pool, settings)
-        app.state.downstream = Downstream.connect(settings)
+        app.state.downstream = Downstream.connect(settings, app.state.pool)
         app.state.limits = Limits(app.state.downstream, settings)
         try:
             yield
@@ -62,14 +63,20 @@ def create_app(settings: Settings) -> FastAPI:
     problems.install(app)
     app.include_router(router)
     app.include_router(admin.router)
+    # plain ASGI, so outside the routes and authentication; the latency middleware below wraps both
+    app.add_middleware(
+        ClientLimit, per_minute=settings.ip_rate_limit_per_minute, max_clients=settings.ip_rate_limit_max_clients
+    )
+    app.add_middleware(BodyLimit, max_bytes=settings.max_request_bytes)
 
     @app.middleware("http")
     async def record_latency(request: Request, call_next: Callable[[Request], Awaitable[Response]]) -> Response:
         started = time.perf_counter()
+        request.state.request_id = request_id(request.headers.get("x-request-id"))
         response = await call_next(request)
         path = route_template(request)
         elapsed = time.perf_counter() - started
-        HTTP_LATENCY.labels(path, request.method, str(response.status_code)).observe(elapsed)
+        HTTP_LATENCY.labels(path, method_label(request.method), str(response.status_code)).observe(elapsed)
         if request.url.path not in QUIET_PATHS:  # the access log: the path (ids at most), never body or query
             access.info(
                 "%s %s %d %.1fms",
@@ -77,7 +84,7 @@ def create_app(settings: Settings) -> FastAPI:
                 request.url.path,
                 response.status_code,
                 elapsed * 1000,
-                extra={"request_id": request.headers.get("x-request-id", "")},
+                extra={"request_id": request.state.request_id},
             )
         return response
 
@@ -98,7 +105,8 @@ def create_app(settings: Settings) -> FastAPI:
 
     @app.get("/ready", summary="Readiness: database, NATS and both gRPC services reachable", **policy(PUBLIC))
     async def ready(request: Request) -> JSONResponse:
-        """Probes each dependency (2 s each): 200 when all are ``ok``, otherwise 503 naming what failed."""
+        """Probes each dependency (2 s each) through the gateway's own connections, at most once every
+        ENGRAM_READINESS_CACHE_S (5 s): 200 when all are ``ok``, otherwise 503 naming what failed."""
         checks = await request.app.state.downstream.readiness()
         ok = all(value == "ok" for value in checks.values())
         body: dict[str, Any] = {"status": "ready" if ok else "not_ready", "checks": checks}

@@ -2,14 +2,19 @@
 
 Every route declares the scope it needs as ``x-engram-scope-policy`` in its OpenAPI extra; the ``caller``
 dependency reads that one declaration, so what is documented is what is enforced, and a /v1 route that
-declares nothing is refused (fail closed). Missing, malformed, unknown and revoked keys all get the same 401.
+declares nothing is refused (fail closed). The /v1 routers depend on ``caller`` themselves
+(``APIRouter(dependencies=AUTHENTICATED)``), so a route cannot leave it out. Missing, malformed, unknown and
+revoked keys all get the same 401; an unknown key id is remembered for a short while (``UnknownKeys``) so that
+repeating it costs no database lookup, and its secret is hashed and compared all the same.
 """
 
 from __future__ import annotations
 
 import re
 import secrets
-import uuid
+import time
+from collections import OrderedDict
+from collections.abc import Callable
 from dataclasses import replace
 from typing import Annotated, Any
 
@@ -18,10 +23,11 @@ from fastapi import Depends, Request
 
 from engram.config import DEFAULT_ADMIN_ID, DEFAULT_TENANT_ID, Settings
 from engram.db import keys
-from engram.domain.keys import SCOPES, allows, parse_key, secret_matches
+from engram.domain.keys import SCOPES, allows, hash_secret, parse_key, secret_matches
 from engram.domain.models import CallerContext
 from engram.errors import PermissionDenied, Unauthenticated
 from engram.telemetry.tracing import current_traceparent
+from services.gateway.guards import request_id
 
 POLICY = "x-engram-scope-policy"
 PUBLIC = "public"
@@ -34,21 +40,55 @@ def policy(scope: str) -> dict[str, Any]:
     return {"openapi_extra": {POLICY: scope}}
 
 
+_DUMMY_SALT = secrets.token_bytes(16)
+_DUMMY_HASH = hash_secret(_DUMMY_SALT, secrets.token_urlsafe(32))
+
+
+class UnknownKeys:
+    """Key ids the database did not know, each remembered for ``ttl_s`` (at most ``size``, the oldest
+    forgotten first). Only absence is remembered: a revoked key or a wrong secret is looked up every time."""
+
+    def __init__(self, ttl_s: float, size: int, clock: Callable[[], float] = time.monotonic) -> None:
+        self._ttl = ttl_s
+        self._size = size
+        self._clock = clock
+        self._until: OrderedDict[str, float] = OrderedDict()
+
+    def __contains__(self, key_id: str) -> bool:
+        until = self._until.get(key_id)
+        if until is None:
+            return False
+        if until < self._clock():
+            del self._until[key_id]
+            return False
+        return True
+
+    def add(self, key_id: str) -> None:
+        if self._ttl <= 0:
+            return
+        self._until.pop(key_id, None)
+        while len(self._until) >= self._size:
+            self._until.popitem(last=False)
+        self._until[key_id] = self._clock() + self._ttl
+
+
 class Authenticator:
     def __init__(self, pool: asyncpg.Pool, settings: Settings) -> None:
         self._pool = pool
         self._enabled = settings.auth_enabled
+        self.unknown = UnknownKeys(settings.unknown_key_cache_s, settings.unknown_key_cache_size)
+        self.lookups = 0  # key lookups in the database, for tests and debugging
 
     async def authenticate(self, request: Request) -> CallerContext:
         ctx = await self._authenticate(request)
         return replace(
             ctx,
-            request_id=request.headers.get("x-request-id") or str(uuid.uuid4()),
+            request_id=getattr(request.state, "request_id", None) or request_id(request.headers.get("x-request-id")),
             traceparent=current_traceparent() or trace_context(request.headers.get("traceparent", "")),
         )
 
     async def _authenticate(self, request: Request) -> CallerContext:
-        if not self._enabled:  # the explicit opt-out: the development admin, through the same scope checks
+        if not self._enabled:  # the explicit opt-out: the development admin as its tenant's administrator
             return CallerContext(
                 tenant_id=DEFAULT_TENANT_ID,
                 principal_id=DEFAULT_ADMIN_ID,
@@ -61,8 +101,16 @@ class Authenticator:
         if parsed is None:
             raise _refused()
         key_id, secret = parsed
-        record = await keys.find(self._pool, key_id)
-        if record is None or not record.usable or not secret_matches(record.salt, record.secret_hash, secret):
+        record = None
+        if key_id not in self.unknown:
+            self.lookups += 1
+            record = await keys.find(self._pool, key_id)
+            if record is None:
+                self.unknown.add(key_id)
+        if record is None:
+            secret_matches(_DUMMY_SALT, _DUMMY_HASH, secret)  # the same work as for a known key id
+            raise _refused()
+        if not record.usable or not secret_matches(record.salt, record.secret_hash, secret):
             raise _refused()
         if record.last_used_stale:
             await keys.touch(self._pool, record.tenant_id, key_id)
@@ -71,6 +119,7 @@ class Authenticator:
             principal_id=record.principal_id,
             principal_type=record.principal_type,
             scopes=frozenset(record.scopes),
+            platform_admin=record.platform_admin,
         )
 
 
@@ -103,3 +152,7 @@ async def caller(request: Request) -> CallerContext:
 
 Caller = Annotated[CallerContext, Depends(caller)]
 """A route parameter typed ``Caller`` is the authenticated caller, its scope already checked."""
+
+AUTHENTICATED = [Depends(caller)]
+"""The dependencies of every /v1 router: each of its routes authenticates and checks its scope (FastAPI runs
+``caller`` once per request, however many parameters ask for it)."""

@@ -4,19 +4,23 @@ readiness probes."""
 from __future__ import annotations
 
 import asyncio
-from dataclasses import dataclass
+import time
+from dataclasses import dataclass, field
 from typing import Annotated, Any
 
+import asyncpg
 import grpc
 import nats
 from fastapi import Depends, Request
 from grpc_health.v1 import health_pb2, health_pb2_grpc
+from nats.aio.client import Client as NatsClient
 
 from engram.config import Settings
-from engram.db.pool import probe
+from engram.db.pool import pool_probe
 from engram.domain.models import CallerContext
 from engram.rpc.context import to_metadata
 from engram.rpc.errors import from_rpc_error
+from engram.rpc.options import message_limits
 from engram.rpc.tracing import client_interceptors
 from engram.telemetry.tracing import quiet
 from engram.v1 import admin_pb2_grpc, ingest_pb2_grpc, recall_pb2_grpc
@@ -33,12 +37,17 @@ class Downstream:
     ingest: ingest_pb2_grpc.IngestServiceStub
     recall: recall_pb2_grpc.RecallServiceStub
     admin: admin_pb2_grpc.AdminStub  # served by the ingest process, on its channel
+    pool: asyncpg.Pool | None = None  # the gateway's key-lookup pool, which /ready probes the database through
+    _nats: NatsClient | None = field(default=None, repr=False)  # one connection for every NATS probe
+    _ready: tuple[float, dict[str, str]] | None = field(default=None, repr=False)  # (fresh until, checks)
+    _ready_lock: asyncio.Lock = field(default_factory=asyncio.Lock, repr=False)
 
     @classmethod
-    def connect(cls, settings: Settings) -> Downstream:
+    def connect(cls, settings: Settings, pool: asyncpg.Pool | None = None) -> Downstream:
         interceptors = client_interceptors()
-        ingest_channel = grpc.aio.insecure_channel(settings.ingest_addr, interceptors=interceptors)
-        recall_channel = grpc.aio.insecure_channel(settings.recall_addr, interceptors=interceptors)
+        options = message_limits(settings.grpc_max_message_bytes)
+        ingest_channel = grpc.aio.insecure_channel(settings.ingest_addr, options=options, interceptors=interceptors)
+        recall_channel = grpc.aio.insecure_channel(settings.recall_addr, options=options, interceptors=interceptors)
         return cls(
             settings,
             ingest_channel,
@@ -46,11 +55,14 @@ class Downstream:
             ingest_pb2_grpc.IngestServiceStub(ingest_channel),
             recall_pb2_grpc.RecallServiceStub(recall_channel),
             admin_pb2_grpc.AdminStub(ingest_channel),
+            pool,
         )
 
     async def close(self) -> None:
         await self.ingest_channel.close()
         await self.recall_channel.close()
+        if self._nats is not None:
+            await self._nats.close()
 
     async def call(self, method: Any, request: Any, ctx: CallerContext, timeout_s: float = RPC_TIMEOUT_S) -> Any:
         """One unary call with the caller's context in metadata; gRPC errors come back as EngramError."""
@@ -61,7 +73,16 @@ class Downstream:
             raise from_rpc_error(exc) from exc
 
     async def readiness(self) -> dict[str, str]:
-        """Each dependency: "ok" or why not. Probes make no spans (an orchestrator asks every few seconds)."""
+        """Each dependency: "ok" or why not, probed at most once every ``readiness_cache_s`` (concurrent
+        callers share one probe). Probes make no spans (an orchestrator asks every few seconds)."""
+        async with self._ready_lock:
+            if self._ready is not None and self._ready[0] > time.monotonic():
+                return dict(self._ready[1])
+            checks = await self._probe_all()
+            self._ready = (time.monotonic() + self.settings.readiness_cache_s, checks)
+            return dict(checks)
+
+    async def _probe_all(self) -> dict[str, str]:
         with quiet():
             checks = await asyncio.gather(
                 self._probe_database(),
@@ -72,15 +93,11 @@ class Downstream:
         return dict(zip(("database", "nats", "ingest", "recall"), checks, strict=True))
 
     async def _probe_database(self) -> str:
-        """The database as the gateway itself uses it: the app role's URL when it was given one, otherwise the
-        owner URL acting as the app role (as ``service_pool`` connects)."""
-        url, role = self.settings.app_database_url, None
-        if not url:
-            url, role = self.settings.database_url, self.settings.app_role
-        if not url:
+        """The database as the gateway itself uses it: through its pool, as the app role (no new connection)."""
+        if self.pool is None:
             return "not configured"
         try:
-            migrated = await probe(url, PROBE_TIMEOUT_S, role)
+            migrated = await pool_probe(self.pool, PROBE_TIMEOUT_S)
         except Exception as exc:
             return f"unreachable: {type(exc).__name__}"
         return "ok" if migrated else "not migrated"
@@ -89,13 +106,14 @@ class Downstream:
         if not self.settings.nats_url:
             return "not configured"
         try:
-            nc = await nats.connect(
-                self.settings.nats_url, connect_timeout=PROBE_TIMEOUT_S, allow_reconnect=False, max_reconnect_attempts=0
-            )
-            try:
-                await nc.jetstream().stream_info(self.settings.events_stream)
-            finally:
-                await nc.close()
+            if self._nats is None or self._nats.is_closed:
+                # kept for later probes; it reconnects on its own after NATS comes back
+                self._nats = await nats.connect(
+                    self.settings.nats_url, connect_timeout=PROBE_TIMEOUT_S, max_reconnect_attempts=-1
+                )
+            if not self._nats.is_connected:
+                return "unreachable: disconnected"
+            await self._nats.jetstream(timeout=PROBE_TIMEOUT_S).stream_info(self.settings.events_stream)
         except Exception as exc:
             return f"unreachable: {type(exc).__name__}"
         return "ok"

@@ -19,7 +19,7 @@ from fastapi import Depends, Request
 
 from engram.config import Settings
 from engram.domain.models import CallerContext
-from engram.domain.ratelimit import RateLimiter
+from engram.domain.ratelimit import RateLimiter, clamp
 from engram.errors import RateLimited
 from engram.v1 import admin_pb2
 from services.gateway.auth import Caller
@@ -39,7 +39,10 @@ class Limits:
             "remember": settings.rate_limit_remember_per_minute,
             "recall": settings.rate_limit_recall_per_minute,
             "feedback": settings.rate_limit_feedback_per_minute,
+            "review": settings.rate_limit_review_per_minute,
+            "bulk": settings.rate_limit_bulk_per_minute,
         }
+        self._ceiling = settings.rate_limit_ceiling_per_minute
         self._tenant_limits: dict[str, tuple[float, dict[str, int]]] = {}  # tenant → (fresh until, limits)
         self._refreshing: dict[str, asyncio.Task[dict[str, int]]] = {}
 
@@ -52,7 +55,8 @@ class Limits:
             known = cached[1]
             if cached[0] < self._clock():
                 self._refresh(ctx)  # stale: refresh in the background, go on with what is known
-        return int(known.get(route, self._defaults[route]))
+        own = known.get(route)  # the tenant's own limit is held to the platform ceiling; the defaults are not
+        return self._defaults[route] if own is None else clamp(int(own), self._ceiling)
 
     def _refresh(self, ctx: CallerContext) -> asyncio.Task[dict[str, int]]:
         """The tenant's one lookup in flight (started now if there is none), which updates the cache."""
@@ -109,3 +113,5 @@ def limited(route: str) -> Callable[..., Awaitable[CallerContext]]:
 RememberCaller = Annotated[CallerContext, Depends(limited("remember"))]
 RecallCaller = Annotated[CallerContext, Depends(limited("recall"))]
 FeedbackCaller = Annotated[CallerContext, Depends(limited("feedback"))]
+ReviewCaller = Annotated[CallerContext, Depends(limited("review"))]
+BulkCaller = Annotated[CallerContext, Depends(limited("bulk"))]

@@ -63,7 +63,9 @@ class RememberBody(Body):
         default=None, description="A part of the wing (at most 200 characters); an exact-match filter."
     )
     pinned: bool = Field(
-        default=False, description="Startup recall puts pinned memories first; a pinned memory never expires."
+        default=False,
+        description="Startup recall puts pinned memories first; a pinned memory never expires. An agent "
+        "principal needs the review scope to pin (403 `pin_not_allowed`).",
     )
     visibility: Visibility | None = Field(default=None, description="Who may read the memory; `workspace` by default.")
     source_type: SourceType | None = Field(
@@ -71,7 +73,11 @@ class RememberBody(Body):
         description="Where the claim comes from; decides the authority with the caller's principal type. "
         "`agent` for agent principals by default, `explicit` for the others.",
     )
-    source_uri: str | None = Field(default=None, description="Where the memory came from (a URL, a file), as given.")
+    source_uri: str | None = Field(
+        default=None,
+        description="Where the memory came from (a URL, a file), as given; at most ENGRAM_MAX_SOURCE_URI_LENGTH "
+        "(2048) characters.",
+    )
     source_session: str | None = Field(
         default=None,
         description="The chat or run that wrote it (at most 200 characters); recall lifts memories recorded "
@@ -94,7 +100,12 @@ class RememberBody(Body):
     external_id: str | None = Field(
         default=None, description="The caller's own id for the memory, at most 200 characters; stored as given."
     )
-    metadata: dict[str, Any] = Field(default_factory=dict, description="Any JSON object, stored and returned as given.")
+    metadata: dict[str, Any] = Field(
+        default_factory=dict,
+        description="Any JSON object, stored and returned as given: at most ENGRAM_MAX_METADATA_BYTES (16384) "
+        "UTF-8 bytes as compact JSON and ENGRAM_MAX_METADATA_DEPTH (8) levels of nested objects and lists. "
+        "It counts against recall's byte budget.",
+    )
     workspace_id: str | None = Field(
         default=None,
         description="A UUID. By default the workspace of the first id in `supersedes`, otherwise the tenant's "
@@ -241,7 +252,9 @@ class RecallBody(FilterFields):
     )
     item_budget: int | None = Field(default=None, description="Most items to return: 1–200, default 10.")
     byte_budget: int | None = Field(
-        default=None, description="Most UTF-8 bytes of content in the answer: at least 1, default 32768."
+        default=None,
+        description="Most UTF-8 bytes of content and metadata (as compact JSON) in the answer: at least 1, "
+        "default 32768.",
     )
     token_budget: int | None = Field(
         default=None, description="Most estimated tokens (characters / 4) in the answer: at least 1, default 4000."

@@ -162,7 +162,10 @@ class AdminService:
         if changes.rate_limits is not None or changes.ttl_days is not None:
             current, _ = await identity.tenant_config(self._pool, tenant)
         if changes.rate_limits is not None:
-            patch["rate_limits"] = {**current.get("rate_limits", {}), **validate_limits(changes.rate_limits)}
+            patch["rate_limits"] = {
+                **current.get("rate_limits", {}),
+                **validate_limits(changes.rate_limits, self._settings.rate_limit_ceiling_per_minute),
+            }
         if changes.feedback_daily_limit is not None:
             patch["feedback_daily_limit"] = rules.validate_range(
                 changes.feedback_daily_limit, 1, rules.MAX_FEEDBACK_DAILY_LIMIT, "feedback_daily_limit"

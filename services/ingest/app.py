@@ -110,6 +110,7 @@ async def _serve(settings: Settings, stop: asyncio.Event, probes: Probes) -> Non
             SERVICE_NAMES,
             servicers(pool, settings, llm),
             internal_token=settings.internal_token,
+            max_message_bytes=settings.grpc_max_message_bytes,
         )
         log.info("ingest serving on %s", settings.ingest_addr)
         relay = asyncio.create_task(run_relay(settings, pool, stop))

@@ -62,6 +62,8 @@ class ObserveService:
         validation.validate_content(cmd.content, self._settings.max_content_bytes)
         tags = validation.validate_tags(cmd.tags)
         validation.validate_label(cmd.source_session, "source_session")
+        validation.validate_source_uri(cmd.source_uri or "", self._settings.max_source_uri_length)
+        validation.validate_metadata(cmd.metadata, self._settings.max_metadata_bytes, self._settings.max_metadata_depth)
         if cmd.workspace_id:
             validation.require_uuid(cmd.workspace_id, "workspace_id")
         source_type = default_source_type(ctx.principal_type)

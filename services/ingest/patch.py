@@ -18,6 +18,7 @@ from engram.config import Settings
 from engram.db import audit, items, kinds
 from engram.db.pool import tenant_tx
 from engram.domain import lifecycle, patching, ttl, validation
+from engram.domain.authority import may_pin
 from engram.domain.content import index_context
 from engram.domain.models import CallerContext, MemoryItem
 from engram.domain.patching import PatchValues
@@ -66,6 +67,12 @@ class PatchService:
     ) -> None:
         if PatchField.VALID_TO in changed:
             validation.validate_validity(item.valid_from, changed[PatchField.VALID_TO][1])
+        if changed.get(PatchField.PINNED, (None, False))[1] and not may_pin(ctx.principal_type, ctx.scopes):
+            raise PermissionDenied(
+                "an agent pins memories only with the review scope: a pinned memory enters every startup recall",
+                field="pinned",
+                code="pin_not_allowed",
+            )
         if PatchField.VISIBILITY in changed and patching.widens(item.visibility, changed[PatchField.VISIBILITY][1]):
             if ctx.principal_id != str(item.principal_id) and not lifecycle.is_reviewer(ctx):
                 raise PermissionDenied(

@@ -13,7 +13,7 @@ from engram.config import Settings
 from engram.db import audit, clock, identity, items, kinds, stages
 from engram.db.pool import tenant_tx
 from engram.domain import ttl, validation
-from engram.domain.authority import Authority, default_source_type, source_trust
+from engram.domain.authority import Authority, default_source_type, may_pin, source_trust
 from engram.domain.classification import Classification
 from engram.domain.content import content_hash, index_context
 from engram.domain.models import CallerContext, MemoryItem, MemoryKind
@@ -213,6 +213,16 @@ class IngestService:
         validation.validate_source_type(source_type)
         for name in ("subject", "wing", "room", "external_id", "source_session"):
             validation.validate_label(getattr(cmd, name), name)
+        if cmd.pinned and not may_pin(ctx.principal_type, ctx.scopes):
+            raise PermissionDenied(
+                "an agent pins memories only with the review scope: a pinned memory enters every startup recall",
+                field="pinned",
+                code="pin_not_allowed",
+            )
+        validation.validate_source_uri(cmd.source_uri or "", self._settings.max_source_uri_length)
+        validation.validate_metadata(
+            cmd.metadata or {}, self._settings.max_metadata_bytes, self._settings.max_metadata_depth
+        )
         validation.validate_validity(cmd.valid_from, cmd.valid_to)
         if cmd.workspace_id:
             validation.require_uuid(cmd.workspace_id, "workspace_id")

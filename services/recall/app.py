@@ -38,6 +38,7 @@ async def _serve(settings: Settings, stop: asyncio.Event, probes: Probes) -> Non
             ["engram.v1.RecallService"],
             lambda s: recall_pb2_grpc.add_RecallServiceServicer_to_server(RecallServicer(service), s),
             internal_token=settings.internal_token,
+            max_message_bytes=settings.grpc_max_message_bytes,
         )
         log.info("recall serving on %s", settings.recall_addr)
         probes.serving()

@@ -28,7 +28,7 @@ from services.gateway.limits import CONFIG_TTL_S, Limits
 from services.ingest.app import SERVICE_NAMES, servicers
 from tests.support.tenants import create_tenant
 
-PLATFORM = CallerContext(DEFAULT_TENANT_ID, DEFAULT_ADMIN_ID, "admin", frozenset({"admin"}))
+PLATFORM = CallerContext(DEFAULT_TENANT_ID, DEFAULT_ADMIN_ID, "admin", frozenset({"admin"}), platform_admin=True)
 
 
 def tenant_admin(ctx: CallerContext) -> CallerContext:
@@ -111,10 +111,10 @@ async def test_names_taken_are_conflicts(admin: Downstream, owner_pool: asyncpg.
 
 async def test_a_name_taken_answers_409_through_the_gateway(servers: Settings, owner_pool: asyncpg.Pool) -> None:
     ctx = await create_tenant(owner_pool)
-    app = create_app(servers.model_copy(update={"auth_enabled": False}))  # the development admin
+    app = create_app(servers.model_copy(update={"auth_enabled": False}))  # the development tenant's admin
     async with app.router.lifespan_context(app):
         async with httpx.AsyncClient(transport=httpx.ASGITransport(app=app), base_url="http://gw") as client:
-            body = {"tenant_id": ctx.tenant_id, "name": "twice"}
+            body = {"name": f"twice-{ctx.tenant_id}"}
             assert (await client.post("/v1/admin/workspaces", json=body)).status_code == 201
             again = await client.post("/v1/admin/workspaces", json=body)
     assert again.status_code == 409

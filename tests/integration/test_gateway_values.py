@@ -62,13 +62,12 @@ async def test_ready_probes_the_app_database_url_when_that_is_all_the_gateway_ha
 
 
 async def test_ready_says_so_when_the_database_is_not_there(servers: Settings) -> None:
-    """Populated first: the same gateway with a working URL is ready; then one whose app URL leads nowhere."""
-    app = create_app(servers)
+    """Populated first: the gateway is ready; then its pool (which /ready probes through) loses its
+    connections."""
+    app = create_app(servers.model_copy(update={"readiness_cache_s": 0.0}))
     async with app.router.lifespan_context(app):
         async with httpx.AsyncClient(transport=httpx.ASGITransport(app=app), base_url="http://gateway") as client:
             assert (await client.get("/ready")).json()["checks"]["database"] == "ok"
-            app.state.downstream.settings = servers.model_copy(
-                update={"app_database_url": "postgresql://nobody@127.0.0.1:1/engram"}
-            )
+            app.state.pool.terminate()
             ready = await client.get("/ready")
     assert ready.status_code == 503 and ready.json()["checks"]["database"].startswith("unreachable")

@@ -16,6 +16,7 @@ from engram.config import Settings
 from engram.embeddings.provider import EmbeddingProvider, OpenAICompatibleProvider, create_provider
 from engram.errors import EngramError, Unavailable
 from engram.runtime.ports import free_port
+from tests.support.llm_stub import running_stub
 from tests.support.waiting import eventually_blocking
 
 
@@ -91,6 +92,20 @@ async def test_openai_provider_reports_an_unreachable_endpoint() -> None:
             await remote.embed_query("hello")
     finally:
         await remote.close()
+
+
+async def test_the_endpoints_own_error_text_is_logged_not_returned(caplog: pytest.LogCaptureFixture) -> None:
+    """Security review finding 9: an endpoint's error body (which may quote the request or its setup) used to
+    travel to the API caller inside the error's detail."""
+    async with running_stub() as stub:  # it serves chat only: /v1/embeddings answers 404
+        remote = _provider(stub.base_url)
+        try:
+            with pytest.raises(Unavailable) as failed:
+                await remote.embed_query("hello")
+        finally:
+            await remote.close()
+    assert failed.value.detail == "the embedding endpoint is unavailable (HTTP 404)"
+    assert "embedding endpoint failed: Error code: 404" in caplog.text  # the detail is in the log
 
 
 def test_openai_provider_needs_a_base_url() -> None:

@@ -15,7 +15,7 @@ TENANT, OTHER = "00000000-0000-0000-0000-00000000000a", "00000000-0000-0000-0000
 
 def test_only_the_platform_administrator_names_another_tenant() -> None:
     tenant_admin = CallerContext(TENANT, "p", "user", frozenset({"admin"}))
-    platform = CallerContext(TENANT, "p", "admin", frozenset({"admin"}))
+    platform = CallerContext(TENANT, "p", "admin", frozenset({"admin"}), platform_admin=True)
     assert admin.may_name_tenant(tenant_admin, TENANT)
     assert not admin.may_name_tenant(tenant_admin, OTHER)
     assert admin.may_name_tenant(platform, OTHER)
@@ -23,6 +23,16 @@ def test_only_the_platform_administrator_names_another_tenant() -> None:
         admin.require_platform_admin(tenant_admin, "only the platform administrator", field="public_enabled")
     assert (refused.value.code, refused.value.field) == ("platform_admin_only", "public_enabled")
     admin.require_platform_admin(platform, "only the platform administrator")
+
+
+def test_a_principal_of_type_admin_is_not_a_platform_administrator_without_the_flag() -> None:
+    """Security review finding 9: the type `admin` alone used to make a platform administrator."""
+    typed_admin = CallerContext(TENANT, "p", "admin", frozenset({"admin"}))
+    assert not admin.is_platform_admin(typed_admin)
+    assert not admin.may_name_tenant(typed_admin, OTHER)
+    flag_without_scope = CallerContext(TENANT, "p", "user", frozenset({"read"}), platform_admin=True)
+    assert not admin.is_platform_admin(flag_without_scope)
+    assert admin.is_platform_admin(CallerContext(TENANT, "p", "user", frozenset({"admin"}), platform_admin=True))
 
 
 def test_the_admin_scope_is_required() -> None:

@@ -12,6 +12,7 @@ from engram.domain.budget import Budgets, estimate_tokens, pack
 from engram.domain.content import canonical_text, content_hash
 from engram.domain.models import MemoryItem, RankedItem
 from engram.domain.scoring import fuse, min_max, recency, startup_score, trust_score
+from engram.domain.validation import metadata_bytes, metadata_depth, validate_metadata
 from engram.errors import ValidationFailed
 from engram.events.envelope import Event, filter_for, subject_for
 
@@ -203,3 +204,17 @@ def test_mmr_moves_a_near_duplicate_below_a_different_result() -> None:
     assert mmr([first, twin, other], vectors, 1.0, 3) == [first, twin, other]  # λ = 1 changes nothing
     assert mmr([first, twin, other], vectors, 0.5, 3) == [first, other, twin]
     assert twin.reasons and twin.reasons[0].startswith("diversified (λ 0.50)")
+
+
+def test_metadata_depth_and_size_are_capped_naming_the_field() -> None:
+    assert metadata_depth({}) == 1 and metadata_depth({"a": [{"b": 1}]}) == 3 and metadata_depth(5) == 0
+    hostile: object = 1
+    for _ in range(50_000):  # deeper than Python's recursion limit: counted without recursion
+        hostile = [hostile]
+    assert metadata_depth({"x": hostile}) == 50_001
+    assert metadata_bytes({"a": "é"}) == len('{"a":"é"}'.encode())
+    validate_metadata({"a": {"b": "c"}}, max_bytes=100, max_depth=2)
+    for metadata, rule in (({"a": {"b": {"c": 1}}}, "levels deep"), ({"a": "x" * 200}, "bytes as JSON")):
+        with pytest.raises(ValidationFailed, match=rule) as refused:
+            validate_metadata(metadata, max_bytes=100, max_depth=2)
+        assert refused.value.field == "metadata"

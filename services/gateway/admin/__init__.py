@@ -7,8 +7,9 @@ from __future__ import annotations
 from fastapi import APIRouter
 
 from services.gateway.admin import config, identity, kinds, promotion, tunnels
+from services.gateway.auth import AUTHENTICATED
 
-router = APIRouter(prefix="/v1/admin", tags=["admin"])
+router = APIRouter(prefix="/v1/admin", tags=["admin"], dependencies=AUTHENTICATED)
 for _module in (identity, config, kinds, promotion, tunnels):
     router.include_router(_module.router)
 

@@ -23,8 +23,9 @@ class TenantConfigBody(Body):
     tenant_id: TenantField = None
     rate_limits: dict[str, int] | None = Field(
         default=None,
-        description="Requests a minute per principal (1–1,000,000) by route class: `remember`, `recall`, "
-        "`feedback`. Merged into the tenant's current limits.",
+        description="Requests a minute per principal by route class: `remember`, `recall`, `feedback`, "
+        "`review`, `bulk`; each from 1 to the platform ceiling ENGRAM_RATE_LIMIT_CEILING_PER_MINUTE (100,000). "
+        "Merged into the tenant's current limits.",
     )
     public_enabled: bool | None = Field(
         default=None,

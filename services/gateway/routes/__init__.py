@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from fastapi import APIRouter
 
+from services.gateway.auth import AUTHENTICATED
 from services.gateway.routes import (
     catalog,
     classify,
@@ -27,7 +28,7 @@ from services.gateway.routes import (
 RESOURCES = (items, catalog, observe, trash, review, recall, feedback, classify, conflicts, edges)
 """The route modules, in the order their routes are tried."""
 
-router = APIRouter(prefix="/v1")
+router = APIRouter(prefix="/v1", dependencies=AUTHENTICATED)
 for _module in RESOURCES:
     router.include_router(_module.router)
 

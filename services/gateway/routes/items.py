@@ -13,9 +13,12 @@ from fastapi import APIRouter, Query, Request, Response
 from google.protobuf import struct_pb2
 from pydantic import ValidationError
 
+from engram.config import Settings
+from engram.domain import validation
 from engram.domain.models import CallerContext
 from engram.domain.validation import require_item_id
 from engram.domain.values import RememberStatus
+from engram.errors import ValidationFailed
 from engram.rpc.convert import timestamp
 from engram.v1 import ingest_pb2, recall_pb2
 from services.gateway.answers import (
@@ -30,7 +33,7 @@ from services.gateway.answers import (
 from services.gateway.auth import Caller, policy
 from services.gateway.clients import Downstream, Services
 from services.gateway.idempotency import KeyHeader, idempotency, mark
-from services.gateway.limits import RememberCaller
+from services.gateway.limits import BulkCaller, RememberCaller, ReviewCaller
 from services.gateway.mapping import (
     batch_answer,
     bulk_answer,
@@ -40,7 +43,7 @@ from services.gateway.mapping import (
     remember_answer,
     status_answer,
 )
-from services.gateway.problems import validation_body
+from services.gateway.problems import error_body, validation_body
 from services.gateway.schemas import BulkBody, InvalidateBody, PatchBody, RememberBatchBody, RememberBody
 
 router = APIRouter()
@@ -56,7 +59,7 @@ async def remember(
 ) -> RememberAnswer:
     """201 with the new item (``status: created``, or ``superseded`` when it replaced ``supersedes``), or 200
     with ``status: deduplicated`` and the first item when the same canonical content is already stored."""
-    request = _remember_request(body)
+    request = _remember_request(body, ds.settings)
     once = idempotency(idempotency_key, body.model_dump(mode="json"))
     if once is not None:
         request.idempotency.CopyFrom(once)
@@ -86,11 +89,16 @@ async def remember_batch(
     for index, raw in enumerate(body.items):
         try:
             memory = RememberBody.model_validate(raw)
+            entry = ingest_pb2.BatchEntry(index=index, memory=_remember_request(memory, ds.settings))
         except ValidationError as exc:
             refused[index] = validation_body(exc.errors())
             seen.append(raw)
             continue
-        entries.append(ingest_pb2.BatchEntry(index=index, memory=_remember_request(memory)))
+        except ValidationFailed as exc:
+            refused[index] = error_body(exc)
+            seen.append(raw)
+            continue
+        entries.append(entry)
         seen.append(memory.model_dump(mode="json"))
     call = ingest_pb2.RememberBatchRequest(items=entries)
     once = idempotency(idempotency_key, seen)
@@ -120,13 +128,16 @@ async def supersede(
 
 
 async def _remember(body: RememberBody, ctx: CallerContext, ds: Downstream, response: Response) -> RememberAnswer:
-    reply = await ds.call(ds.ingest.Remember, _remember_request(body), ctx)
+    reply = await ds.call(ds.ingest.Remember, _remember_request(body, ds.settings), ctx)
     if reply.status == RememberStatus.DEDUPLICATED:
         response.status_code = 200
     return remember_answer(reply)
 
 
-def _remember_request(body: RememberBody) -> ingest_pb2.RememberRequest:
+def _remember_request(body: RememberBody, settings: Settings) -> ingest_pb2.RememberRequest:
+    # checked here too (ingest checks again), before the metadata is copied into a protobuf Struct
+    validation.validate_source_uri(body.source_uri or "", settings.max_source_uri_length)
+    validation.validate_metadata(body.metadata, settings.max_metadata_bytes, settings.max_metadata_depth)
     metadata = struct_pb2.Struct()
     metadata.update(body.metadata)
     request = ingest_pb2.RememberRequest(
@@ -155,7 +166,7 @@ def _remember_request(body: RememberBody) -> ingest_pb2.RememberRequest:
 
 
 @router.post("/items/{item_id}/invalidate", summary="Declare a memory no longer true", **policy("write|review"))
-async def invalidate(item_id: str, body: InvalidateBody, ctx: Caller, ds: Services) -> ItemAnswer:
+async def invalidate(item_id: str, body: InvalidateBody, ctx: ReviewCaller, ds: Services) -> ItemAnswer:
     """Nothing replaces it: it leaves recall (and ends any supersession chain into it) but stays readable
     for audit. Its author or a reviewer."""
     reply = await ds.call(ds.ingest.Invalidate, ingest_pb2.InvalidateRequest(id=item_id, reason=body.reason), ctx)
@@ -181,7 +192,7 @@ async def expiry_candidates(
 
 
 @router.post("/items/bulk", summary="Archive or delete every memory matching a filter", **policy("write|review"))
-async def bulk(body: BulkBody, ctx: Caller, ds: Services) -> BulkAnswer:
+async def bulk(body: BulkBody, ctx: BulkCaller, ds: Services) -> BulkAnswer:
     """One transaction. ``dry_run`` (the default) answers the same and writes nothing. Items you may not
     change are listed in ``skipped`` with the refusal's code; the rest are ``affected``."""
     f = body.filter

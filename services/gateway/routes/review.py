@@ -8,6 +8,7 @@ from engram.v1 import ingest_pb2, recall_pb2
 from services.gateway.answers import ItemAnswer, ReadinessAnswer
 from services.gateway.auth import Caller, policy
 from services.gateway.clients import Services
+from services.gateway.limits import ReviewCaller
 from services.gateway.mapping import item_answer, readiness_answer
 from services.gateway.schemas import ReviewBody, VerifyBody
 
@@ -15,7 +16,7 @@ router = APIRouter()
 
 
 @router.post("/items/{item_id}/review", summary="Move a memory through the review lifecycle", **policy("write|review"))
-async def review(item_id: str, body: ReviewBody, ctx: Caller, ds: Services) -> ItemAnswer:
+async def review(item_id: str, body: ReviewBody, ctx: ReviewCaller, ds: Services) -> ItemAnswer:
     """Who may take which action from which state is the table in ``engram/domain/lifecycle.py``."""
     reply = await ds.call(
         ds.ingest.Review, ingest_pb2.ReviewRequest(id=item_id, action=body.action, reason=body.reason), ctx
@@ -24,7 +25,7 @@ async def review(item_id: str, body: ReviewBody, ctx: Caller, ds: Services) -> I
 
 
 @router.post("/items/{item_id}/verify", summary="Mark a memory as verified by a human", **policy("review"))
-async def verify(item_id: str, body: VerifyBody, ctx: Caller, ds: Services) -> ItemAnswer:
+async def verify(item_id: str, body: VerifyBody, ctx: ReviewCaller, ds: Services) -> ItemAnswer:
     """A reviewer (not an agent) sets `human_verified`, which raises the memory's trust; the review status
     does not change. Verifying again changes nothing."""
     reply = await ds.call(ds.ingest.Verify, ingest_pb2.VerifyRequest(id=item_id, reason=body.reason), ctx)
