@@ -56,14 +56,24 @@ class NewItem:
     index_context: str = ""
 
 
+# Whether the calling tenant accepts other tenants' public memories (tenant config ``recall.accept_public``).
+ACCEPTS_PUBLIC = (
+    "EXISTS (SELECT 1 FROM tenant_config c WHERE c.tenant_id = engram_current_tenant()"
+    " AND c.config -> 'recall' -> 'accept_public' = 'true'::jsonb)"
+)
+
+
 def visible_to(viewer_param: str, alias: str = "i") -> str:
-    """SQL that keeps the items the principal in ``viewer_param`` may read (RLS already bounds the tenant):
-    private → its author; workspace → members of its workspace; tenant and public → any principal."""
+    """SQL that keeps the items the principal in ``viewer_param`` may read. RLS bounds the rows to the tenant's
+    own and the public items of publishing tenants; of those: private → its author; workspace → members of its
+    workspace; tenant and public → any principal of the tenant; another tenant's public item → only when the
+    calling tenant accepts public memories."""
     return (
-        f"({alias}.visibility IN ('tenant', 'public')"
+        f"(({alias}.visibility IN ('tenant', 'public')"
         f" OR ({alias}.visibility = 'private' AND {alias}.principal_id = {viewer_param}::uuid)"
         f" OR ({alias}.visibility = 'workspace' AND EXISTS (SELECT 1 FROM workspace_members m"
         f" WHERE m.workspace_id = {alias}.workspace_id AND m.principal_id = {viewer_param}::uuid)))"
+        f" AND ({alias}.tenant_id = engram_current_tenant() OR ({alias}.visibility = 'public' AND {ACCEPTS_PUBLIC})))"
     )
 
 

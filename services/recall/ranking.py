@@ -11,7 +11,7 @@ import asyncpg
 import numpy as np
 
 from engram.config import Settings
-from engram.db import conflicts, embeddings, identity, kinds, recall_logs, search, supersession
+from engram.db import conflicts, embeddings, identity, kinds, recall_logs, search, supersession, tenants
 from engram.db.pool import tenant_tx
 from engram.db.search import Filters
 from engram.domain import diversity, scoring, validation
@@ -82,6 +82,7 @@ class Ranking:
             )
             with timed("widen"):
                 ranked = await self._widen(ctx, ranked, q, weights)
+            await self._name_origins(ctx, ranked)
         kept, cut = pack_explained(ranked, q.budgets)
         omitted = len(cut)
         result = RecallResult(kept, mode, str(uuid.uuid4()), omitted, cut=cut[:EXPLAIN_CUT] if q.explain else [])
@@ -119,6 +120,7 @@ class Ranking:
                         q.filters,
                         session_weight=weights.session_neighbours,
                         links=weights.graph_expansion,
+                        tenant_id=ctx.tenant_id,
                     )
             if weights.mmr_lambda < 1:
                 window = ranked[: q.budgets.items * MMR_WINDOW_FACTOR]
@@ -132,7 +134,25 @@ class Ranking:
         if not 1 <= limit <= 200:
             raise ValidationFailed(f"limit must be 1–200, got {limit}", field="limit")
         ranked, _ = await self._ranked(ctx, mode, _require_query(query), filters, max(limit, MIN_CANDIDATES))
+        await self._name_origins(ctx, ranked[:limit])
         return ranked[:limit]
+
+    async def _name_origins(self, ctx: CallerContext, ranked: list[RankedItem]) -> None:
+        """A hit from another tenant (a public memory of a publishing tenant, served only to tenants that accept
+        public memories) says where it came from first among its reasons; its trust was capped when scored."""
+        foreign = sorted({str(r.item.tenant_id) for r in ranked} - {ctx.tenant_id})
+        if not foreign:
+            return
+        async with tenant_tx(self._pool, ctx.tenant_id) as conn:
+            known = await tenants.names(conn, foreign)
+        for r in ranked:
+            origin = str(r.item.tenant_id)
+            if origin != ctx.tenant_id:
+                r.reasons.insert(
+                    0,
+                    f"public memory of another tenant, {known.get(origin, 'unnamed')!r} ({origin}): "
+                    f"trust capped at {scoring.FOREIGN_TRUST_CAP:.2f}",
+                )
 
     async def _ranked(
         self,
@@ -180,12 +200,13 @@ class Ranking:
             with timed("conflicts_sql"):
                 conflicted = await conflicts.open_conflicts(conn, list(by_id), ctx.principal_id) if by_id else {}
         with timed("fuse"):
-            ranked = self._fused(mode, query, by_id, keyword, dense, conflicted, weights)
+            ranked = self._fused(ctx.tenant_id, mode, query, by_id, keyword, dense, conflicted, weights)
         with timed("redirect"):
             return await self._redirect(ctx, ranked, include_superseded, filters.as_of), weights
 
     @staticmethod
     def _fused(
+        tenant_id: str,
         mode: str,
         query: str,
         by_id: dict[str, MemoryItem],
@@ -205,7 +226,7 @@ class Ranking:
         ranked = []
         for key, value in relevance.items():
             item = by_id[key]
-            trust = scoring.trust_score(item, in_open_conflict=key in conflicted)
+            trust = scoring.trust_score_for(item, tenant_id, in_open_conflict=key in conflicted)
             reasons = []
             if weights.subject_boost and scoring.names_subject(query_words, item.subject):
                 value *= 1 + weights.subject_boost
@@ -215,7 +236,7 @@ class Ranking:
             if key in keyword:
                 reasons.append(f"keyword match {keyword[key]:.3f}")
             reasons.append(scoring.trust_reason(item, trust))
-            reasons.extend(_standing(item, with_trust=False))
+            reasons.extend(_standing(item, tenant_id, with_trust=False))
             for other in conflicted.get(key, []):
                 with_whom = other or "a memory you cannot see"
                 reasons.append(f"open conflict with {with_whom} (trust ×{scoring.CONFLICT_FACTOR})")
@@ -262,7 +283,11 @@ class Ranking:
                         score=r.score,
                         origin=r.origin,
                         matched_via=str(r.item.id),
-                        reasons=[*relevance, f"superseded: {r.item.id} was replaced by this", *_standing(successor)],
+                        reasons=[
+                            *relevance,
+                            f"superseded: {r.item.id} was replaced by this",
+                            *_standing(successor, ctx.tenant_id),
+                        ],
                     )
                 )
         return out
@@ -314,11 +339,11 @@ def _check_filters(filters: Filters) -> None:
         validation.require_uuid(filters.workspace_id, "workspace_id")
 
 
-def _standing(item: MemoryItem, *, with_trust: bool = True) -> list[str]:
+def _standing(item: MemoryItem, tenant_id: str, *, with_trust: bool = True) -> list[str]:
     """The reasons that describe an item itself: its trust, review state and verification."""
     reasons = []
     if with_trust:
-        reasons.append(scoring.trust_reason(item, scoring.trust_score(item)))
+        reasons.append(scoring.trust_reason(item, scoring.trust_score_for(item, tenant_id)))
     if item.review_status == ReviewStatus.PROPOSED:
         reasons.append("unreviewed (proposed)")
     elif item.review_status == ReviewStatus.DISPUTED:
