@@ -4,6 +4,7 @@ verification). Their audit rows are in ``audit``, their pipeline stages in ``sta
 from __future__ import annotations
 
 import json
+from collections.abc import Iterable
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
@@ -12,6 +13,7 @@ from uuid import UUID
 import asyncpg
 
 from engram.domain.models import MemoryItem
+from engram.domain.validation import is_uuid
 from engram.errors import Conflict
 
 ITEM_COLUMNS = (
@@ -361,3 +363,20 @@ async def workspace_role(conn: asyncpg.Connection, workspace_id: str, principal_
 async def get_many(conn: asyncpg.Connection, item_ids: list[str]) -> list[MemoryItem]:
     rows = await conn.fetch(f"SELECT {ITEM_COLUMNS} FROM memory_items WHERE id = ANY($1::uuid[])", item_ids)
     return [row_to_item(r) for r in rows]
+
+
+async def readable_ids(conn: asyncpg.Connection, item_ids: Iterable[str], viewer: str) -> set[str]:
+    """Which of ``item_ids`` (any strings; those not UUIDs are ignored) the viewer may read."""
+    wanted = sorted({i for i in item_ids if is_uuid(i)})
+    if not wanted:
+        return set()
+    rows = await conn.fetch(
+        f"SELECT i.id FROM memory_items i WHERE i.id = ANY($1::uuid[]) AND {visible_to('$2')}", wanted, viewer
+    )
+    return {str(r["id"]) for r in rows}
+
+
+async def roles(conn: asyncpg.Connection, principal_id: str) -> dict[str, str]:
+    """The principal's role in each workspace of the tenant where it has one."""
+    rows = await conn.fetch("SELECT workspace_id, role FROM workspace_members WHERE principal_id = $1", principal_id)
+    return {str(r["workspace_id"]): str(r["role"]) for r in rows}

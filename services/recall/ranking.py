@@ -11,10 +11,10 @@ import asyncpg
 import numpy as np
 
 from engram.config import Settings
-from engram.db import conflicts, embeddings, identity, kinds, recall_logs, search, supersession, tenants
+from engram.db import conflicts, embeddings, identity, items, kinds, recall_logs, search, supersession, tenants
 from engram.db.pool import tenant_tx
 from engram.db.search import Filters
-from engram.domain import diversity, scoring, validation
+from engram.domain import disclosure, diversity, scoring, validation
 from engram.domain.budget import Budgets, pack_explained
 from engram.domain.models import CallerContext, MemoryItem, RankedItem
 from engram.domain.values import RecallMode, ReviewStatus, SearchMode
@@ -22,6 +22,7 @@ from engram.embeddings.provider import EmbeddingProvider
 from engram.errors import ValidationFailed
 from engram.telemetry.metrics import timed
 from services.recall import expansion
+from services.recall.shown import items_shown
 from services.recall.telemetry import RecallTelemetry
 
 MAX_QUERY_CHARS = 2_000
@@ -82,10 +83,10 @@ class Ranking:
             )
             with timed("widen"):
                 ranked = await self._widen(ctx, ranked, q, weights)
-            await self._name_origins(ctx, ranked)
         kept, cut = pack_explained(ranked, q.budgets)
         omitted = len(cut)
         result = RecallResult(kept, mode, str(uuid.uuid4()), omitted, cut=cut[:EXPLAIN_CUT] if q.explain else [])
+        await self._present(ctx, [*result.items, *(r for r, _ in result.cut)])
         if self._telemetry is not None:  # queued: written by a background task, never on this path
             self._telemetry.served(
                 recall_logs.Served(
@@ -134,17 +135,20 @@ class Ranking:
         if not 1 <= limit <= 200:
             raise ValidationFailed(f"limit must be 1–200, got {limit}", field="limit")
         ranked, _ = await self._ranked(ctx, mode, _require_query(query), filters, max(limit, MIN_CANDIDATES))
-        await self._name_origins(ctx, ranked[:limit])
+        await self._present(ctx, ranked[:limit])
         return ranked[:limit]
 
-    async def _name_origins(self, ctx: CallerContext, ranked: list[RankedItem]) -> None:
-        """A hit from another tenant (a public memory of a publishing tenant, served only to tenants that accept
-        public memories) says where it came from first among its reasons; its trust was capped when scored."""
-        foreign = sorted({str(r.item.tenant_id) for r in ranked} - {ctx.tenant_id})
-        if not foreign:
+    async def _present(self, ctx: CallerContext, ranked: list[RankedItem]) -> None:
+        """The hits as the caller is shown them (``services.recall.shown``). A hit from another tenant (a public
+        memory of a publishing tenant, served only to tenants that accept public memories) says where it came
+        from first among its reasons; its trust was capped when it was scored."""
+        if not ranked:
             return
+        foreign = sorted({str(r.item.tenant_id) for r in ranked} - {ctx.tenant_id})
         async with tenant_tx(self._pool, ctx.tenant_id) as conn:
-            known = await tenants.names(conn, foreign)
+            known = await tenants.names(conn, foreign) if foreign else {}
+            for r, item in zip(ranked, await items_shown(conn, ctx, [r.item for r in ranked]), strict=True):
+                r.item = item
         for r in ranked:
             origin = str(r.item.tenant_id)
             if origin != ctx.tenant_id:
@@ -254,14 +258,17 @@ class Ranking:
         the superseded items themselves are kept, as history."""
         if not any(_replaced(r.item) for r in ranked):
             return ranked
-        if include_superseded:
-            for r in ranked:
-                if _replaced(r.item):
-                    r.reasons.append(f"history: superseded by {r.item.superseded_by or 'an item since deleted'}")
-            return ranked
         out: list[RankedItem] = []
         seen: set[str] = set()
         async with tenant_tx(self._pool, ctx.tenant_id) as conn:
+            readable = await items.readable_ids(
+                conn, [str(r.item.superseded_by) for r in ranked if r.item.superseded_by], ctx.principal_id
+            )
+            if include_superseded:
+                for r in ranked:
+                    if _replaced(r.item):
+                        r.reasons.append(f"history: superseded by {_successor(r.item, readable)}")
+                return ranked
             for r in ranked:
                 if not _replaced(r.item):
                     if str(r.item.id) not in seen:
@@ -273,7 +280,7 @@ class Ranking:
                     continue
                 seen.add(str(successor.id))
                 if successor.id == r.item.id:  # as of then, it had not been replaced yet
-                    r.reasons.append(f"as of then: superseded later by {r.item.superseded_by}")
+                    r.reasons.append(f"as of then: superseded later by {_successor(r.item, readable)}")
                     out.append(r)
                     continue
                 relevance = [reason for reason in r.reasons if reason.startswith(("semantic match", "keyword match"))]
@@ -327,6 +334,13 @@ async def _weights(conn: asyncpg.Connection) -> scoring.RecallWeights:
         return scoring.parse_recall_weights(await identity.config_value(conn, "recall"))
     except ValidationFailed:  # validated when set; a bad old value falls back to the defaults
         return scoring.RecallWeights()
+
+
+def _successor(item: MemoryItem, readable: set[str]) -> str:
+    """How a reason names an item's successor: its id only when the caller may read it."""
+    if item.superseded_by is None:
+        return "an item since deleted"
+    return str(item.superseded_by) if str(item.superseded_by) in readable else disclosure.HIDDEN
 
 
 def _replaced(item: MemoryItem) -> bool:
