@@ -4,6 +4,7 @@ verification). Their audit rows are in ``audit``, their pipeline stages in ``sta
 from __future__ import annotations
 
 import json
+from collections.abc import Iterable
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
@@ -12,6 +13,7 @@ from uuid import UUID
 import asyncpg
 
 from engram.domain.models import MemoryItem
+from engram.domain.validation import is_uuid
 from engram.errors import Conflict
 
 ITEM_COLUMNS = (
@@ -56,14 +58,24 @@ class NewItem:
     index_context: str = ""
 
 
+# Whether the calling tenant accepts other tenants' public memories (tenant config ``recall.accept_public``).
+ACCEPTS_PUBLIC = (
+    "EXISTS (SELECT 1 FROM tenant_config c WHERE c.tenant_id = engram_current_tenant()"
+    " AND c.config -> 'recall' -> 'accept_public' = 'true'::jsonb)"
+)
+
+
 def visible_to(viewer_param: str, alias: str = "i") -> str:
-    """SQL that keeps the items the principal in ``viewer_param`` may read (RLS already bounds the tenant):
-    private → its author; workspace → members of its workspace; tenant and public → any principal."""
+    """SQL that keeps the items the principal in ``viewer_param`` may read. RLS bounds the rows to the tenant's
+    own and the public items of publishing tenants; of those: private → its author; workspace → members of its
+    workspace; tenant and public → any principal of the tenant; another tenant's public item → only when the
+    calling tenant accepts public memories."""
     return (
-        f"({alias}.visibility IN ('tenant', 'public')"
+        f"(({alias}.visibility IN ('tenant', 'public')"
         f" OR ({alias}.visibility = 'private' AND {alias}.principal_id = {viewer_param}::uuid)"
         f" OR ({alias}.visibility = 'workspace' AND EXISTS (SELECT 1 FROM workspace_members m"
         f" WHERE m.workspace_id = {alias}.workspace_id AND m.principal_id = {viewer_param}::uuid)))"
+        f" AND ({alias}.tenant_id = engram_current_tenant() OR ({alias}.visibility = 'public' AND {ACCEPTS_PUBLIC})))"
     )
 
 
@@ -366,3 +378,20 @@ async def patch(conn: asyncpg.Connection, item_id: str, values: dict[str, Any]) 
         f"UPDATE memory_items SET {assignments} WHERE id = $1 RETURNING {ITEM_COLUMNS}", item_id, *values.values()
     )
     return row_to_item(row)
+
+
+async def readable_ids(conn: asyncpg.Connection, item_ids: Iterable[str], viewer: str) -> set[str]:
+    """Which of ``item_ids`` (any strings; those not UUIDs are ignored) the viewer may read."""
+    wanted = sorted({i for i in item_ids if is_uuid(i)})
+    if not wanted:
+        return set()
+    rows = await conn.fetch(
+        f"SELECT i.id FROM memory_items i WHERE i.id = ANY($1::uuid[]) AND {visible_to('$2')}", wanted, viewer
+    )
+    return {str(r["id"]) for r in rows}
+
+
+async def roles(conn: asyncpg.Connection, principal_id: str) -> dict[str, str]:
+    """The principal's role in each workspace of the tenant where it has one."""
+    rows = await conn.fetch("SELECT workspace_id, role FROM workspace_members WHERE principal_id = $1", principal_id)
+    return {str(r["workspace_id"]): str(r["role"]) for r in rows}

@@ -12,9 +12,10 @@ import re
 import secrets
 from dataclasses import dataclass
 
-from engram.errors import ValidationFailed
+from engram.domain.values import Visibility
+from engram.errors import PermissionDenied, ValidationFailed
 
-SCOPES = ("read", "write", "review", "export", "admin")
+SCOPES = ("read", "write", "review", "publish", "export", "admin")
 DEFAULT_SCOPES = ("read", "write")
 PREFIX = "eng"
 _KEY = re.compile(r"^eng_([0-9a-f]{16})_([A-Za-z0-9_-]{43})$")
@@ -62,3 +63,17 @@ def normalize_scopes(scopes: list[str] | None) -> list[str]:
 def allows(granted: frozenset[str], required: str) -> bool:
     """``admin`` satisfies every scope; otherwise no scope implies another."""
     return "admin" in granted or required in granted
+
+
+PUBLISH = "publish"
+
+
+def require_publish(granted: frozenset[str], visibility: str) -> None:
+    """A ``public`` memory can reach every tenant that accepts public memories, so writing one needs the
+    ``publish`` scope (``admin`` implies it); ``write`` alone is not enough."""
+    if visibility == Visibility.PUBLIC and not allows(granted, PUBLISH):
+        raise PermissionDenied(
+            "Requires scope: publish (to write a memory with visibility public)",
+            field="visibility",
+            code="insufficient_scope",
+        )

@@ -7,9 +7,10 @@
 
         proposed ──dispute──▶ disputed;  rejected ──reactivate──▶ proposed
 
-A *reviewer* holds the review scope (admin implies it) and is not an agent. Anyone with the write scope,
-agents included, may dispute; an author may withdraw its own proposal; activating, rejecting, archiving
-and reactivating need a reviewer, except that a non-agent author may archive its own item.
+A *reviewer* holds the review scope (admin implies it) and is not an agent. A reviewer, or a caller with the
+write scope and a writing role in the item's workspace (agents included), may dispute; an author may withdraw
+its own proposal; activating, rejecting, archiving and reactivating need a reviewer, except that a non-agent
+author may archive its own item.
 """
 
 from __future__ import annotations
@@ -28,7 +29,7 @@ LIVE_STATES = LIVE_REVIEW_STATUSES  # review states of a memory still in play
 
 class Who(Enum):
     REVIEWER = "reviewer"
-    WRITER = "writer"  # anyone who may write, agents included
+    WRITER = "writer"  # a reviewer, or the write scope with a writing role in the item's workspace (agents too)
     AUTHOR = "author"
     REVIEWER_OR_HUMAN_AUTHOR = "reviewer_or_human_author"
 
@@ -60,9 +61,9 @@ def is_reviewer(ctx: CallerContext) -> bool:
     return ctx.principal_type != PrincipalType.AGENT and allows(ctx.scopes, "review")
 
 
-def decide(ctx: CallerContext, state: str, action: str, author_id: str) -> Transition:
+def decide(ctx: CallerContext, state: str, action: str, author_id: str, *, writes_here: bool) -> Transition:
     """The transition ``ctx`` may take, or the refusal: 422 unknown action, 409 not from this state,
-    403 not for this caller."""
+    403 not for this caller. ``writes_here``: the caller holds a writing role in the item's workspace."""
     if action not in ACTIONS:
         raise ValidationFailed(f"action must be one of {', '.join(ACTIONS)}; got {action!r}", field="action")
     transition = next((t for t in TRANSITIONS if t.from_state == state and t.action == action), None)
@@ -76,12 +77,17 @@ def decide(ctx: CallerContext, state: str, action: str, author_id: str) -> Trans
     is_author = ctx.principal_id == author_id
     permitted = {
         Who.REVIEWER: is_reviewer(ctx),
-        Who.WRITER: allows(ctx.scopes, "write"),
+        Who.WRITER: is_reviewer(ctx) or allows(ctx.scopes, "write"),
         Who.AUTHOR: is_author,
         Who.REVIEWER_OR_HUMAN_AUTHOR: is_reviewer(ctx) or (is_author and ctx.principal_type != PrincipalType.AGENT),
     }[transition.who]
     if not permitted:
         raise PermissionDenied(_why(transition.who, action), code="review_not_allowed")
+    if transition.who is Who.WRITER and not (writes_here or is_reviewer(ctx)):
+        raise PermissionDenied(
+            f"to {action} an item needs a writing role in its workspace, or a reviewer",
+            code="workspace_read_only",
+        )
     return transition
 
 

@@ -101,7 +101,7 @@ class MemoryItem:
     superseded_by: UUID | None = None
     invalidated_at: datetime | None = None
     expires_at: datetime | None = None
-    recall_count: int = 0
+    recall_count: int | None = 0  # None: not shown to this caller (engram.domain.disclosure)
     external_id: str | None = None
     metadata: dict[str, Any] = field(default_factory=dict)
     kind_explicit: bool = True

@@ -66,6 +66,16 @@ def trust_score(item: MemoryItem, *, in_open_conflict: bool = False) -> float:
     return score
 
 
+FOREIGN_TRUST_CAP = 0.5  # another tenant's public memory: no more trust than the least trusted of one's own
+
+
+def trust_score_for(item: MemoryItem, tenant_id: str, *, in_open_conflict: bool = False) -> float:
+    """``trust_score`` as the recall of ``tenant_id`` sees it: another tenant's memory (a public one) is capped
+    at ``FOREIGN_TRUST_CAP``, whatever authority it claims in its own tenant."""
+    trust = trust_score(item, in_open_conflict=in_open_conflict)
+    return trust if str(item.tenant_id) == tenant_id else min(trust, FOREIGN_TRUST_CAP)
+
+
 def trust_reason(item: MemoryItem, trust: float) -> str:
     """How a ranked item's trust is shown among its reasons."""
     return f"trust {trust:.2f} (authority {item.authority}, {item.source_type})"
@@ -81,6 +91,7 @@ class RecallWeights:
     mmr_lambda: float = 1.0  # 1: no diversification
     graph_expansion: bool = True
     session_neighbours: float = SESSION_NEIGHBOURS  # the share of a hit's score lifting its session neighbours
+    accept_public: bool = False  # other tenants' public memories join recall (read by ``visible_to`` in SQL)
 
     def as_dict(self) -> dict[str, float | bool]:
         return {
@@ -89,24 +100,28 @@ class RecallWeights:
             "mmr_lambda": self.mmr_lambda,
             "graph_expansion": self.graph_expansion,
             "session_neighbours": self.session_neighbours,
+            "accept_public": self.accept_public,
         }
+
+
+_SWITCHES = ("graph_expansion", "accept_public")
 
 
 def parse_recall_weights(raw: Any) -> RecallWeights:
     if raw is None:
         return RecallWeights()
-    known = {"dense_weight", "subject_boost", "mmr_lambda", "graph_expansion", "session_neighbours"}
+    known = {"dense_weight", "subject_boost", "mmr_lambda", "session_neighbours", *_SWITCHES}
     if not isinstance(raw, dict) or set(raw) - known:
         raise ValidationFailed(
             "recall takes dense_weight, subject_boost, mmr_lambda, session_neighbours (each "
-            "0–1) and graph_expansion (true or false)",
+            "0–1), graph_expansion and accept_public (true or false)",
             field="recall",
         )
     values: dict[str, Any] = {}
     for name, value in raw.items():
-        if name == "graph_expansion":
+        if name in _SWITCHES:
             if not isinstance(value, bool):
-                raise ValidationFailed("recall.graph_expansion must be true or false", field="recall")
+                raise ValidationFailed(f"recall.{name} must be true or false", field="recall")
             values[name] = value
             continue
         if isinstance(value, bool) or not isinstance(value, int | float) or not 0 <= value <= 1:

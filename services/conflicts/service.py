@@ -174,9 +174,17 @@ class ConflictsService:
         note = f"{verdict.label} with {other.id} ({action})"
         if action == "none":
             return note
+        # Audit reasons name the label, the detector and the conflict, never the words of either memory: a
+        # reader of one side may not be able to read the other. The explanation stays on the conflict, which
+        # is shown only to callers who may read both.
         if action == "supersede":
             await self._changes.supersede(
-                conn, actor, existing, new, f"{judged.detector}: {verdict.explanation}", detector=judged.detector
+                conn,
+                actor,
+                existing,
+                new,
+                f"conflict check: {verdict.label} ({judged.detector})",
+                detector=judged.detector,
             )
             return note
         conflict_type = "refinement" if verdict.label == "refinement" else "contradiction"
@@ -203,7 +211,7 @@ class ConflictsService:
                     weaker,
                     to_state,
                     "propose" if to_state == "proposed" else "dispute",
-                    f"{judged.detector}: {verdict.explanation}",
+                    f"conflict {opened}: {verdict.label} ({judged.detector})",
                 )
         return note
 

@@ -43,7 +43,10 @@ class ItemAnswer(Answer):
         description="Starts at 0.7; no API changes it yet. Enters trust and the promotion gates."
     )
     human_verified: bool = Field(description="A reviewer verified it (`POST /v1/items/{item_id}/verify`).")
-    recall_count: int = Field(description="How many recalls returned the item (updated shortly after each).")
+    recall_count: int | None = Field(
+        description="How many recalls returned the item (updated shortly after each); null unless the caller is "
+        "its author, holds a writing role in its workspace or is a tenant administrator."
+    )
     kind_explicit: bool = Field(description="Whether the writer named the kind; only an unnamed kind is classified.")
     taxonomy_confidence: float | None = Field(description="null until the classifier has been by.")
     retention_confidence: float | None = Field(
@@ -56,7 +59,8 @@ class ItemAnswer(Answer):
     source_uri: str | None = Field(description="Where it came from, as written.")
     source_session: str | None = Field(description="The chat or run that wrote it.")
     superseded_by: str | None = Field(
-        description="The memory that replaced it; null unless superseded (also when the successor was deleted)."
+        description="The memory that replaced it; null unless superseded, when the successor was deleted, and "
+        "when the caller may not read the successor."
     )
     external_id: str | None = Field(description="The writer's own id for it.")
     retention: str | None = Field(

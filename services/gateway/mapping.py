@@ -82,7 +82,7 @@ def item_answer(item: memory_pb2.MemoryItem) -> ItemAnswer:
         source_trust=round(item.source_trust, 4),
         memory_confidence=round(item.memory_confidence, 4),
         human_verified=item.human_verified,
-        recall_count=item.recall_count,
+        recall_count=item.recall_count if item.HasField("recall_count") else None,
         kind_explicit=item.kind_explicit,
         taxonomy_confidence=_optional_round(item, "taxonomy_confidence"),
         retention_confidence=_optional_round(item, "retention_confidence"),

@@ -17,7 +17,7 @@ import asyncpg
 from engram.config import Settings
 from engram.db import audit, items, kinds
 from engram.db.pool import tenant_tx
-from engram.domain import lifecycle, patching, ttl, validation
+from engram.domain import keys, lifecycle, patching, ttl, validation
 from engram.domain.authority import may_pin
 from engram.domain.content import index_context
 from engram.domain.models import CallerContext, MemoryItem
@@ -73,6 +73,8 @@ class PatchService:
                 field="pinned",
                 code="pin_not_allowed",
             )
+        if PatchField.VISIBILITY in changed:
+            keys.require_publish(ctx.scopes, changed[PatchField.VISIBILITY][1])
         if PatchField.VISIBILITY in changed and patching.widens(item.visibility, changed[PatchField.VISIBILITY][1]):
             if ctx.principal_id != str(item.principal_id) and not lifecycle.is_reviewer(ctx):
                 raise PermissionDenied(

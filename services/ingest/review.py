@@ -10,7 +10,7 @@ from engram.db import audit, items, kinds
 from engram.db.pool import tenant_tx
 from engram.domain import lifecycle, validation
 from engram.domain.models import CallerContext, MemoryItem
-from engram.domain.values import EventType, ReviewStatus
+from engram.domain.values import WRITING_ROLES, EventType, ReviewStatus
 from engram.errors import Conflict, NotFound, ValidationFailed
 from engram.events.envelope import Event
 from engram.events.outbox import Outbox
@@ -31,7 +31,10 @@ class ReviewService:
         async with tenant_tx(self._pool, ctx.tenant_id) as conn:
             item = await _visible_for_update(conn, ctx, item_id)
             _not_invalidated(item)
-            transition = lifecycle.decide(ctx, item.review_status, action, str(item.principal_id))
+            role = await items.workspace_role(conn, str(item.workspace_id), ctx.principal_id)
+            transition = lifecycle.decide(
+                ctx, item.review_status, action, str(item.principal_id), writes_here=role in WRITING_ROLES
+            )
             actor = _actor(ctx)
             # a duplicate coming back to life is refused (Conflict, duplicate_live_item)
             changed = await self._changes.change_status(conn, actor, item, transition.to_state, action, reason or None)

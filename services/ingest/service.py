@@ -12,7 +12,7 @@ import asyncpg
 from engram.config import Settings
 from engram.db import audit, clock, identity, items, kinds, stages
 from engram.db.pool import tenant_tx
-from engram.domain import ttl, validation
+from engram.domain import keys, ttl, validation
 from engram.domain.authority import Authority, default_source_type, may_pin, source_trust
 from engram.domain.classification import Classification
 from engram.domain.content import content_hash, index_context
@@ -209,6 +209,7 @@ class IngestService:
         tags = validation.validate_tags(cmd.tags)
         visibility = cmd.visibility or "workspace"
         validation.validate_visibility(visibility)
+        keys.require_publish(ctx.scopes, visibility)
         source_type = cmd.source_type or default_source_type(ctx.principal_type)
         validation.validate_source_type(source_type)
         for name in ("subject", "wing", "room", "external_id", "source_session"):

@@ -231,7 +231,9 @@ class TrashService:
                     if action == BulkAction.DELETE:
                         lifecycle.may_delete(ctx, str(item.principal_id))
                     else:
-                        lifecycle.decide(ctx, item.review_status, ReviewAction.ARCHIVE, str(item.principal_id))
+                        lifecycle.decide(
+                            ctx, item.review_status, ReviewAction.ARCHIVE, str(item.principal_id), writes_here=False
+                        )
                         if item.invalidated_at is not None:
                             raise Conflict("invalidated items are kept for audit only", code="invalidated")
                 except EngramError as exc:

@@ -16,6 +16,7 @@ from engram.domain import validation, validity
 from engram.domain.models import CallerContext, MemoryItem
 from engram.domain.values import ItemSort, ReviewStatus
 from engram.errors import ValidationFailed
+from services.recall.shown import items_shown
 
 MAX_PAGE = 500
 
@@ -47,8 +48,8 @@ class Catalog:
                 if unknown:
                     raise ValidationFailed(f"unknown kinds {unknown}; known kinds: {', '.join(known)}", field="kind")
             found = await listing.page(conn, ctx.principal_id, criteria, order, limit + 1, after)
-        page = found[:limit]
-        more = len(found) > limit
+            more = len(found) > limit
+            page = await items_shown(conn, ctx, found[:limit])
         return page, encode_cursor(order, listing.sort_key(page[-1], order)) if more and page else ""
 
     async def stats(self, ctx: CallerContext) -> listing.Stats:

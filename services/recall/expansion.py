@@ -24,15 +24,19 @@ async def expand(
     filters: Filters,
     session_weight: float = 0.0,
     links: bool = True,
+    *,
+    tenant_id: str,
 ) -> list[RankedItem]:
     """``ranked`` with linked memories added and tunnel-connected candidates lifted, re-sorted. With
-    ``session_weight``, the memories recorded near the best hits in their sessions are lifted (or join)."""
+    ``session_weight``, the memories recorded near the best hits in their sessions are lifted (or join).
+    ``tenant_id``: the recalling tenant, whose trust cap applies to another tenant's memories."""
     seeds = ranked[:SEEDS]
     if not seeds:
         return ranked
     by_id = {str(r.item.id): r for r in ranked}
     if session_weight > 0:
-        _lift_session_context(await _session_context(conn, ranked, viewer, filters, session_weight), by_id, ranked)
+        lifts = await _session_context(conn, ranked, viewer, filters, session_weight, tenant_id)
+        _lift_session_context(lifts, by_id, ranked, tenant_id)
     linked = await edges.neighbours(conn, [str(s.item.id) for s in seeds], viewer, PER_SEED) if links else []
     for from_id, edge_type, item in linked:
         if not _matches(item, filters):
@@ -42,7 +46,7 @@ async def expand(
             by_id[str(item.id)].reasons.append(reason)
             continue
         seed = by_id[from_id]
-        trust = scoring.trust_score(item)  # its own standing counts, as it would for any hit
+        trust = scoring.trust_score_for(item, tenant_id)  # its own standing counts, as it would for any hit
         added = RankedItem(
             item=item,
             score=round(seed.score * EDGE_DECAY * trust, 6),
@@ -76,7 +80,7 @@ async def expand(
 
 
 async def _session_context(
-    conn: asyncpg.Connection, ranked: list[RankedItem], viewer: str, filters: Filters, weight: float
+    conn: asyncpg.Connection, ranked: list[RankedItem], viewer: str, filters: Filters, weight: float, tenant_id: str
 ) -> dict[str, tuple[float, str, int, MemoryItem]]:
     """For each memory near one of the best hits in a session, its best lift: (lift, hit id, offset, memory)."""
     seeds = {str(r.item.id): r.score for r in ranked[:SESSION_SEEDS] if r.item.source_session}
@@ -84,14 +88,17 @@ async def _session_context(
     for seed_id, offset, item in await search.session_window(
         conn, list(seeds), filters, viewer, scoring.SESSION_CONTEXT_WIDTH
     ):
-        lift = scoring.context_lift(seeds[seed_id], offset, weight) * scoring.trust_score(item)
+        lift = scoring.context_lift(seeds[seed_id], offset, weight) * scoring.trust_score_for(item, tenant_id)
         if lift > best.get(str(item.id), (0.0,))[0]:
             best[str(item.id)] = (lift, seed_id, offset, item)
     return best
 
 
 def _lift_session_context(
-    lifts: dict[str, tuple[float, str, int, MemoryItem]], by_id: dict[str, RankedItem], ranked: list[RankedItem]
+    lifts: dict[str, tuple[float, str, int, MemoryItem]],
+    by_id: dict[str, RankedItem],
+    ranked: list[RankedItem],
+    tenant_id: str,
 ) -> None:
     """Adds each lift to the memory's score (computed from the scores before any lift); a memory that was not a
     candidate joins with the lift alone."""
@@ -104,7 +111,7 @@ def _lift_session_context(
             by_id[key].score = round(by_id[key].score + lift, 6)
             by_id[key].reasons.append(reason)
             continue
-        trust = scoring.trust_score(item)
+        trust = scoring.trust_score_for(item, tenant_id)
         added = RankedItem(
             item=item, score=round(lift, 6), origin="session", reasons=[reason, scoring.trust_reason(item, trust)]
         )

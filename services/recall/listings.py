@@ -14,6 +14,7 @@ from engram.domain import validation
 from engram.domain.models import CallerContext, MemoryItem
 from engram.domain.values import ConflictStatus, ConflictType
 from engram.errors import ValidationFailed
+from services.recall.shown import items_shown
 
 MAX_PAGE = 500
 MAX_WITHIN_DAYS = 3_650
@@ -80,7 +81,9 @@ class Listings:
             validation.require_uuid(workspace_id, "workspace_id")
         async with tenant_tx(self._pool, ctx.tenant_id) as conn:
             until = await clock.days_from_now(conn, within_days)
-            return await items.expiring(conn, ctx.principal_id, until, limit, workspace_id or None)
+            return await items_shown(
+                conn, ctx, await items.expiring(conn, ctx.principal_id, until, limit, workspace_id or None)
+            )
 
 
 def _check_limit(limit: int) -> None:

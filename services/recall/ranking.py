@@ -11,10 +11,10 @@ import asyncpg
 import numpy as np
 
 from engram.config import Settings
-from engram.db import conflicts, embeddings, identity, kinds, recall_logs, search, supersession
+from engram.db import conflicts, embeddings, identity, items, kinds, recall_logs, search, supersession, tenants
 from engram.db.pool import tenant_tx
 from engram.db.search import Filters
-from engram.domain import diversity, scoring, validation, validity
+from engram.domain import disclosure, diversity, scoring, validation, validity
 from engram.domain.budget import Budgets, pack_explained
 from engram.domain.models import CallerContext, MemoryItem, RankedItem
 from engram.domain.values import RecallMode, ReviewStatus, SearchMode
@@ -22,6 +22,7 @@ from engram.embeddings.provider import EmbeddingProvider
 from engram.errors import ValidationFailed
 from engram.telemetry.metrics import RECALLS, timed
 from services.recall import expansion
+from services.recall.shown import items_shown
 from services.recall.telemetry import RecallTelemetry
 
 MAX_QUERY_CHARS = 2_000
@@ -86,6 +87,7 @@ class Ranking:
         RECALLS.labels("recall", mode, "hits" if kept else "empty").inc()
         omitted = len(cut)
         result = RecallResult(kept, mode, str(uuid.uuid4()), omitted, cut=cut[:EXPLAIN_CUT] if q.explain else [])
+        await self._present(ctx, [*result.items, *(r for r, _ in result.cut)])
         if self._telemetry is not None:  # queued: written by a background task, never on this path
             self._telemetry.served(
                 recall_logs.Served(
@@ -120,6 +122,7 @@ class Ranking:
                         q.filters,
                         session_weight=weights.session_neighbours,
                         links=weights.graph_expansion,
+                        tenant_id=ctx.tenant_id,
                     )
             if weights.mmr_lambda < 1:
                 window = ranked[: q.budgets.items * MMR_WINDOW_FACTOR]
@@ -134,7 +137,28 @@ class Ranking:
             raise ValidationFailed(f"limit must be 1–200, got {limit}", field="limit")
         ranked, _ = await self._ranked(ctx, mode, _require_query(query), filters, max(limit, MIN_CANDIDATES))
         RECALLS.labels("search", mode, "hits" if ranked else "empty").inc()
+        await self._present(ctx, ranked[:limit])
         return ranked[:limit]
+
+    async def _present(self, ctx: CallerContext, ranked: list[RankedItem]) -> None:
+        """The hits as the caller is shown them (``services.recall.shown``). A hit from another tenant (a public
+        memory of a publishing tenant, served only to tenants that accept public memories) says where it came
+        from first among its reasons; its trust was capped when it was scored."""
+        if not ranked:
+            return
+        foreign = sorted({str(r.item.tenant_id) for r in ranked} - {ctx.tenant_id})
+        async with tenant_tx(self._pool, ctx.tenant_id) as conn:
+            known = await tenants.names(conn, foreign) if foreign else {}
+            for r, item in zip(ranked, await items_shown(conn, ctx, [r.item for r in ranked]), strict=True):
+                r.item = item
+        for r in ranked:
+            origin = str(r.item.tenant_id)
+            if origin != ctx.tenant_id:
+                r.reasons.insert(
+                    0,
+                    f"public memory of another tenant, {known.get(origin, 'unnamed')!r} ({origin}): "
+                    f"trust capped at {scoring.FOREIGN_TRUST_CAP:.2f}",
+                )
 
     async def _ranked(
         self,
@@ -182,12 +206,13 @@ class Ranking:
             with timed("conflicts_sql"):
                 conflicted = await conflicts.open_conflicts(conn, list(by_id), ctx.principal_id) if by_id else {}
         with timed("fuse"):
-            ranked = self._fused(mode, query, by_id, keyword, dense, conflicted, weights)
+            ranked = self._fused(ctx.tenant_id, mode, query, by_id, keyword, dense, conflicted, weights)
         with timed("redirect"):
             return await self._redirect(ctx, ranked, include_superseded, filters.as_of), weights
 
     @staticmethod
     def _fused(
+        tenant_id: str,
         mode: str,
         query: str,
         by_id: dict[str, MemoryItem],
@@ -207,7 +232,7 @@ class Ranking:
         ranked = []
         for key, value in relevance.items():
             item = by_id[key]
-            trust = scoring.trust_score(item, in_open_conflict=key in conflicted)
+            trust = scoring.trust_score_for(item, tenant_id, in_open_conflict=key in conflicted)
             reasons = []
             if weights.subject_boost and scoring.names_subject(query_words, item.subject):
                 value *= 1 + weights.subject_boost
@@ -217,7 +242,7 @@ class Ranking:
             if key in keyword:
                 reasons.append(f"keyword match {keyword[key]:.3f}")
             reasons.append(scoring.trust_reason(item, trust))
-            reasons.extend(_standing(item, with_trust=False))
+            reasons.extend(_standing(item, tenant_id, with_trust=False))
             for other in conflicted.get(key, []):
                 with_whom = other or "a memory you cannot see"
                 reasons.append(f"open conflict with {with_whom} (trust ×{scoring.CONFLICT_FACTOR})")
@@ -235,14 +260,17 @@ class Ranking:
         the superseded items themselves are kept, as history."""
         if not any(_replaced(r.item) for r in ranked):
             return ranked
-        if include_superseded:
-            for r in ranked:
-                if _replaced(r.item):
-                    r.reasons.append(f"history: superseded by {r.item.superseded_by or 'an item since deleted'}")
-            return ranked
         out: list[RankedItem] = []
         seen: set[str] = set()
         async with tenant_tx(self._pool, ctx.tenant_id) as conn:
+            readable = await items.readable_ids(
+                conn, [str(r.item.superseded_by) for r in ranked if r.item.superseded_by], ctx.principal_id
+            )
+            if include_superseded:
+                for r in ranked:
+                    if _replaced(r.item):
+                        r.reasons.append(f"history: superseded by {_successor(r.item, readable)}")
+                return ranked
             for r in ranked:
                 if not _replaced(r.item):
                     if str(r.item.id) not in seen:
@@ -254,7 +282,7 @@ class Ranking:
                     continue
                 seen.add(str(successor.id))
                 if successor.id == r.item.id:  # as of then, it had not been replaced yet
-                    r.reasons.append(f"as of then: superseded later by {r.item.superseded_by}")
+                    r.reasons.append(f"as of then: superseded later by {_successor(r.item, readable)}")
                     out.append(r)
                     continue
                 relevance = [reason for reason in r.reasons if reason.startswith(("semantic match", "keyword match"))]
@@ -264,7 +292,11 @@ class Ranking:
                         score=r.score,
                         origin=r.origin,
                         matched_via=str(r.item.id),
-                        reasons=[*relevance, f"superseded: {r.item.id} was replaced by this", *_standing(successor)],
+                        reasons=[
+                            *relevance,
+                            f"superseded: {r.item.id} was replaced by this",
+                            *_standing(successor, ctx.tenant_id),
+                        ],
                     )
                 )
         return out
@@ -306,6 +338,13 @@ async def _weights(conn: asyncpg.Connection) -> scoring.RecallWeights:
         return scoring.RecallWeights()
 
 
+def _successor(item: MemoryItem, readable: set[str]) -> str:
+    """How a reason names an item's successor: its id only when the caller may read it."""
+    if item.superseded_by is None:
+        return "an item since deleted"
+    return str(item.superseded_by) if str(item.superseded_by) in readable else disclosure.HIDDEN
+
+
 def _replaced(item: MemoryItem) -> bool:
     """Superseded: by a successor, or by one since deleted (the chain then ends in nothing)."""
     return item.superseded_by is not None or item.review_status == ReviewStatus.SUPERSEDED
@@ -317,11 +356,11 @@ def _check_filters(filters: Filters) -> None:
     validity.check_range(filters.time_start, filters.time_end, "time_end")
 
 
-def _standing(item: MemoryItem, *, with_trust: bool = True) -> list[str]:
+def _standing(item: MemoryItem, tenant_id: str, *, with_trust: bool = True) -> list[str]:
     """The reasons that describe an item itself: its trust, review state and verification."""
     reasons = []
     if with_trust:
-        reasons.append(scoring.trust_reason(item, scoring.trust_score(item)))
+        reasons.append(scoring.trust_reason(item, scoring.trust_score_for(item, tenant_id)))
     if item.review_status == ReviewStatus.PROPOSED:
         reasons.append("unreviewed (proposed)")
     elif item.review_status == ReviewStatus.DISPUTED:

@@ -33,7 +33,7 @@ async def _tenant(app_pool: asyncpg.Pool, *names: str) -> Tenant:
     keys, principals = {}, {}
     for name in names:
         principal = await identity.create_principal(app_pool, tenant_id, name, "user")
-        issued = await identity.create_key(app_pool, tenant_id, principal, ["read", "write", "review"], name)
+        issued = await identity.create_key(app_pool, tenant_id, principal, ["read", "write", "review", "publish"], name)
         keys[name], principals[name] = {"authorization": f"Bearer {issued.key}"}, principal
     return Tenant(tenant_id, keys, principals)
 
@@ -246,6 +246,13 @@ async def test_the_list_holds_only_what_the_caller_may_read_in_its_tenant(
     gateway: httpx.AsyncClient, app_pool: asyncpg.Pool, abroad: Tenant
 ) -> None:
     home = await _tenant(app_pool, "alice", "bob")
+    admin = await identity.create_key(app_pool, home.id, home.principals["alice"], ["admin"], "home-admin")
+    opted = await gateway.patch(  # so the foreign public item is readable here at all
+        "/v1/admin/tenant-config",
+        json={"recall": {"accept_public": True}},
+        headers={"authorization": f"Bearer {admin.key}"},
+    )
+    assert opted.status_code == 200, opted.text
     secret = await identity.create_workspace(app_pool, home.id, "secret")
     await identity.add_member(app_pool, home.id, secret, home.principals["alice"], "owner")
     alice, bob = home.keys["alice"], home.keys["bob"]
@@ -387,6 +394,13 @@ async def test_stats_of_an_empty_tenant_are_zero(
 ) -> None:
     published = await _remember(gateway, abroad.keys["carol"], "A published note, abroad.", visibility="public")
     world = await _tenant(app_pool, "alice")
+    admin = await identity.create_key(app_pool, world.id, world.principals["alice"], ["admin"], "world-admin")
+    opted = await gateway.patch(
+        "/v1/admin/tenant-config",
+        json={"recall": {"accept_public": True}},
+        headers={"authorization": f"Bearer {admin.key}"},
+    )
+    assert opted.status_code == 200, opted.text
     # positive control: the published note is readable from here, yet counts for nothing
     assert (await gateway.get(f"/v1/items/{published}", headers=world.keys["alice"])).status_code == 200
     body = (await gateway.get("/v1/stats", headers=world.keys["alice"])).json()

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import threading
 from typing import Any
 
@@ -307,3 +308,64 @@ async def test_the_rules_run_off_the_event_loop_and_a_pair_past_their_bounds_is_
     stages = (await gateway.get(f"/v1/items/{changed}/status", headers=user)).json()["stages"]
     detail = next(s for s in stages if s["name"] == "conflict_check")["detail"]
     assert "no conflict; rules bounded on 1 pair (a text holds more than 100 quantities" in detail
+
+
+async def test_a_reader_of_one_side_learns_nothing_of_the_side_it_cannot_read(
+    gateway: httpx.AsyncClient, app_pool: asyncpg.Pool, owner_pool: asyncpg.Pool, pipeline: Pipeline
+) -> None:
+    """The conflict outcomes on a readable memory (its audit reasons, its successor, its stage details) name
+    neither the words nor the id of the author's private memory on the other side; the recall count is the
+    author's and the workspace writers' to see."""
+    base = await create_tenant(owner_pool)
+    ops = await identity.create_workspace(app_pool, base.tenant_id, "ops")
+    who: dict[str, Headers] = {}
+    for name in ("author", "reader"):
+        principal = await identity.create_principal(app_pool, base.tenant_id, name, "user")
+        if name == "author":
+            await identity.add_member(app_pool, base.tenant_id, ops, principal, "member")
+        issued = await identity.create_key(app_pool, base.tenant_id, principal, ["read", "write"], name)
+        who[name] = {"authorization": f"Bearer {issued.key}"}
+    author, reader = who["author"], who["reader"]
+    shared = {"workspace_id": ops, "visibility": "tenant"}
+    hidden_fields = {"workspace_id": ops, "visibility": "private"}
+    disputed = await _remember(gateway, author, "Alice lives in Paris.", source_type="inferred", **shared)
+    rival = await _remember(gateway, author, "Alice lives in Berlin.", **hidden_fields)
+    replaced = await _remember(gateway, author, "We deploy on Tuesdays.", **shared)
+    refined = await _remember(
+        gateway, author, "We deploy on Tuesdays after the standup, with two approvals.", **hidden_fields
+    )
+    await pipeline.run(disputed, rival, replaced, refined)
+
+    async def seen(viewer: Headers, item_id: str) -> tuple[dict[str, Any], str]:
+        item = await gateway.get(f"/v1/items/{item_id}", headers=viewer)
+        events = await gateway.get(f"/v1/items/{item_id}/events", headers=viewer)
+        status = await gateway.get(f"/v1/items/{item_id}/status", headers=viewer)
+        assert {item.status_code, events.status_code, status.status_code} == {200}
+        return item.json(), json.dumps([events.json(), status.json()])
+
+    # populated: the author sees the outcomes and what they point at
+    item, trail = await seen(author, disputed)
+    assert item["review_status"] == "disputed" and rival in trail and isinstance(item["recall_count"], int)
+    item, trail = await seen(author, replaced)
+    assert item["superseded_by"] == refined and refined in trail
+    # the reader reads both public sides, and nothing of the private ones
+    assert (await gateway.get(f"/v1/items/{rival}", headers=reader)).status_code == 404
+    for item_id, hidden, words in ((disputed, rival, ("Berlin",)), (replaced, refined, ("standup", "approvals"))):
+        item, trail = await seen(reader, item_id)
+        shown = json.dumps(item) + trail
+        assert hidden not in shown, item_id
+        for word in words:
+            assert word not in shown, (item_id, word)
+        assert item["superseded_by"] is None and item["recall_count"] is None
+    history = await gateway.post(
+        "/v1/recall",
+        json={"mode": "keyword", "query": "deploy Tuesdays", "include_superseded": True},
+        headers=reader,
+    )
+    [hit] = [h for h in history.json()["items"] if h["item"]["id"] == replaced]
+    assert "history: superseded by a memory you cannot see" in hit["reasons"]
+    assert refined not in json.dumps(history.json())
+    listed = await gateway.get("/v1/items", params={"include_superseded": "true"}, headers=reader)
+    [row] = [i for i in listed.json()["items"] if i["id"] == replaced]
+    assert row["superseded_by"] is None and row["recall_count"] is None
+    assert refined not in listed.text and rival not in listed.text

@@ -28,6 +28,7 @@ class World:
     carol: dict[str, str]
     secret_workspace: str
     items: dict[str, str]  # name → id
+    ids: dict[str, str]  # tenant_a, tenant_b, alice, carol, tag
 
 
 async def _key(pool: asyncpg.Pool, tenant_id: str, principal_id: str) -> dict[str, str]:
@@ -72,7 +73,8 @@ async def world(
         assert response.status_code == 201, response.text
         items[name] = response.json()["id"]
     await deliver(owner_pool, EmbedderService(app_pool, settings, embedder).handle, tenant=tenant_a)  # embed them
-    return World(keys["alice"], keys["bob"], keys["viewer"], keys["carol"], secret, items)
+    ids = {"tenant_a": tenant_a, "tenant_b": tenant_b, "alice": alice, "carol": carol, "tag": tag}
+    return World(keys["alice"], keys["bob"], keys["viewer"], keys["carol"], secret, items, ids)
 
 
 async def _seen(gateway: httpx.AsyncClient, headers: dict[str, str]) -> dict[str, set[str]]:
@@ -156,7 +158,50 @@ async def test_writes_need_a_writing_membership(
     assert member.status_code == 201  # positive control
 
 
-async def test_public_items_reach_other_tenants_only_where_enabled(
+async def test_a_public_memory_needs_the_publish_scope(
+    gateway: httpx.AsyncClient, world: World, app_pool: asyncpg.Pool, owner_pool: asyncpg.Pool
+) -> None:
+    """``write`` alone (an untrusted agent's key included) cannot put a memory where every accepting tenant
+    recalls it."""
+    tenant_a = world.ids["tenant_a"]
+    agent = await identity.create_principal(app_pool, tenant_a, "scraper", "agent")
+    agent_key = await _key(app_pool, tenant_a, agent)
+    content = f"Bluebird press release {world.ids['tag']} is public."
+    for who in (world.alice, agent_key):
+        refused = await gateway.post("/v1/remember", json={"content": content, "visibility": "public"}, headers=who)
+        assert refused.status_code == 403, refused.text
+        assert refused.json()["code"] == "insufficient_scope" and refused.json()["field"] == "visibility"
+        assert "publish" in refused.json()["detail"]
+    async with owner_pool.acquire() as conn:
+        assert await conn.fetchval("SELECT count(*) FROM memory_items WHERE content = $1", content) == 0
+    publisher = await identity.create_key(app_pool, tenant_a, world.ids["alice"], ["read", "write", "publish"], "pub")
+    allowed = await gateway.post(  # positive control
+        "/v1/remember",
+        json={"content": content, "visibility": "public"},
+        headers={"authorization": f"Bearer {publisher.key}"},
+    )
+    assert allowed.status_code == 201 and allowed.json()["item"]["visibility"] == "public"
+    # widening an existing memory to public through PATCH needs the scope too
+    own = await gateway.post("/v1/remember", json={"content": f"Draft {world.ids['tag']} note."}, headers=world.alice)
+    widened = await gateway.patch(f"/v1/items/{own.json()['id']}", json={"visibility": "public"}, headers=world.alice)
+    assert widened.status_code == 403 and widened.json()["code"] == "insufficient_scope", widened.text
+    assert (await gateway.get(f"/v1/items/{own.json()['id']}", headers=world.alice)).json()["visibility"] != "public"
+    published = await gateway.patch(
+        f"/v1/items/{own.json()['id']}",
+        json={"visibility": "public"},
+        headers={"authorization": f"Bearer {publisher.key}"},
+    )
+    assert published.status_code == 200 and published.json()["visibility"] == "public"
+
+
+async def _keyword_hit(gateway: httpx.AsyncClient, headers: dict[str, str], item_id: str) -> dict:  # type: ignore[type-arg]
+    answer = await gateway.post(
+        "/v1/recall", json={"query": QUERY, "mode": "keyword", "item_budget": 50}, headers=headers
+    )
+    return next(hit for hit in answer.json()["items"] if hit["item"]["id"] == item_id)  # type: ignore[no-any-return]
+
+
+async def test_public_items_reach_only_tenants_that_accept_them(
     gateway: httpx.AsyncClient,
     world: World,
     app_pool: asyncpg.Pool,
@@ -164,15 +209,17 @@ async def test_public_items_reach_other_tenants_only_where_enabled(
     owner_pool: asyncpg.Pool,
     embedder: EmbeddingProvider,
 ) -> None:
+    tenant_a, tenant_b = world.ids["tenant_a"], world.ids["tenant_b"]
+    publisher = await identity.create_key(app_pool, tenant_a, world.ids["alice"], ["read", "write", "publish"], "pub")
     published = await gateway.post(
         "/v1/remember",
         json={"content": "Bluebird press release is public.", "visibility": "public"},
-        headers=world.alice,
+        headers={"authorization": f"Bearer {publisher.key}"},
     )
+    assert published.status_code == 201, published.text
     public_id = published.json()["id"]
-    tenant_a = published.json()["item"]["tenant_id"]
     await deliver(owner_pool, EmbedderService(app_pool, settings, embedder).handle, subjects=[public_id])
-    # not enabled: the public item stays inside its tenant
+    # not published: the public item stays inside its tenant
     assert public_id in (await _seen(gateway, world.bob))["recall:keyword"]  # positive control
     for path, ids in (await _seen(gateway, world.carol)).items():
         assert public_id not in ids, path
@@ -185,10 +232,30 @@ async def test_public_items_reach_other_tenants_only_where_enabled(
     )
     try:
         assert enabled.status_code == 200 and enabled.json()["public_enabled"] is True
+        # published, but tenant B has not opted in: nothing of tenant A reaches it
+        for path, ids in (await _seen(gateway, world.carol)).items():
+            assert public_id not in ids, path
+        assert await _readable(gateway, world.carol, public_id) == {404}
+
+        b_admin = await identity.create_key(app_pool, tenant_b, world.ids["carol"], ["admin"], "b-admin")
+        opted = await gateway.patch(
+            "/v1/admin/tenant-config",
+            json={"recall": {"accept_public": True}},
+            headers={"authorization": f"Bearer {b_admin.key}"},
+        )
+        assert opted.status_code == 200 and opted.json()["config"]["recall"]["accept_public"] is True
         for path, ids in (await _seen(gateway, world.carol)).items():
             # a query finds it; another tenant's startup working set stays its own
             assert (public_id in ids) == (path != "recall:startup"), path
             assert not ids & set(world.items.values()), path  # the tenant's other items stay hidden
         assert await _readable(gateway, world.carol, public_id) == {200}
+        foreign = await _keyword_hit(gateway, world.carol, public_id)
+        assert foreign["reasons"][0] == (
+            f"public memory of another tenant, 'iso-a-{world.ids['tag']}' ({tenant_a}): trust capped at 0.50"
+        )
+        assert "trust 0.50 (authority 50, explicit)" in foreign["reasons"]
+        home = await _keyword_hit(gateway, world.bob, public_id)  # in its own tenant: full trust, no origin
+        assert not any(r.startswith("public memory of another tenant") for r in home["reasons"])
+        assert not any(r.startswith("trust 0.50") for r in home["reasons"])
     finally:  # other tests' tenants share this database: publish nothing beyond this test
         await identity.set_tenant_public(app_pool, tenant_a, False)

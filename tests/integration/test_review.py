@@ -138,3 +138,32 @@ async def test_other_tenants_and_hidden_items_cannot_be_reviewed(
         assert hidden.status_code == 404, path
     unchanged = await gateway.get(f"/v1/items/{item['id']}", headers=people["reviewer"])
     assert unchanged.json()["review_status"] == "active" and unchanged.json()["human_verified"] is False
+
+
+async def test_disputing_needs_a_writing_role_in_the_items_workspace(
+    gateway: httpx.AsyncClient, app_pool: asyncpg.Pool, owner_pool: asyncpg.Pool
+) -> None:
+    """Reading an item and holding ``write`` does not let a caller take it out of startup recall and promotion:
+    a dispute needs a writing role in the item's workspace (or a reviewer)."""
+    base = await create_tenant(owner_pool)
+    ops = await identity.create_workspace(app_pool, base.tenant_id, "ops")
+    headers = {}
+    for name, role in (("author", "member"), ("teammate", "member"), ("onlooker", "viewer"), ("outsider", None)):
+        principal = await identity.create_principal(app_pool, base.tenant_id, name, "agent")
+        if role is not None:
+            await identity.add_member(app_pool, base.tenant_id, ops, principal, role)
+        issued = await identity.create_key(app_pool, base.tenant_id, principal, ["read", "write"], name)
+        headers[name] = {"authorization": f"Bearer {issued.key}"}
+    item = await _remember(
+        gateway, headers["author"], "The ops runbook lives in the wiki.", workspace_id=ops, visibility="tenant"
+    )
+    for who in ("outsider", "onlooker"):  # both can read it and hold write, neither writes in ops
+        assert (await gateway.get(f"/v1/items/{item['id']}", headers=headers[who])).status_code == 200
+        refused = await _review(gateway, headers[who], item["id"], "dispute", "vandalism")
+        assert refused.status_code == 403, who
+        assert refused.json()["code"] == "workspace_read_only"
+    unchanged = await gateway.get(f"/v1/items/{item['id']}/events", headers=headers["author"])
+    assert [e["action"] for e in unchanged.json()["events"]] == ["created"]
+    assert (await gateway.get(f"/v1/items/{item['id']}", headers=headers["author"])).json()["review_status"] == "active"
+    disputed = await _review(gateway, headers["teammate"], item["id"], "dispute", "the wiki moved")  # positive control
+    assert disputed.status_code == 200 and disputed.json()["review_status"] == "disputed"

@@ -207,7 +207,7 @@ BARE_ITEM_JSON: dict[str, Any] = {
     "source_trust": 0.6,
     "memory_confidence": 0.7,
     "human_verified": False,
-    "recall_count": 0,
+    "recall_count": None,  # unset: not shown to this caller
     "kind_explicit": True,
     "taxonomy_confidence": None,
     "retention_confidence": None,

@@ -53,19 +53,34 @@ def test_every_combination(state: str, action: str, caller: str) -> None:
     expected = EXPECTED.get((state, action))
     if expected is None:
         with pytest.raises(Conflict) as refused:
-            decide(ctx, state, action, AUTHOR)
+            decide(ctx, state, action, AUTHOR, writes_here=True)
         assert refused.value.code == "invalid_transition"
     elif caller in expected[1]:
-        assert decide(ctx, state, action, AUTHOR).to_state == expected[0]
+        assert decide(ctx, state, action, AUTHOR, writes_here=True).to_state == expected[0]
     else:
         with pytest.raises(PermissionDenied) as refused:
-            decide(ctx, state, action, AUTHOR)
+            decide(ctx, state, action, AUTHOR, writes_here=True)
         assert refused.value.code == "review_not_allowed"
+
+
+@pytest.mark.parametrize("caller", list(CALLERS))
+def test_disputing_needs_a_writing_role_in_the_workspace_or_a_reviewer(caller: str) -> None:
+    """Reading an item and holding ``write`` is not enough to dispute it: without a writing role in its
+    workspace only a reviewer may."""
+    ctx = CALLERS[caller]
+    for state in ("active", "proposed"):
+        if caller in ("human reviewer", "admin"):
+            assert decide(ctx, state, "dispute", AUTHOR, writes_here=False).to_state == "disputed"
+            continue
+        with pytest.raises(PermissionDenied) as refused:
+            decide(ctx, state, "dispute", AUTHOR, writes_here=False)
+        expected = "review_not_allowed" if caller == "reader" else "workspace_read_only"
+        assert refused.value.code == expected
 
 
 def test_unknown_action_names_the_field() -> None:
     with pytest.raises(ValidationFailed) as refused:
-        decide(CALLERS["admin"], "active", "promote", AUTHOR)
+        decide(CALLERS["admin"], "active", "promote", AUTHOR, writes_here=True)
     assert refused.value.field == "action"
 
 

@@ -51,7 +51,8 @@ class ApiKeyBody(Body):
     )
     scopes: list[str] | None = Field(
         default=None,
-        description="Each of `read`, `write`, `review`, `export`, `admin`; `read` and `write` when left out or empty.",
+        description="Each of `read`, `write`, `review`, `publish` (writing `public` memories), `export`, `admin`; "
+        "`read` and `write` when left out or empty.",
     )
     label: str = Field(default="", max_length=200, description="A note on what the key is for.")
 
