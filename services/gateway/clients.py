@@ -8,13 +8,13 @@ from dataclasses import dataclass
 from typing import Annotated, Any
 
 import grpc
-import nats
 from fastapi import Depends, Request
 from grpc_health.v1 import health_pb2, health_pb2_grpc
 
 from engram.config import Settings
 from engram.db.pool import probe
 from engram.domain.models import CallerContext
+from engram.events import connection
 from engram.rpc.context import to_metadata
 from engram.rpc.errors import from_rpc_error
 from engram.rpc.tracing import client_interceptors
@@ -89,8 +89,8 @@ class Downstream:
         if not self.settings.nats_url:
             return "not configured"
         try:
-            nc = await nats.connect(
-                self.settings.nats_url, connect_timeout=PROBE_TIMEOUT_S, allow_reconnect=False, max_reconnect_attempts=0
+            nc = await connection.connect(
+                self.settings, connect_timeout=PROBE_TIMEOUT_S, allow_reconnect=False, max_reconnect_attempts=0
             )
             try:
                 await nc.jetstream().stream_info(self.settings.events_stream)

@@ -10,10 +10,10 @@ from collections.abc import Callable
 
 import asyncpg
 import grpc
-import nats
 
 from engram.config import Settings
 from engram.db.pool import service_pool
+from engram.events import connection
 from engram.events.relay import OutboxRelay
 from engram.events.stream import ensure_streams
 from engram.llm import JsonChat
@@ -61,8 +61,8 @@ async def run_relay(settings: Settings, pool: asyncpg.Pool, stop: asyncio.Event)
     backoff = 0.2
     while not stop.is_set():
         try:
-            nc = await nats.connect(
-                settings.nats_url, max_reconnect_attempts=-1, reconnect_time_wait=0.5, connect_timeout=2
+            nc = await connection.connect(
+                settings, max_reconnect_attempts=-1, reconnect_time_wait=0.5, connect_timeout=2
             )
             try:
                 js = nc.jetstream()
