@@ -19,6 +19,7 @@ from engram.domain.content import content_hash, index_context
 from engram.domain.models import CallerContext, MemoryItem, MemoryKind
 from engram.domain.values import EventType, PipelineStage, ReviewStatus, StageStatus
 from engram.errors import Conflict, ValidationFailed
+from engram.events.backlog import Backlog
 from engram.events.envelope import Event
 from engram.events.outbox import Outbox
 from engram.llm import JsonChat
@@ -80,10 +81,13 @@ class _Slot:
 
 
 class IngestService:
-    def __init__(self, pool: asyncpg.Pool, settings: Settings, llm: JsonChat | None = None) -> None:
+    def __init__(
+        self, pool: asyncpg.Pool, settings: Settings, llm: JsonChat | None = None, backlog: Backlog | None = None
+    ) -> None:
         self._pool = pool
         self._settings = settings
         self._llm = llm
+        self._backlog = backlog
         self._outbox = Outbox(settings.events_subject_prefix)
         self._changes = changes.Changes(self._outbox)
 
@@ -96,8 +100,11 @@ class IngestService:
         return await classify.classify(content, rules, enabled, self._llm)
 
     async def remember(self, ctx: CallerContext, cmd: RememberCommand) -> RememberResult:
-        """Store one memory; the same canonical content again answers ``deduplicated`` with the first item."""
+        """Store one memory; the same canonical content again answers ``deduplicated`` with the first item.
+        While the outbox backlog is over its bound, nothing: ``Unavailable`` (``backlog_full``)."""
         checked = self._validate(ctx, cmd)
+        if self._backlog is not None:
+            self._backlog.admit()
         async with tenant_tx(self._pool, ctx.tenant_id) as conn:
             content, redacted = await checks.guard_secrets(conn, cmd.content)
             digest = content_hash(content)
