@@ -43,7 +43,8 @@ REMEMBER_STAGE = Histogram(
 )
 SWEPT = Counter(
     "engram_sweep_items_total",
-    "Items the sweep expired to the trash, trash entries it emptied and recall log rows it deleted",
+    "Items the sweep expired to the trash, trash entries it emptied, and recall log, published outbox and inbox "
+    "rows it deleted",
     ["outcome"],
 )
 REMEMBERED = Counter("engram_remember_total", "Remember outcomes", ["status"])

@@ -1,5 +1,6 @@
-"""Deleting to the trash, restoring from it, bulk archive/delete, and the sweep that expires items and empties
-old trash. Every change is one transaction: the item, its snapshot, its audit row and its event."""
+"""Deleting to the trash, restoring from it, bulk archive/delete, and the sweep that expires items, empties
+old trash and prunes old recall logs, published outbox rows and inbox rows. Every change is one transaction: the
+item, its snapshot, its audit row and its event."""
 
 from __future__ import annotations
 
@@ -10,7 +11,8 @@ from datetime import datetime
 import asyncpg
 
 from engram.config import Settings
-from engram.db import audit, identity, items, recall_logs, tenants, trash
+from engram.db import audit, identity, inbox, items, recall_logs, tenants, trash
+from engram.db import outbox as outbox_rows
 from engram.db.pool import system_tx, tenant_tx
 from engram.domain import lifecycle, validation
 from engram.domain.models import CallerContext, MemoryItem
@@ -35,6 +37,7 @@ ARCHIVABLE = LIVE_REVIEW_STATUSES  # what a bulk archive looks at unless a statu
 MAX_BULK = 1_000
 SWEEP_BATCH = 500
 RECALL_LOG_BATCH = 10_000  # recall log rows deleted per tenant per pass (a busy tenant logs thousands a minute)
+PRUNE_BATCH = 20_000  # published outbox rows, and inbox rows, deleted per pass (each in its own transaction)
 
 
 async def discard(
@@ -268,12 +271,18 @@ class SweepReport:
     expired: int = 0
     purged: int = 0
     recall_logs: int = 0
+    outbox: int = 0
+    inbox: int = 0
 
 
-async def sweep(pool: asyncpg.Pool, settings: Settings, *, batch: int = SWEEP_BATCH) -> SweepReport:
+async def sweep(
+    pool: asyncpg.Pool, settings: Settings, *, batch: int = SWEEP_BATCH, prune_batch: int = PRUNE_BATCH
+) -> SweepReport:
     """One pass over every tenant: expired items go to the trash (``memory.expired``), trash older than the
     tenant's retention is emptied, and recall log rows older than ``recall_log_retention_days`` are deleted.
-    Bounded per tenant; replicas running it at once skip each other's rows."""
+    Bounded per tenant; replicas running it at once skip each other's rows. Then, across tenants, at most
+    ``prune_batch`` outbox rows published more than ``outbox_retention_hours`` ago and as many inbox rows
+    older than ``inbox_retention_days`` are deleted."""
     report = SweepReport()
     outbox = Outbox(settings.events_subject_prefix)
     async with system_tx(pool) as conn:
@@ -286,14 +295,23 @@ async def sweep(pool: asyncpg.Pool, settings: Settings, *, batch: int = SWEEP_BA
             retention = await identity.config_value(conn, "trash_retention_days") or settings.trash_retention_days
             report.purged += await trash.purge(conn, int(retention), batch)
             report.recall_logs += await recall_logs.prune(conn, settings.recall_log_retention_days, RECALL_LOG_BATCH)
+    async with system_tx(pool) as conn:
+        report.outbox = await outbox_rows.prune_sent(conn, settings.outbox_retention_hours, prune_batch)
+    async with system_tx(pool) as conn:
+        report.inbox = await inbox.prune(conn, settings.inbox_retention_days, prune_batch)
     SWEPT.labels("expired").inc(report.expired)
     SWEPT.labels("purged").inc(report.purged)
     SWEPT.labels("recall_logs").inc(report.recall_logs)
-    if report.expired or report.purged or report.recall_logs:
+    SWEPT.labels("outbox").inc(report.outbox)
+    SWEPT.labels("inbox").inc(report.inbox)
+    if report.expired or report.purged or report.recall_logs or report.outbox or report.inbox:
         log.info(
-            "sweep: %d items expired to the trash, %d trash entries emptied, %d recall log rows deleted",
+            "sweep: %d items expired to the trash, %d trash entries emptied, %d recall log rows, %d published "
+            "outbox rows and %d inbox rows deleted",
             report.expired,
             report.purged,
             report.recall_logs,
+            report.outbox,
+            report.inbox,
         )
     return report
