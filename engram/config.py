@@ -7,6 +7,7 @@ Before a service starts, ``Settings.require_for(role)`` checks that what the rol
 
 from __future__ import annotations
 
+import ipaddress
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -74,6 +75,29 @@ ROLE_NEEDS: dict[str, tuple[Requirement, ...]] = {
 """What each service role needs before it starts (the same names as ``engram serve <role>``)."""
 
 
+def is_loopback(address: str) -> bool:
+    """Whether a ``host:port`` gRPC bind address is reachable from this machine only (127.0.0.0/8, ::1,
+    localhost). A wildcard (0.0.0.0, [::]) or any other name or address is not."""
+    host = address.rsplit(":", 1)[0] if ":" in address else address
+    host = host.strip("[]").lower()
+    if host == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return False
+
+
+def _nats_credentials_given(settings: Settings) -> list[str]:
+    """The variables of the NATS credentials that are set (at most one may be)."""
+    given = {
+        "ENGRAM_NATS_USER": bool(settings.nats_user),
+        "ENGRAM_NATS_CREDS": settings.nats_creds is not None,
+        "ENGRAM_NATS_NKEY_SEED": settings.nats_nkey_seed is not None,
+    }
+    return [name for name, on in given.items() if on]
+
+
 class Settings(BaseSettings):
     model_config = SettingsConfigDict(env_prefix="ENGRAM_", extra="ignore")
 
@@ -82,6 +106,10 @@ class Settings(BaseSettings):
         default=None, description="PostgreSQL URL (owner role). Unset: `engram up` runs an embedded server."
     )
     nats_url: str | None = Field(default=None, description="NATS URL. Unset: `engram up` runs an embedded server.")
+    nats_user: str | None = Field(default=None, description="NATS user name; with nats_password.")
+    nats_password: str | None = Field(default=None, description="NATS password of nats_user.")
+    nats_creds: Path | None = Field(default=None, description="A NATS .creds file (user JWT and nkey seed).")
+    nats_nkey_seed: Path | None = Field(default=None, description="A file holding a NATS user nkey seed (SU…).")
     app_role: str = Field(default="engram_app", description="Non-owner role services act as (RLS applies).")
     app_database_url: str | None = Field(
         default=None,
@@ -127,7 +155,9 @@ class Settings(BaseSettings):
         default=True, description="false runs every request as the development admin (an explicit opt-out)."
     )
     internal_token: str | None = Field(
-        default=None, description="Shared secret the gateway presents to ingest/recall; unset accepts any caller."
+        default=None,
+        description="Shared secret the gateway presents to ingest/recall; unset accepts any caller, which "
+        "ingest and recall allow only on a loopback address.",
     )
 
     rate_limit_remember_per_minute: int = Field(default=600, description="Per principal; tenant config overrides.")
@@ -226,6 +256,20 @@ class Settings(BaseSettings):
     recall_log_retention_days: int = Field(
         default=30, ge=1, description="Days a recall log row is kept; the ingest sweep deletes older ones."
     )
+    outbox_retention_hours: int = Field(
+        default=24, ge=1, description="Hours a published outbox row is kept; the ingest sweep deletes older ones."
+    )
+    inbox_retention_days: int = Field(
+        default=45,
+        ge=1,
+        description="Days a consumer inbox row (an event already processed) is kept; must exceed "
+        "events_max_age_days, since the stream may deliver any event it still holds again.",
+    )
+    max_outbox_backlog: int = Field(
+        default=10_000,
+        ge=0,
+        description="Unsent outbox rows from which ingest refuses new memories (503 with Retry-After); 0: no bound.",
+    )
     sweep_interval_s: float = Field(
         default=60.0,
         gt=0,
@@ -252,12 +296,36 @@ class Settings(BaseSettings):
     )
 
     def require_for(self, role: str) -> None:
-        """``SettingsError`` naming the first setting ``role`` needs that is not set, and its variable."""
+        """``SettingsError`` naming the first setting ``role`` needs that is not set, and its variable; then
+        the rules between settings (``_check_consistent``)."""
         if role not in ROLE_NEEDS:
             raise SettingsError(f"no service role {role!r}; one of {', '.join(ROLE_NEEDS)}", field="role")
         for need in ROLE_NEEDS[role]:
             if not need.met(self):
                 raise SettingsError(f"{role} needs {need.why}: set {' or '.join(need.variables)}", field=need.setting)
+        self._check_consistent(role)
+
+    def _check_consistent(self, role: str) -> None:
+        bind = {"ingest": ("ENGRAM_INGEST_ADDR", self.ingest_addr), "recall": ("ENGRAM_RECALL_ADDR", self.recall_addr)}
+        if role in bind and not self.internal_token and not is_loopback(bind[role][1]):
+            variable, address = bind[role]
+            raise SettingsError(
+                f"{role} would accept any caller on {address} ({variable}): set ENGRAM_INTERNAL_TOKEN (the "
+                "gateway must present the same), or bind a loopback address such as 127.0.0.1",
+                field="internal_token",
+            )
+        if self.nats_user and not self.nats_password:
+            raise SettingsError("ENGRAM_NATS_USER is set without ENGRAM_NATS_PASSWORD", field="nats_password")
+        chosen = _nats_credentials_given(self)
+        if len(chosen) > 1:
+            raise SettingsError(f"choose one NATS credential, not {' and '.join(chosen)}", field="nats_creds")
+        if role == "ingest" and self.inbox_retention_days <= self.events_max_age_days:
+            raise SettingsError(
+                f"ENGRAM_INBOX_RETENTION_DAYS ({self.inbox_retention_days}) must exceed ENGRAM_EVENTS_MAX_AGE_DAYS "
+                f"({self.events_max_age_days}): an event the stream still holds may be delivered again, and its "
+                "inbox row is what makes that harmless",
+                field="inbox_retention_days",
+            )
 
     @property
     def embedding_profile(self) -> str:

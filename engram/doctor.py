@@ -18,13 +18,13 @@ from functools import partial
 
 import asyncpg
 import httpx
-import nats
 from nats.js.errors import NotFoundError
 
 from engram.config import Settings
 from engram.db import health, outbox
 from engram.db.migrate import load_migrations
 from engram.embeddings.provider import create_provider
+from engram.events import connection
 from engram.events.durables import all_durables
 from engram.events.stream import deadletter_stream
 
@@ -128,8 +128,12 @@ async def _events(settings: Settings, url: str | None) -> list[Check]:
         return [Check("nats", False, "no NATS URL: set ENGRAM_NATS_URL")]
     try:
         nc = await asyncio.wait_for(
-            nats.connect(
-                url, connect_timeout=TIMEOUT_S, max_reconnect_attempts=1, allow_reconnect=False, error_cb=_quiet
+            connection.connect(
+                settings.model_copy(update={"nats_url": url}),
+                connect_timeout=TIMEOUT_S,
+                max_reconnect_attempts=1,
+                allow_reconnect=False,
+                error_cb=_quiet,
             ),
             TIMEOUT_S * 2,
         )

@@ -15,7 +15,8 @@ humans and, when one field of the request is at fault, its ``field``.
     │                      Retrying helps only once that state has changed.
     ├── RateLimited        the tenant's or key's rate limit is spent. Retryable after ``retry_after_s`` seconds.
     └── Unavailable        a dependency (database, NATS, a downstream service, the embedding endpoint) cannot
-                           be reached right now. Retryable.
+                           be reached right now, or the outbox backlog is over its bound (``backlog_full``).
+                           Retryable after ``retry_after_s`` seconds.
 
 Three more live next to what raises them and never cross an edge: ``MigrationError``
 (``engram/db/migrate.py``) and ``HomeInUseError`` (``engram/runtime/home_lock.py``), both reported by the CLI,
@@ -84,10 +85,17 @@ class RateLimited(EngramError):
 
 
 class Unavailable(EngramError):
-    """A dependency (database, NATS, a downstream service) cannot be reached right now."""
+    """A dependency (database, NATS, a downstream service) cannot be reached right now, or cannot keep up (the
+    outbox backlog is over its bound). Retryable after ``retry_after_s`` seconds."""
 
     code = "unavailable"
     retryable = True
+
+    def __init__(
+        self, detail: str, *, retry_after_s: float = 1.0, field: str | None = None, code: str | None = None
+    ) -> None:
+        super().__init__(detail, field=field, code=code)
+        self.retry_after_s = retry_after_s
 
 
 def is_retryable(error: BaseException) -> bool:

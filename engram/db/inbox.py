@@ -24,3 +24,18 @@ async def seen(conn: asyncpg.Connection, consumer: str, event_id: str) -> bool:
     return bool(
         await conn.fetchval("SELECT true FROM consumer_inbox WHERE consumer = $1 AND event_id = $2", consumer, event_id)
     )
+
+
+async def prune(conn: asyncpg.Connection, older_than_days: int, batch: int) -> int:
+    """Delete at most ``batch`` inbox rows processed more than ``older_than_days`` ago, oldest first; rows
+    another sweep holds are skipped (system scope). The retention must outlast every redelivery the stream can
+    make (``Settings.inbox_retention_days``). Returns how many went."""
+    status = await conn.execute(
+        """WITH old AS (SELECT consumer, event_id FROM consumer_inbox
+                        WHERE processed_at < now() - make_interval(days => $1)
+                        ORDER BY processed_at LIMIT $2 FOR UPDATE SKIP LOCKED)
+           DELETE FROM consumer_inbox i USING old WHERE i.consumer = old.consumer AND i.event_id = old.event_id""",
+        older_than_days,
+        batch,
+    )
+    return int(status.split()[-1])

@@ -59,3 +59,16 @@ async def backlog(conn: asyncpg.Connection) -> tuple[int, float]:
         "FROM outbox WHERE sent_at IS NULL"
     )
     return int(row["n"]), float(row["age"])
+
+
+async def prune_sent(conn: asyncpg.Connection, older_than_hours: int, batch: int) -> int:
+    """Delete at most ``batch`` rows published more than ``older_than_hours`` ago, oldest first; rows another
+    sweep holds are skipped (system scope). Returns how many went."""
+    status = await conn.execute(
+        """WITH old AS (SELECT id FROM outbox WHERE sent_at < now() - make_interval(hours => $1)
+                        ORDER BY sent_at LIMIT $2 FOR UPDATE SKIP LOCKED)
+           DELETE FROM outbox o USING old WHERE o.id = old.id""",
+        older_than_hours,
+        batch,
+    )
+    return int(status.split()[-1])

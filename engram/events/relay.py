@@ -12,7 +12,6 @@ import asyncio
 import contextlib
 import json
 import logging
-import time
 from collections.abc import Awaitable
 
 import asyncpg
@@ -22,8 +21,9 @@ from opentelemetry.util.types import AttributeValue
 
 from engram.db import outbox
 from engram.db.pool import system_tx
+from engram.events.backlog import Backlog
 from engram.telemetry import tracing
-from engram.telemetry.metrics import OUTBOX_AGE, OUTBOX_BACKLOG, OUTBOX_FAILURES, OUTBOX_PUBLISHED
+from engram.telemetry.metrics import OUTBOX_FAILURES, OUTBOX_PUBLISHED
 
 log = logging.getLogger(__name__)
 
@@ -38,7 +38,7 @@ class OutboxRelay:
         batch_size: int = 200,
         poll_interval_s: float = 1.0,
         publish_timeout_s: float = 5.0,
-        backlog_interval_s: float = 2.0,
+        backlog: Backlog | None = None,
     ) -> None:
         self._pool = pool
         self._js = js
@@ -47,8 +47,7 @@ class OutboxRelay:
         self._poll_interval_s = poll_interval_s
         self._publish_timeout_s = publish_timeout_s
         self._wake = asyncio.Event()
-        self._backlog_interval_s = backlog_interval_s
-        self._backlog_reported_at: float | None = None
+        self._backlog = backlog or Backlog()
 
     async def publish_pending(self) -> int:
         """Publish one batch of unsent rows; return how many were published. The polling itself makes no
@@ -106,9 +105,9 @@ class OutboxRelay:
                     await self._report_backlog()
                     await _first_of(stop.wait(), within_s=backoff)
                     continue
+                await self._report_backlog()
                 if published >= self._batch_size:
                     continue
-                await self._report_backlog()
                 await _first_of(stop.wait(), self._wake.wait(), within_s=self._poll_interval_s)
         finally:
             with contextlib.suppress(Exception):
@@ -119,17 +118,10 @@ class OutboxRelay:
         self._wake.set()
 
     async def _report_backlog(self) -> None:
-        """Refresh the backlog gauges, at most once per ``backlog_interval_s`` (a busy relay goes idle after
-        nearly every NOTIFY, and the count need not cost a query each time)."""
-        now = time.monotonic()
-        if self._backlog_reported_at is not None and now - self._backlog_reported_at < self._backlog_interval_s:
-            return
-        self._backlog_reported_at = now
-        with contextlib.suppress(Exception), tracing.quiet():
-            async with system_tx(self._pool) as conn:
-                count, age = await outbox.backlog(conn)
-            OUTBOX_BACKLOG.set(count)
-            OUTBOX_AGE.set(age)
+        """Refresh the backlog figure and gauges, at most once per ``Backlog.interval_s`` (a busy relay goes idle
+        after nearly every NOTIFY, and the count need not cost a query each time): after every round, a full
+        one included, so a draining backlog lets ``Remember`` in again before it is quite empty."""
+        await self._backlog.refresh(self._pool)
 
 
 async def _first_of(*aws: Awaitable[object], within_s: float) -> None:

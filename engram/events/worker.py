@@ -17,12 +17,11 @@ from dataclasses import dataclass
 from typing import Any
 
 import asyncpg
-import nats
-from faststream.nats import NatsBroker
 from nats.js import JetStreamContext
 
 from engram.config import Settings
 from engram.db.pool import service_pool
+from engram.events import connection
 from engram.events.consumer import BatchHandler, ConsumerSpec, DeadHandler, Drain, register_consumer
 from engram.events.stream import ensure_streams
 from engram.telemetry import tracing
@@ -51,28 +50,25 @@ async def run_worker(
 ) -> None:
     """Serve ``build``'s subscriptions (and an optional ``background`` task) until ``stop`` is set."""
     settings.require_for(name)
-    nats_url = settings.nats_url
-    assert nats_url is not None  # every worker role needs it (require_for)
     if settings.worker_nice:  # the pipeline is asynchronous: on shared cores, acks and recalls go first
         log.info("%s runs at niceness %d", name, os.nice(settings.worker_nice))
     async with ProbeServer(settings.metrics_port, settings.metrics_host) as probes:
-        await _serve(name, settings, nats_url, stop, build, background, probes)
+        await _serve(name, settings, stop, build, background, probes)
 
 
 async def _serve(
     name: str,
     settings: Settings,
-    nats_url: str,
     stop: asyncio.Event,
     build: Build,
     background: Background | None,
     probes: Probes,
 ) -> None:
     pool = await service_pool(settings)
-    nc = await nats.connect(nats_url, max_reconnect_attempts=-1, reconnect_time_wait=1, connect_timeout=5)
+    nc = await connection.connect(settings, max_reconnect_attempts=-1, reconnect_time_wait=1, connect_timeout=5)
     probes.add_check("nats", lambda: None if nc.is_connected else "NATS connection lost (reconnecting)")
-    broker = NatsBroker(
-        nats_url,
+    broker = connection.broker(
+        settings,
         max_reconnect_attempts=-1,
         reconnect_time_wait=1,
         logger=logging.getLogger("faststream"),

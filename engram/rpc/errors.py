@@ -64,7 +64,7 @@ async def abort_with(context: grpc.aio.ServicerContext, exc: EngramError) -> Non
     trailing = [(CLASS_KEY, wire_class(type(exc)).__name__), (CODE_KEY, exc.code)]
     if exc.field:
         trailing.append((FIELD_KEY, exc.field))
-    if isinstance(exc, RateLimited):
+    if isinstance(exc, RateLimited | Unavailable):
         trailing.append((RETRY_AFTER_KEY, f"{exc.retry_after_s:.3f}"))
     context.set_trailing_metadata(tuple(trailing))
     await context.abort(most_specific(GRPC_STATUS, type(exc)), exc.detail)
@@ -91,8 +91,8 @@ def from_rpc_error(exc: grpc.aio.AioRpcError) -> EngramError:
             return Unavailable(f"downstream service unavailable: {exc.details()}")
         return EngramError(exc.details() or "internal error")
     cls = _BY_NAME.get(trailing.get(CLASS_KEY, "")) or _BY_STATUS.get(exc.code(), EngramError)
-    if issubclass(cls, RateLimited):
-        return RateLimited(
+    if issubclass(cls, RateLimited | Unavailable):
+        return cls(
             exc.details() or "",
             retry_after_s=float(trailing.get(RETRY_AFTER_KEY, "1")),
             field=trailing.get(FIELD_KEY),

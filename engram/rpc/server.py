@@ -12,7 +12,7 @@ import grpc
 from grpc_health.v1 import health_pb2, health_pb2_grpc
 from grpc_health.v1._async import HealthServicer
 
-from engram.config import GRPC_MAX_MESSAGE_BYTES
+from engram.config import GRPC_MAX_MESSAGE_BYTES, SettingsError, is_loopback
 from engram.errors import Unauthenticated
 from engram.rpc.context import INTERNAL_TOKEN, bind_caller
 from engram.rpc.errors import abort_with, as_engram_error
@@ -124,9 +124,14 @@ async def start_server(
     max_message_bytes: int = GRPC_MAX_MESSAGE_BYTES,
 ) -> tuple[grpc.aio.Server, HealthServicer]:
     """Bind, register the servicers and the standard health service (SERVING), and start. With
-    ``internal_token`` every other call must present it; messages are limited to ``max_message_bytes`` each
-    way. Outermost first: the server span (when tracing is
-    on), the token check, the latency metric (so it sees the final status), the edge."""
+    ``internal_token`` every other call must present it; without one only a loopback ``address`` is bound
+    (``SettingsError`` otherwise: anyone who could reach the port could name any tenant and scopes). Messages
+    are limited to ``max_message_bytes`` each way. Outermost first: the server span (when tracing is on), the
+    token check, the latency metric (so it sees the final status), the edge."""
+    if not internal_token and not is_loopback(address):
+        raise SettingsError(
+            f"{service_label} refuses to serve gRPC on {address} without ENGRAM_INTERNAL_TOKEN", field="internal_token"
+        )
     interceptors: list[grpc.aio.ServerInterceptor] = [MetricsInterceptor(service_label), EdgeInterceptor()]
     if internal_token:
         interceptors.insert(0, InternalTokenInterceptor(internal_token))

@@ -39,12 +39,17 @@ def nats_server_binary() -> Path:
 
 
 class EmbeddedNats(ForegroundServer):
-    """One NATS server with JetStream storing under ``store_dir``, on 127.0.0.1 only."""
+    """One NATS server with JetStream storing under ``store_dir``, on 127.0.0.1 only. ``config``: a
+    nats-server configuration file read first (users and their permissions, say); the flags win over it.
+    ``engram up`` gives none: on loopback its services connect without credentials."""
 
     name = "nats-server"
 
-    def __init__(self, store_dir: Path, port: int | None = None, monitor_port: int | None = None) -> None:
+    def __init__(
+        self, store_dir: Path, port: int | None = None, monitor_port: int | None = None, config: Path | None = None
+    ) -> None:
         self.store_dir = Path(store_dir).expanduser().resolve()
+        self.config = config
         picked = iter(free_ports(2, HOST))  # distinct: the client and the monitoring port
         self._port = port if port is not None else next(picked)
         self._monitor_port = monitor_port if monitor_port is not None else next(picked)
@@ -70,6 +75,7 @@ class EmbeddedNats(ForegroundServer):
         """The argv that runs the server in the foreground."""
         return [
             str(nats_server_binary()),
+            *(["-c", str(self.config)] if self.config is not None else []),
             "-js",
             "-sd", str(self.store_dir),
             "-a", HOST,

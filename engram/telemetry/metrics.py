@@ -43,7 +43,8 @@ REMEMBER_STAGE = Histogram(
 )
 SWEPT = Counter(
     "engram_sweep_items_total",
-    "Items the sweep expired to the trash, trash entries it emptied, recall log rows and idempotency keys it deleted",
+    "Items the sweep expired to the trash, trash entries it emptied, and recall log rows, idempotency keys, "
+    "published outbox rows and inbox rows it deleted",
     ["outcome"],
 )
 REMEMBERED = Counter("engram_remember_total", "Remember outcomes", ["status"])

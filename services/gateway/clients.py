@@ -10,7 +10,6 @@ from typing import Annotated, Any
 
 import asyncpg
 import grpc
-import nats
 from fastapi import Depends, Request
 from grpc_health.v1 import health_pb2, health_pb2_grpc
 from nats.aio.client import Client as NatsClient
@@ -18,6 +17,7 @@ from nats.aio.client import Client as NatsClient
 from engram.config import Settings
 from engram.db.pool import pool_probe
 from engram.domain.models import CallerContext
+from engram.events import connection
 from engram.rpc.context import to_metadata
 from engram.rpc.errors import from_rpc_error
 from engram.rpc.options import message_limits
@@ -107,9 +107,12 @@ class Downstream:
             return "not configured"
         try:
             if self._nats is None or self._nats.is_closed:
-                # kept for later probes; it reconnects on its own after NATS comes back
-                self._nats = await nats.connect(
-                    self.settings.nats_url, connect_timeout=PROBE_TIMEOUT_S, max_reconnect_attempts=-1
+                # kept for later probes; it reconnects on its own after NATS comes back. nats-py retries a
+                # first connect forever when reconnects are unbounded, so the attempt has its own deadline
+                # (connection.connect closes what it opened when cancelled).
+                self._nats = await asyncio.wait_for(
+                    connection.connect(self.settings, connect_timeout=PROBE_TIMEOUT_S, max_reconnect_attempts=-1),
+                    PROBE_TIMEOUT_S,
                 )
             if not self._nats.is_connected:
                 return "unreachable: disconnected"

@@ -105,7 +105,7 @@ def install(app: FastAPI) -> None:
         headers = {"Retry-After": "1"} if exc.retryable else None
         if isinstance(exc, Unauthenticated):
             headers = {"WWW-Authenticate": 'Bearer realm="engram"'}
-        if isinstance(exc, RateLimited):
+        if isinstance(exc, RateLimited | Unavailable):
             headers = {"Retry-After": retry_after_header(exc.retry_after_s)}
         status, title = http_status(type(exc))
         return problem(status, exc.code, title, exc.detail, field=exc.field, headers=headers)

@@ -10,10 +10,11 @@ from collections.abc import Callable
 
 import asyncpg
 import grpc
-import nats
 
 from engram.config import Settings
 from engram.db.pool import service_pool
+from engram.events import connection
+from engram.events.backlog import Backlog
 from engram.events.relay import OutboxRelay
 from engram.events.stream import ensure_streams
 from engram.llm import JsonChat
@@ -38,9 +39,12 @@ RELAY_STOP_TIMEOUT_S = 5.0
 SERVICE_NAMES = ["engram.v1.IngestService", "engram.v1.Admin"]
 
 
-def servicers(pool: asyncpg.Pool, settings: Settings, llm: JsonChat | None = None) -> Callable[[grpc.aio.Server], None]:
-    """What registers the ingest process's servicers on a gRPC server (for ``start_server``)."""
-    ingest = IngestService(pool, settings, llm)
+def servicers(
+    pool: asyncpg.Pool, settings: Settings, llm: JsonChat | None = None, backlog: Backlog | None = None
+) -> Callable[[grpc.aio.Server], None]:
+    """What registers the ingest process's servicers on a gRPC server (for ``start_server``); ``backlog``: the
+    relay's figure that ``Remember`` checks against ENGRAM_MAX_OUTBOX_BACKLOG."""
+    ingest = IngestService(pool, settings, llm, backlog)
     writes = IngestServicer(
         ingest,
         ReviewService(pool, settings),
@@ -60,20 +64,24 @@ def servicers(pool: asyncpg.Pool, settings: Settings, llm: JsonChat | None = Non
     return register
 
 
-async def run_relay(settings: Settings, pool: asyncpg.Pool, stop: asyncio.Event) -> None:
-    """Connect to NATS, declare the streams, relay the outbox; on any failure back off and start over."""
+async def run_relay(
+    settings: Settings, pool: asyncpg.Pool, stop: asyncio.Event, backlog: Backlog | None = None
+) -> None:
+    """Connect to NATS, declare the streams, relay the outbox; on any failure back off and start over. Each
+    round refreshes ``backlog`` (at most every 2 s); ``Backlog.watch`` keeps it current while NATS is away."""
     assert settings.nats_url
+    backlog = backlog or Backlog(settings.max_outbox_backlog)
     backoff = 0.2
     while not stop.is_set():
         try:
-            nc = await nats.connect(
-                settings.nats_url, max_reconnect_attempts=-1, reconnect_time_wait=0.5, connect_timeout=2
+            nc = await connection.connect(
+                settings, max_reconnect_attempts=-1, reconnect_time_wait=0.5, connect_timeout=2
             )
             try:
                 js = nc.jetstream()
                 await ensure_streams(js, settings)
                 backoff = 0.2
-                await OutboxRelay(pool, js, settings.events_subject_prefix).run(stop)
+                await OutboxRelay(pool, js, settings.events_subject_prefix, backlog=backlog).run(stop)
             finally:
                 await nc.close()
         except Exception as exc:
@@ -103,17 +111,20 @@ async def serve(settings: Settings, stop: asyncio.Event) -> None:
 async def _serve(settings: Settings, stop: asyncio.Event, probes: Probes) -> None:
     pool = await service_pool(settings)
     llm = JsonChat.from_settings(settings)
+    backlog = Backlog(settings.max_outbox_backlog)
     try:
+        await backlog.refresh(pool)  # a backlog left by the last run counts from the first call
         server, health = await start_server(
             settings.ingest_addr,
             "ingest",
             SERVICE_NAMES,
-            servicers(pool, settings, llm),
+            servicers(pool, settings, llm, backlog),
             internal_token=settings.internal_token,
             max_message_bytes=settings.grpc_max_message_bytes,
         )
         log.info("ingest serving on %s", settings.ingest_addr)
-        relay = asyncio.create_task(run_relay(settings, pool, stop))
+        relay = asyncio.create_task(run_relay(settings, pool, stop, backlog))
+        watcher = asyncio.create_task(backlog.watch(pool, stop))
         sweeper = asyncio.create_task(run_sweeper(settings, pool, stop))
         counter = asyncio.create_task(run_inventory(settings, pool, stop))
         probes.serving()
@@ -123,7 +134,7 @@ async def _serve(settings: Settings, stop: asyncio.Event, probes: Probes) -> Non
             probes.serving(False)
             await stop_server(server, health)
             stop.set()
-            for task in (sweeper, counter):
+            for task in (sweeper, counter, watcher):
                 task.cancel()
                 with contextlib.suppress(asyncio.CancelledError):
                     await task

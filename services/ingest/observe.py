@@ -67,6 +67,7 @@ class ObserveService:
         if cmd.workspace_id:
             validation.require_uuid(cmd.workspace_id, "workspace_id")
         source_type = default_source_type(ctx.principal_type)
+        self._ingest.admit()
         async with tenant_tx(self._pool, ctx.tenant_id) as conn:
             replayed = await idempotency.claim(conn, ctx, once, self._settings.idempotency_ttl_hours)
             if replayed is not None:

@@ -19,6 +19,7 @@ from engram.domain.content import content_hash, index_context
 from engram.domain.models import CallerContext, MemoryItem, MemoryKind
 from engram.domain.values import EventType, PipelineStage, ReviewStatus, StageStatus
 from engram.errors import Conflict, EngramError, NotFound, PermissionDenied, ValidationFailed
+from engram.events.backlog import Backlog
 from engram.events.envelope import Event
 from engram.events.outbox import Outbox
 from engram.llm import JsonChat
@@ -91,10 +92,13 @@ class _Slot:
 
 
 class IngestService:
-    def __init__(self, pool: asyncpg.Pool, settings: Settings, llm: JsonChat | None = None) -> None:
+    def __init__(
+        self, pool: asyncpg.Pool, settings: Settings, llm: JsonChat | None = None, backlog: Backlog | None = None
+    ) -> None:
         self._pool = pool
         self._settings = settings
         self._llm = llm
+        self._backlog = backlog
         self._outbox = Outbox(settings.events_subject_prefix)
         self._changes = changes.Changes(self._outbox)
 
@@ -107,7 +111,8 @@ class IngestService:
         return await classify.classify(content, rules, enabled, self._llm)
 
     async def remember(self, ctx: CallerContext, cmd: RememberCommand) -> RememberResult:
-        """Store one memory; the same canonical content again answers ``deduplicated`` with the first item."""
+        """Store one memory; the same canonical content again answers ``deduplicated`` with the first item.
+        While the outbox backlog is over its bound, nothing: ``Unavailable`` (``backlog_full``)."""
         result = await self.remember_once(ctx, cmd, None)
         assert isinstance(result, RememberResult)  # no key, nothing to replay
         return result
@@ -118,6 +123,7 @@ class IngestService:
         """``remember`` under an idempotency key: the stored answer of an earlier request with the same key, or
         the write with its answer stored in the same transaction."""
         checked = self._validate(ctx, cmd)
+        self.admit()
         async with tenant_tx(self._pool, ctx.tenant_id) as conn:
             replayed = await idempotency.claim(conn, ctx, once, self._settings.idempotency_ttl_hours)
             if replayed is not None:
@@ -125,6 +131,11 @@ class IngestService:
             result = await self._remember(conn, ctx, cmd, checked)
             await idempotency.keep(conn, ctx, once, result)
         return result
+
+    def admit(self) -> None:
+        """Refuse a new memory (``Unavailable``, ``backlog_full``) while the outbox backlog is over its bound."""
+        if self._backlog is not None:
+            self._backlog.admit()
 
     async def remember_batch(
         self, ctx: CallerContext, commands: list[tuple[int, RememberCommand]], once: Once[list[BatchOutcome]] | None
@@ -134,6 +145,7 @@ class IngestService:
         causes (the database lost, a bug) fails the whole batch."""
         if len(commands) > MAX_BATCH:
             raise ValidationFailed(f"a batch holds at most {MAX_BATCH} memories", field="items")
+        self.admit()
         outcomes: list[BatchOutcome] = []
         async with tenant_tx(self._pool, ctx.tenant_id) as conn:
             replayed = await idempotency.claim(conn, ctx, once, self._settings.idempotency_ttl_hours)

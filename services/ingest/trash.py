@@ -1,5 +1,6 @@
-"""Deleting to the trash, restoring from it, bulk archive/delete, and the sweep that expires items and empties
-old trash. Every change is one transaction: the item, its snapshot, its audit row and its event."""
+"""Deleting to the trash, restoring from it, bulk archive/delete, and the sweep that expires items, empties
+old trash and prunes old recall logs, published outbox rows and inbox rows. Every change is one transaction: the
+item, its snapshot, its audit row and its event."""
 
 from __future__ import annotations
 
@@ -10,7 +11,8 @@ from datetime import datetime
 import asyncpg
 
 from engram.config import Settings
-from engram.db import audit, idempotency, identity, items, recall_logs, tenants, trash
+from engram.db import audit, idempotency, identity, inbox, items, recall_logs, tenants, trash
+from engram.db import outbox as outbox_rows
 from engram.db.pool import system_tx, tenant_tx
 from engram.domain import lifecycle, validation
 from engram.domain.models import CallerContext, MemoryItem
@@ -36,6 +38,7 @@ MAX_BULK = 1_000
 SWEEP_BATCH = 500
 RECALL_LOG_BATCH = 10_000  # recall log rows deleted per tenant per pass (a busy tenant logs thousands a minute)
 IDEMPOTENCY_KEY_BATCH = 10_000  # idempotency keys deleted per tenant per pass (one per keyed write)
+PRUNE_BATCH = 20_000  # published outbox rows, and inbox rows, deleted per pass (each in its own transaction)
 
 
 async def discard(
@@ -272,13 +275,18 @@ class SweepReport:
     purged: int = 0
     recall_logs: int = 0
     idempotency_keys: int = 0
+    outbox: int = 0
+    inbox: int = 0
 
 
-async def sweep(pool: asyncpg.Pool, settings: Settings, *, batch: int = SWEEP_BATCH) -> SweepReport:
+async def sweep(
+    pool: asyncpg.Pool, settings: Settings, *, batch: int = SWEEP_BATCH, prune_batch: int = PRUNE_BATCH
+) -> SweepReport:
     """One pass over every tenant: expired items go to the trash (``memory.expired``), trash older than the
     tenant's retention is emptied, recall log rows older than ``recall_log_retention_days`` and idempotency keys
-    older than ``idempotency_ttl_hours`` are deleted.
-    Bounded per tenant; replicas running it at once skip each other's rows."""
+    older than ``idempotency_ttl_hours`` are deleted. Bounded per tenant; replicas running it at once skip each
+    other's rows. Then, across tenants, at most ``prune_batch`` outbox rows published more than
+    ``outbox_retention_hours`` ago and as many inbox rows older than ``inbox_retention_days`` are deleted."""
     report = SweepReport()
     outbox = Outbox(settings.events_subject_prefix)
     async with system_tx(pool) as conn:
@@ -294,17 +302,32 @@ async def sweep(pool: asyncpg.Pool, settings: Settings, *, batch: int = SWEEP_BA
             report.idempotency_keys += await idempotency.prune(
                 conn, settings.idempotency_ttl_hours, IDEMPOTENCY_KEY_BATCH
             )
+    async with system_tx(pool) as conn:
+        report.outbox = await outbox_rows.prune_sent(conn, settings.outbox_retention_hours, prune_batch)
+    async with system_tx(pool) as conn:
+        report.inbox = await inbox.prune(conn, settings.inbox_retention_days, prune_batch)
     SWEPT.labels("expired").inc(report.expired)
     SWEPT.labels("purged").inc(report.purged)
     SWEPT.labels("recall_logs").inc(report.recall_logs)
     SWEPT.labels("idempotency_keys").inc(report.idempotency_keys)
-    if report.expired or report.purged or report.recall_logs or report.idempotency_keys:
+    SWEPT.labels("outbox").inc(report.outbox)
+    SWEPT.labels("inbox").inc(report.inbox)
+    if (
+        report.expired
+        or report.purged
+        or report.recall_logs
+        or report.idempotency_keys
+        or report.outbox
+        or report.inbox
+    ):
         log.info(
-            "sweep: %d items expired to the trash, %d trash entries emptied, %d recall log rows and %d idempotency "
-            "keys deleted",
+            "sweep: %d items expired to the trash, %d trash entries emptied, %d recall log rows, %d idempotency "
+            "keys, %d published outbox rows and %d inbox rows deleted",
             report.expired,
             report.purged,
             report.recall_logs,
             report.idempotency_keys,
+            report.outbox,
+            report.inbox,
         )
     return report

@@ -62,6 +62,7 @@ EVERYTHING_ON = {
     "ingress": {"enabled": True, "className": "nginx", "tls": [{"secretName": "t", "hosts": ["engram.example.com"]}]},
     "httpRoute": {"enabled": True, "parentRefs": [{"name": "public"}], "hostnames": ["engram.example.com"]},
     "postgresql": {"cnpg": {"enabled": True}},
+    "natsAuth": {"existingSecret": "nats-ids", "mode": "creds"},
     "services": {
         name: {"keda": {"enabled": True}, "pdb": {"enabled": True}}
         for name in ("embedder", "classifier", "conflicts", "promotion")
@@ -382,3 +383,33 @@ def test_notes_tell_how_to_reach_the_gateway_and_get_the_first_key() -> None:
     }
     assert "WARNING" not in text
     assert "WARNING: no database URL" in notes({})
+
+
+def test_each_nats_client_gets_its_own_identity_from_the_nats_auth_secret() -> None:
+    connecting = {"gateway", "ingest", "embedder", "classifier", "conflicts", "promotion"}  # recall needs no NATS
+    objects = rendered("default", {"secrets": SECRETS, "natsAuth": {"existingSecret": "nats-ids"}})
+    for name, workload in deployments(objects).items():
+        refs = {
+            v["name"]: v["valueFrom"]["secretKeyRef"]
+            for v in container(workload)["env"]
+            if "secretKeyRef" in v.get("valueFrom", {})
+        }
+        if name in connecting:
+            assert refs["ENGRAM_NATS_USER"] == {"name": "nats-ids", "key": f"{name}-user"}
+            assert refs["ENGRAM_NATS_PASSWORD"] == {"name": "nats-ids", "key": f"{name}-password"}
+        else:
+            assert "ENGRAM_NATS_USER" not in refs
+    for mode, variable, key in (("nkey", "ENGRAM_NATS_NKEY_SEED", "nk"), ("creds", "ENGRAM_NATS_CREDS", "creds")):
+        objects = rendered("default", {"secrets": SECRETS, "natsAuth": {"existingSecret": "nats-ids", "mode": mode}})
+        for name in connecting:
+            workload = deployments(objects)[name]
+            env = {v["name"]: v.get("value") for v in container(workload)["env"]}
+            [volume] = [v for v in workload["spec"]["template"]["spec"]["volumes"] if v["name"] == "nats-identity"]
+            [mount] = [m for m in container(workload)["volumeMounts"] if m["name"] == "nats-identity"]
+            [item] = volume["secret"]["items"]
+            assert item["key"] == f"{name}.{key}" and env[variable] == f"{mount['mountPath']}/{item['path']}"
+            assert mount["readOnly"] is True and "ENGRAM_NATS_USER" not in env
+    plain = rendered("default", {"secrets": SECRETS})  # no natsAuth: no identity, as before
+    for workload in deployments(plain).values():
+        names = {v["name"] for v in container(workload)["env"]}
+        assert not names & {"ENGRAM_NATS_USER", "ENGRAM_NATS_CREDS", "ENGRAM_NATS_NKEY_SEED"}

@@ -12,13 +12,16 @@ import httpx
 import pytest
 from grpc_health.v1 import health_pb2, health_pb2_grpc
 
-from engram.config import Settings
+from engram.config import Settings, SettingsError
 from engram.domain.models import CallerContext
 from engram.errors import ValidationFailed
 from engram.rpc.context import to_metadata
 from engram.rpc.errors import from_rpc_error
+from engram.rpc.server import start_server, stop_server
+from engram.runtime.ports import free_port
 from engram.v1 import ingest_pb2, ingest_pb2_grpc, recall_pb2, recall_pb2_grpc
 from services.gateway.problems import http_status
+from services.ingest.app import SERVICE_NAMES, servicers
 from tests.support.keys import KeyMaker
 
 
@@ -50,6 +53,23 @@ async def test_calls_need_the_internal_token_and_the_caller_context(servers: Set
             with pytest.raises(grpc.aio.AioRpcError) as caught:
                 await stub.Remember(ingest_pb2.RememberRequest(content="who am I?"), metadata=metadata)
             assert caught.value.code() == grpc.StatusCode.UNAUTHENTICATED
+
+
+async def test_a_server_without_the_token_binds_loopback_only(app_pool: asyncpg.Pool, settings: Settings) -> None:
+    """Without ENGRAM_INTERNAL_TOKEN anyone reaching the port could name any tenant and scopes: so no wide bind."""
+    register = servicers(app_pool, settings)
+    with pytest.raises(SettingsError) as refused:
+        await start_server(f"0.0.0.0:{free_port()}", "ingest", SERVICE_NAMES, register)
+    assert "ENGRAM_INTERNAL_TOKEN" in refused.value.detail and "0.0.0.0" in refused.value.detail
+    for address, token in ((f"127.0.0.1:{free_port()}", None), (f"0.0.0.0:{free_port()}", "t0ken")):
+        server, health = await start_server(address, "ingest", SERVICE_NAMES, register, internal_token=token)
+        try:
+            port = address.rsplit(":", 1)[1]
+            async with grpc.aio.insecure_channel(f"127.0.0.1:{port}") as channel:
+                reply = await health_pb2_grpc.HealthStub(channel).Check(health_pb2.HealthCheckRequest())
+            assert reply.status == health_pb2.HealthCheckResponse.SERVING
+        finally:
+            await stop_server(server, health, grace_s=0)
 
 
 async def test_errors_cross_grpc_with_code_and_field(servers: Settings, tenant: CallerContext) -> None:
