@@ -78,10 +78,10 @@ async def run(
                 try:
                     await handler(event)
                 except Exception as exc:
-                    print(f"event {event.get('id')} failed ({exc}); redelivered in {RETRY_DELAY_S:.0f} s", flush=True)
+                    print(f"event {event.get('id')} failed ({exc}); redelivered in {RETRY_DELAY_S:g} s", flush=True)
                     await message.nak(delay=RETRY_DELAY_S)
                     continue
-                await message.ack()
+                await message.ack_sync()  # confirmed by the server: no redelivery after a restart
     finally:
         await nc.close()
 
