@@ -24,6 +24,7 @@ from engram_client import (
     Unavailable,
     ValidationFailed,
 )
+from engram_client import operations as ops
 from engram_client.errors import from_response
 
 from engram.config import Settings
@@ -209,3 +210,11 @@ def test_tail_filters_on_one_subject_per_type() -> None:
         subjects("engram.events", ["memory.*"], None)
     with pytest.raises(EngramValidationFailed):
         subjects("engram.events", ["memory.created"], "acme")
+
+
+def test_a_remember_is_repeated_after_a_lost_answer_only_when_a_repeat_deduplicates() -> None:
+    assert ops.remember("text", None, {}).idempotent
+    assert not ops.remember("text", None, {"supersedes": ["a"]}).idempotent  # the repeat would answer 409
+    assert ops.remember("text", "key-1", {"supersedes": ["a"]}).idempotent
+    assert ops.remember("text", "key-1", {}).headers == {"Idempotency-Key": "key-1"}
+    assert not ops.supersede("a", "text", {}).idempotent and not ops.review("a", "reject", "").idempotent

@@ -202,7 +202,8 @@ def remember(content: str, idempotency_key: str | None, fields: MemoryFields) ->
         m.Remembered,
         json=jsonable({"content": content, **fields}),
         headers=_idempotency(idempotency_key),
-        idempotent=True,  # the same content again deduplicates
+        # the same content again deduplicates, unless it replaces items (then the repeat answers 409 not_live)
+        idempotent=idempotency_key is not None or not fields.get("supersedes"),
     )
 
 
@@ -213,7 +214,8 @@ def remember_batch(items: list[RememberItem], idempotency_key: str | None) -> Ca
         m.Batch,
         json=jsonable({"items": items}),
         headers=_idempotency(idempotency_key),
-        idempotent=True,  # each item deduplicates like remember
+        # each item deduplicates like remember
+        idempotent=idempotency_key is not None or not any(item.get("supersedes") for item in items),
     )
 
 
