@@ -51,12 +51,14 @@ async def run(
     stream: str = "ENGRAM_EVENTS",
     prefix: str = "engram.events",
     tenant: str | None = None,
+    inbox_prefix: str = "_INBOX",
     handler: Handler = handle,
     stop: asyncio.Event | None = None,
 ) -> None:
-    """Consume until ``stop`` is set (or forever)."""
+    """Consume until ``stop`` is set (or forever). ``inbox_prefix`` is where replies come back: a NATS user
+    limited to one tenant may subscribe to its own prefix only (see docs/events.md)."""
     stop = stop or asyncio.Event()
-    nc = await nats.connect(nats_url)
+    nc = await nats.connect(nats_url, inbox_prefix=inbox_prefix)
     try:
         sub = await nc.jetstream().pull_subscribe(
             f"{prefix}.{tenant or '*'}.memory.created",
@@ -93,6 +95,7 @@ def main() -> None:
     parser.add_argument("--stream", default=os.environ.get("ENGRAM_EVENTS_STREAM", "ENGRAM_EVENTS"))
     parser.add_argument("--prefix", default=os.environ.get("ENGRAM_EVENTS_SUBJECT_PREFIX", "engram.events"))
     parser.add_argument("--tenant", help="only this tenant's events (its id)")
+    parser.add_argument("--inbox-prefix", default="_INBOX", help="the reply subjects' prefix the NATS user may read")
     args = parser.parse_args()
 
     async def consume() -> None:
@@ -100,7 +103,13 @@ def main() -> None:
         for sig in (signal.SIGINT, signal.SIGTERM):
             asyncio.get_running_loop().add_signal_handler(sig, stop.set)
         await run(
-            args.nats_url, durable=args.durable, stream=args.stream, prefix=args.prefix, tenant=args.tenant, stop=stop
+            args.nats_url,
+            durable=args.durable,
+            stream=args.stream,
+            prefix=args.prefix,
+            tenant=args.tenant,
+            inbox_prefix=args.inbox_prefix,
+            stop=stop,
         )
 
     asyncio.run(consume())

@@ -7,12 +7,14 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import signal
 import subprocess
 import sys
 import threading
 import time
 import uuid
+from pathlib import Path
 from queue import Empty, Queue
 from typing import Any
 
@@ -25,6 +27,7 @@ from tests.support.stack import Stack
 pytestmark = [pytest.mark.e2e, pytest.mark.timeout(600)]
 
 TAIL_WAIT_S = 60.0
+README = Path(__file__).resolve().parents[2] / "README.md"
 
 
 def _env(stack: Stack, **extra: str) -> dict[str, str]:
@@ -180,3 +183,36 @@ def _events_until(lines: Queue[str], item_id: str) -> list[dict[str, Any]]:
         except Empty:
             pytest.fail(f"no event for {item_id} within {TAIL_WAIT_S} s; got {events}")
     return events
+
+
+def _readme_blocks(language: str) -> list[str]:
+    section = README.read_text().split("## The Python SDK and the command line", 1)[1].split("\n## ", 1)[0]
+    return re.findall(rf"```{language}\n(.*?)```", section, re.DOTALL)
+
+
+def test_the_readme_quickstart_runs_verbatim(stack: Stack) -> None:
+    """The README's SDK snippet and CLI commands, as written, against the running stack (found through
+    ENGRAM_URL/ENGRAM_API_KEY for the snippet, through ENGRAM_HOME for the commands)."""
+    [snippet] = _readme_blocks("python")
+    [commands] = _readme_blocks("bash")
+    ran = subprocess.run(
+        [sys.executable, "-c", snippet],
+        env=_env(stack, ENGRAM_URL=stack.url, ENGRAM_API_KEY=stack.dev_key),
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert ran.returncode == 0, ran.stderr
+    assert "Staging is rebuilt every night" in ran.stdout and ran.stdout.rstrip().endswith("not_found")
+    env = _env(stack, PATH=f"{Path(sys.executable).parent}{os.pathsep}{os.environ['PATH']}")
+    shell = subprocess.run(
+        ["bash", "-euo", "pipefail", "-c", commands],
+        env=env,
+        cwd=stack.home.parent,
+        capture_output=True,
+        text=True,
+        timeout=180,
+    )
+    assert shell.returncode == 0, shell.stderr
+    assert "created: " in shell.stdout and "The release branch is cut" in shell.stdout
+    assert '"type": "engram.memory.created"' in shell.stdout  # the tail's one event
