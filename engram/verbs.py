@@ -150,7 +150,7 @@ def run(args: argparse.Namespace, settings: Settings) -> int:
             )
         return 1
     if args.json:
-        print(json.dumps(answer.model_dump(mode="json", exclude_none=False), indent=2))
+        print(json.dumps(answer.model_dump(mode="json", exclude_unset=True), indent=2))  # the keys as received
     else:
         _print_human(args, answer)
     return 0

@@ -17,14 +17,16 @@ from datetime import UTC, datetime, timedelta
 import nats
 import nats.errors
 from nats.js.api import ConsumerConfig, DeliverPolicy
+from nats.js.errors import NotFoundError
 
 from engram.domain.validation import is_uuid
-from engram.errors import ValidationFailed
+from engram.errors import Unavailable, ValidationFailed
 
 DURATION = re.compile(r"^(\d+(?:\.\d+)?)(s|m|h|d)$")
 UNITS = {"s": 1, "m": 60, "h": 3600, "d": 86400}
 TYPE = re.compile(r"^[a-z_]+\.[a-z_]+$")
 POLL_S = 0.5
+RECONNECTS = 3  # 2 s apart (nats-py also retries the first connect this often): a brief NATS restart goes unnoticed
 
 
 def since_time(value: str, now: datetime | None = None) -> datetime:
@@ -74,7 +76,14 @@ async def tail(
     loop = asyncio.get_running_loop()
     for sig in (signal.SIGINT, signal.SIGTERM):
         loop.add_signal_handler(sig, stop.set)
-    nc = await nats.connect(nats_url, connect_timeout=5, max_reconnect_attempts=3)
+
+    async def quiet(_: Exception) -> None:  # nats-py logs each failed attempt with a traceback otherwise
+        return None
+
+    try:
+        nc = await nats.connect(nats_url, connect_timeout=5, max_reconnect_attempts=RECONNECTS, error_cb=quiet)
+    except Exception as exc:  # refused, timed out, bad credentials: say where and why, without a traceback
+        raise Unavailable(f"NATS at {nats_url} is unreachable: {type(exc).__name__}: {exc}") from exc
     printed = 0
     try:
         config = ConsumerConfig(
@@ -82,13 +91,18 @@ async def tail(
             opt_start_time=since,
             filter_subjects=filters if len(filters) > 1 else None,
         )
-        sub = await nc.jetstream().subscribe(filters[0], stream=stream, config=config, ordered_consumer=True)
+        try:
+            sub = await nc.jetstream().subscribe(filters[0], stream=stream, config=config, ordered_consumer=True)
+        except NotFoundError as exc:
+            raise Unavailable(f"no stream {stream} on {nats_url}: has Engram's ingest started?") from exc
         ready()
         while not stop.is_set() and (count is None or printed < count):
             try:
                 message = await sub.next_msg(timeout=POLL_S)
             except nats.errors.TimeoutError:  # nothing new: look at the stop flag again
                 continue
+            except nats.errors.ConnectionClosedError as exc:  # reconnecting gave up
+                raise Unavailable(f"lost the connection to NATS at {nats_url}") from exc
             try:
                 event = json.loads(message.data)
             except ValueError:
