@@ -26,7 +26,7 @@ class EngramClient:
     ``base_url`` defaults to ``ENGRAM_URL`` (then ``http://127.0.0.1:8080``), ``api_key`` to ``ENGRAM_API_KEY``.
     ``timeout`` is per request in seconds (or an ``httpx.Timeout``); ``retry`` says when a failed call is
     tried again (``NO_RETRIES`` turns that off). ``http_client`` is an httpx client to send through instead
-    of one made here (its base URL, transport and hooks are used; it is not closed by ``close``);
+    of one made here (its base URL, transport and hooks are used; closing this client leaves it open);
     ``transport`` and ``event_hooks`` are handed to the httpx client made here. ``sleep`` waits between tries.
     """
 
