@@ -31,7 +31,7 @@ from engram_client import (
 )
 from engram_client import models as m
 
-from engram.config import Settings
+from engram.config import DEFAULT_ADMIN_ID, DEFAULT_TENANT_ID, Settings
 from engram.domain.models import CallerContext
 from engram.runtime.ports import free_port
 from services.gateway.app import create_app
@@ -235,8 +235,8 @@ async def test_connection_errors_are_retried_then_raised() -> None:
     assert len(waits) == 2  # three tries
 
 
-async def test_admin_operations(gateway: httpx.AsyncClient, make_key: KeyMaker, owner_pool: asyncpg.Pool) -> None:
-    platform = await create_tenant(owner_pool, principal_type="admin")
+async def test_admin_operations(gateway: httpx.AsyncClient, make_key: KeyMaker) -> None:
+    platform = CallerContext(DEFAULT_TENANT_ID, DEFAULT_ADMIN_ID, "admin")  # the seeded platform administrator
     admin = _client(gateway, await make_key(platform, ["admin"]))
     tenant_id = (await admin.admin_create_tenant(f"sdk-{uuid.uuid4().hex[:8]}")).id
     workspace = (await admin.admin_create_workspace("research", tenant_id=tenant_id)).id
