@@ -254,6 +254,7 @@ def _table(header: list[str], rows: Sequence[Sequence[str]]) -> None:
 
 
 def _tail(args: argparse.Namespace, settings: Settings) -> int:
+    from engram.events import connection
     from engram.events.tail import since_time, subjects, tail
 
     if args.count is not None and args.count < 1:
@@ -268,5 +269,6 @@ def _tail(args: argparse.Namespace, settings: Settings) -> int:
         print(f"engram: tailing {', '.join(filters)} on {settings.events_stream} (Ctrl-C stops)", file=sys.stderr)
         sys.stderr.flush()
 
-    asyncio.run(tail(nats_url(settings), settings.events_stream, filters, since, emit, ready, args.count))
+    identity = connection.credentials(settings)  # ENGRAM_NATS_USER/PASSWORD, _CREDS or _NKEY_SEED, as the services
+    asyncio.run(tail(nats_url(settings), settings.events_stream, filters, since, emit, ready, args.count, identity))
     return 0

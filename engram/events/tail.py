@@ -13,6 +13,7 @@ import re
 import signal
 from collections.abc import Callable
 from datetime import UTC, datetime, timedelta
+from typing import Any
 
 import nats
 import nats.errors
@@ -69,9 +70,11 @@ async def tail(
     emit: Callable[[str], None],
     ready: Callable[[], None],
     count: int | None = None,
+    identity: dict[str, Any] | None = None,
 ) -> int:
     """Print (through ``emit``) each matching event as one line of JSON until SIGINT/SIGTERM, or ``count``
-    events; ``ready`` is called once the consumer exists. Answers how many events were printed."""
+    events; ``ready`` is called once the consumer exists. ``identity`` is the ``nats.connect`` credentials
+    (``engram.events.connection.credentials``). Answers how many events were printed."""
     stop = asyncio.Event()
     loop = asyncio.get_running_loop()
     for sig in (signal.SIGINT, signal.SIGTERM):
@@ -81,7 +84,9 @@ async def tail(
         return None
 
     try:
-        nc = await nats.connect(nats_url, connect_timeout=5, max_reconnect_attempts=RECONNECTS, error_cb=quiet)
+        nc = await nats.connect(
+            nats_url, connect_timeout=5, max_reconnect_attempts=RECONNECTS, error_cb=quiet, **(identity or {})
+        )
     except Exception as exc:  # refused, timed out, bad credentials: say where and why, without a traceback
         raise Unavailable(f"NATS at {nats_url} is unreachable: {type(exc).__name__}: {exc}") from exc
     printed = 0
