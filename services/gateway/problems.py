@@ -39,6 +39,11 @@ HTTP_STATUS: dict[type[EngramError], tuple[int, str]] = {
 """The HTTP status and problem title of each error class; a subclass not listed takes its nearest listed
 ancestor's."""
 
+HTTP_CODES = {404: "not_found", 405: "method_not_allowed", 415: "unsupported_media_type"}
+"""The code of an HTTP error the framework (or ``media``) raises; any other is ``http_error``."""
+HTTP_TITLES = {415: "Unsupported media type"}
+"""Their titles where the detail is no title; otherwise the detail is both."""
+
 
 def http_status(error: type[EngramError]) -> tuple[int, str]:
     """The HTTP status and title an error of this class is answered with."""
@@ -74,6 +79,23 @@ def _field(loc: tuple[Any, ...]) -> str:
     return ".".join(parts) or "body"
 
 
+def _invalid_json(exc: RequestValidationError) -> JSONResponse | None:
+    """The answer to a body that is not JSON at all (pydantic's ``json_invalid`` at ``("body", <offset>)``):
+    where the parse stopped, as a line and column, and why; None for any other validation error."""
+    errors = exc.errors()
+    if len(errors) != 1 or errors[0]["type"] != "json_invalid":
+        return None
+    loc = tuple(errors[0]["loc"])
+    if len(loc) != 2 or loc[0] != "body" or not isinstance(loc[1], int):
+        return None
+    doc, offset = exc.body if isinstance(exc.body, str) else "", loc[1]
+    line = doc.count("\n", 0, offset) + 1
+    column = offset - doc.rfind("\n", 0, offset)
+    why = (errors[0].get("ctx") or {}).get("error") or errors[0]["msg"]
+    detail = f"body is not valid JSON (line {line}, column {column}): {why}"
+    return problem(422, "invalid_json", "Invalid request", detail, field="body")
+
+
 def install(app: FastAPI) -> None:
     @app.exception_handler(EngramError)
     async def engram_error(_: Request, exc: EngramError) -> JSONResponse:
@@ -87,6 +109,8 @@ def install(app: FastAPI) -> None:
 
     @app.exception_handler(RequestValidationError)
     async def invalid_request(_: Request, exc: RequestValidationError) -> JSONResponse:
+        if (unparsable := _invalid_json(exc)) is not None:
+            return unparsable
         errors = [{"field": _field(tuple(e["loc"])), "rule": e["type"], "message": e["msg"]} for e in exc.errors()]
         first = errors[0] if errors else {"field": "body", "message": "invalid request"}
         detail = "; ".join(f"{e['field']}: {e['message']}" for e in errors)
@@ -101,5 +125,6 @@ def install(app: FastAPI) -> None:
 
     @app.exception_handler(StarletteHTTPException)
     async def http_error(_: Request, exc: StarletteHTTPException) -> JSONResponse:
-        code = {404: "not_found", 405: "method_not_allowed"}.get(exc.status_code, "http_error")
-        return problem(exc.status_code, code, str(exc.detail), str(exc.detail))
+        code = HTTP_CODES.get(exc.status_code, "http_error")
+        title = HTTP_TITLES.get(exc.status_code, str(exc.detail))
+        return problem(exc.status_code, code, title, str(exc.detail), field="body" if exc.status_code == 415 else None)
