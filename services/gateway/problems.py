@@ -88,10 +88,13 @@ def _invalid_json(exc: RequestValidationError) -> JSONResponse | None:
     loc = tuple(errors[0]["loc"])
     if len(loc) != 2 or loc[0] != "body" or not isinstance(loc[1], int):
         return None
-    doc, offset = exc.body if isinstance(exc.body, str) else "", loc[1]
+    why = (errors[0].get("ctx") or {}).get("error") or errors[0]["msg"]
+    return _not_json(exc.body if isinstance(exc.body, str) else "", loc[1], why)
+
+
+def _not_json(doc: str, offset: int, why: str) -> JSONResponse:
     line = doc.count("\n", 0, offset) + 1
     column = offset - doc.rfind("\n", 0, offset)
-    why = (errors[0].get("ctx") or {}).get("error") or errors[0]["msg"]
     detail = f"body is not valid JSON (line {line}, column {column}): {why}"
     return problem(422, "invalid_json", "Invalid request", detail, field="body")
 
@@ -125,6 +128,9 @@ def install(app: FastAPI) -> None:
 
     @app.exception_handler(StarletteHTTPException)
     async def http_error(_: Request, exc: StarletteHTTPException) -> JSONResponse:
+        if isinstance(bad := exc.__cause__, UnicodeDecodeError):  # FastAPI's 400 for a JSON body that is not UTF-8
+            before = bad.object[: bad.start].decode(errors="replace")
+            return _not_json(before, len(before), f"not UTF-8 ({bad.reason})")
         code = HTTP_CODES.get(exc.status_code, "http_error")
         title = HTTP_TITLES.get(exc.status_code, str(exc.detail))
         return problem(exc.status_code, code, title, str(exc.detail), field="body" if exc.status_code == 415 else None)

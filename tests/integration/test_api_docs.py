@@ -69,6 +69,9 @@ async def test_a_body_that_is_not_json_is_answered_with_where_it_breaks(
         assert problem["detail"] == "body is not valid JSON (line 2, column 10): Expecting value"
     trailing = await gateway.post("/v1/recall", content=b'{"query": "x"} }', headers=auth)
     assert trailing.json()["detail"] == "body is not valid JSON (line 1, column 16): Extra data"
+    latin1 = await gateway.post("/v1/remember", content='{"content":\n "café"}'.encode("latin-1"), headers=auth)
+    assert latin1.status_code == 422 and latin1.json()["code"] == "invalid_json"
+    assert latin1.json()["detail"] == "body is not valid JSON (line 2, column 6): not UTF-8 (invalid continuation byte)"
     # a body that is JSON but breaks the schema is still a schema error, naming its field
     schema = await gateway.post("/v1/remember", content=b'{"content": 7}', headers=auth)
     assert schema.json()["code"] == "validation_failed" and schema.json()["field"] == "content"
