@@ -23,8 +23,14 @@ SERVICES = ("gateway", "ingest", "recall", "embedder", "classifier", "conflicts"
 
 def _up(settings: Settings) -> int:
     from engram.runtime.stack import run_stack
+    from engram.runtime.supervisor import ChildStartError
 
-    asyncio.run(run_stack(settings))
+    try:
+        asyncio.run(run_stack(settings))
+    except ChildStartError as exc:  # what had started is stopped again; the message carries the log's tail
+        print(f"engram: {exc}", file=sys.stderr)
+        return 1
+    print("engram: stopped", file=sys.stderr, flush=True)
     return 0
 
 
@@ -126,6 +132,9 @@ def main(argv: list[str] | None = None) -> int:
     serve = commands.add_parser("serve", help="run one service in the foreground")
     serve.add_argument("service", choices=SERVICES)
     verbs.add_parsers(commands)
+    if not (sys.argv[1:] if argv is None else argv):  # bare `engram`: the help, as a usage error (argparse's 2)
+        parser.print_help(sys.stderr)
+        return 2
     args = parser.parse_args(argv)
     if args.command == "serve":
         return _serve(args.service)

@@ -18,9 +18,11 @@ humans and, when one field of the request is at fault, its ``field``.
                            be reached right now, or the outbox backlog is over its bound (``backlog_full``).
                            Retryable after ``retry_after_s`` seconds.
 
-Three more live next to what raises them and never cross an edge: ``MigrationError``
+Four more live next to what raises them and never cross an edge: ``MigrationError``
 (``engram/db/migrate.py``) and ``HomeInUseError`` (``engram/runtime/home_lock.py``), both reported by the CLI,
-and ``SettingsError`` (``engram/config.py``), a setting a service needs is missing, reported as it starts.
+``SettingsError`` (``engram/config.py``), a setting a service needs is missing, reported as it starts, and
+``CannotListen`` (``engram/runtime/ports.py``), a port taken or an address that cannot be bound, reported by
+``engram up`` and by the gateway as it starts.
 
 The edges translate, nowhere else, each with a mapping keyed by class (the most specific class in the error's
 MRO wins, see ``most_specific``): a gRPC status code in ``engram/rpc/errors.py`` (services), and an HTTP status

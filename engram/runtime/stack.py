@@ -20,7 +20,7 @@ from engram.db.pool import with_user
 from engram.runtime.dev_key import DEV_KEY_FILE, ensure_dev_key
 from engram.runtime.home_lock import hold_home
 from engram.runtime.nats import EmbeddedNats
-from engram.runtime.ports import free_ports
+from engram.runtime.ports import free_ports, listen
 from engram.runtime.postgres import EmbeddedPostgres
 from engram.runtime.supervisor import ChildSpec, Supervisor
 
@@ -65,6 +65,7 @@ async def run_stack(
     including when start-up fails or is interrupted.
     """
     with hold_home(settings.home.expanduser().resolve()):
+        _check_gateway_port(settings)
         loop = asyncio.get_running_loop()
         handled: list[signal.Signals] = []
         if stop_event is None:
@@ -91,6 +92,17 @@ async def run_stack(
                 (settings.home.expanduser().resolve() / STACK_FILE).unlink(missing_ok=True)
                 for sig in handled:
                     loop.remove_signal_handler(sig)
+
+
+def _check_gateway_port(settings: Settings) -> None:
+    """Refuse at once, before anything starts, when the gateway could not listen (``CannotListen`` names the
+    setting); the gateway itself checks again as it starts."""
+    listen(
+        settings.gateway_host,
+        settings.gateway_port,
+        host_setting="ENGRAM_GATEWAY_HOST",
+        port_setting="ENGRAM_GATEWAY_PORT",
+    ).close()
 
 
 async def _start(

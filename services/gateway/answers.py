@@ -8,7 +8,7 @@ with a ``Z`` suffix; text that is absent is ``null``, never ``""``.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -412,3 +412,19 @@ class FeedbackAnswer(Answer):
     verdict: str = Field(description="The verdict recorded.")
     previous: str | None = Field(description="The caller's verdict this one replaced, if any.")
     importance: float = Field(description="The item's importance after the feedback.")
+
+
+class HealthAnswer(Answer):
+    """``GET /health``: the process answers."""
+
+    status: Literal["ok"] = Field(description="Always `ok`: the gateway process answered.")
+
+
+class ReadyReport(Answer):
+    """``GET /ready``: each dependency of the gateway, 200 when all are ``ok``, 503 otherwise."""
+
+    status: Literal["ready", "not_ready"] = Field(description="`ready` when every check is `ok`.")
+    checks: dict[str, str] = Field(
+        description="`database`, `nats`, `ingest` and `recall`: `ok`, or why not (`unreachable: <error>`, "
+        "`not migrated`, `not configured`, …)."
+    )

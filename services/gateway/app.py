@@ -8,15 +8,17 @@ from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import asynccontextmanager
 from typing import Any
 
-from fastapi import FastAPI, Request, Response
+from fastapi import Depends, FastAPI, Request, Response
 from fastapi.responses import JSONResponse
+from fastapi_offline import FastAPIOffline
 from prometheus_client import CONTENT_TYPE_LATEST, generate_latest
 
 from engram.config import Settings
 from engram.db.pool import service_pool
 from engram.telemetry import tracing
 from engram.telemetry.metrics import HTTP_LATENCY
-from services.gateway import admin, problems
+from services.gateway import admin, media, openapi, problems
+from services.gateway.answers import HealthAnswer, ReadyReport
 from services.gateway.auth import PUBLIC, Authenticator, policy
 from services.gateway.clients import Downstream
 from services.gateway.guards import BodyLimit, ClientLimit, method_label, request_id
@@ -25,6 +27,7 @@ from services.gateway.routes import router
 
 access = logging.getLogger("engram.access")
 QUIET_PATHS = ("/health", "/ready", "/metrics")
+DOCS_ASSETS = "/docs/assets"
 
 
 def route_template(request: Request) -> str:
@@ -54,13 +57,17 @@ def create_app(settings: Settings) -> FastAPI:
             await app.state.downstream.close()
             await app.state.pool.close()
 
-    app = FastAPI(
+    # /docs and /redoc load Swagger UI and ReDoc from DOCS_ASSETS, served by this app (no CDN)
+    app = FastAPIOffline(
         title="Engram",
         version="0.1.0",
         lifespan=lifespan,
         description="Trustable memory for AI agents: remember, recall, and know why.",
+        static_url=DOCS_ASSETS,
+        dependencies=[Depends(media.json_bodies)],  # before every route's own: a non-JSON body is refused first
     )
     problems.install(app)
+    openapi.install(app)
     app.include_router(router)
     app.include_router(admin.router)
     # plain ASGI, so outside the routes and authentication; the latency middleware below wraps both
@@ -99,11 +106,17 @@ def create_app(settings: Settings) -> FastAPI:
         )
 
     @app.get("/health", summary="Liveness: the process answers", **policy(PUBLIC))
-    async def health() -> dict[str, str]:
+    async def health() -> HealthAnswer:
         """200 whenever the gateway process answers; it checks nothing else."""
-        return {"status": "ok"}
+        return HealthAnswer(status="ok")
 
-    @app.get("/ready", summary="Readiness: database, NATS and both gRPC services reachable", **policy(PUBLIC))
+    @app.get(
+        "/ready",
+        summary="Readiness: database, NATS and both gRPC services reachable",
+        response_model=ReadyReport,
+        responses={503: {"model": ReadyReport, "description": "A dependency is not ready; `checks` says which."}},
+        **policy(PUBLIC),
+    )
     async def ready(request: Request) -> JSONResponse:
         """Probes each dependency (2 s each) through the gateway's own connections, at most once every
         ENGRAM_READINESS_CACHE_S (5 s): 200 when all are ``ok``, otherwise 503 naming what failed."""

@@ -40,6 +40,11 @@ HTTP_STATUS: dict[type[EngramError], tuple[int, str]] = {
 """The HTTP status and problem title of each error class; a subclass not listed takes its nearest listed
 ancestor's."""
 
+HTTP_CODES = {404: "not_found", 405: "method_not_allowed", 415: "unsupported_media_type"}
+"""The code of an HTTP error the framework (or ``media``) raises; any other is ``http_error``."""
+HTTP_TITLES = {415: "Unsupported media type"}
+"""Their titles where the detail is no title; otherwise the detail is both."""
+
 
 def http_status(error: type[EngramError]) -> tuple[int, str]:
     """The HTTP status and title an error of this class is answered with."""
@@ -99,6 +104,26 @@ def _field(loc: tuple[Any, ...]) -> str:
     return ".".join(parts) or "body"
 
 
+def _invalid_json(exc: RequestValidationError) -> JSONResponse | None:
+    """The answer to a body that is not JSON at all (pydantic's ``json_invalid`` at ``("body", <offset>)``):
+    where the parse stopped, as a line and column, and why; None for any other validation error."""
+    errors = exc.errors()
+    if len(errors) != 1 or errors[0]["type"] != "json_invalid":
+        return None
+    loc = tuple(errors[0]["loc"])
+    if len(loc) != 2 or loc[0] != "body" or not isinstance(loc[1], int):
+        return None
+    why = (errors[0].get("ctx") or {}).get("error") or errors[0]["msg"]
+    return _not_json(exc.body if isinstance(exc.body, str) else "", loc[1], why)
+
+
+def _not_json(doc: str, offset: int, why: str) -> JSONResponse:
+    line = doc.count("\n", 0, offset) + 1
+    column = offset - doc.rfind("\n", 0, offset)
+    detail = f"body is not valid JSON (line {line}, column {column}): {why}"
+    return problem(422, "invalid_json", "Invalid request", detail, field="body")
+
+
 def install(app: FastAPI) -> None:
     @app.exception_handler(EngramError)
     async def engram_error(_: Request, exc: EngramError) -> JSONResponse:
@@ -112,6 +137,8 @@ def install(app: FastAPI) -> None:
 
     @app.exception_handler(RequestValidationError)
     async def invalid_request(_: Request, exc: RequestValidationError) -> JSONResponse:
+        if (unparsable := _invalid_json(exc)) is not None:
+            return unparsable
         return JSONResponse(validation_body(exc.errors()), status_code=422, media_type=PROBLEM)
 
     @app.exception_handler(Exception)
@@ -121,5 +148,9 @@ def install(app: FastAPI) -> None:
 
     @app.exception_handler(StarletteHTTPException)
     async def http_error(_: Request, exc: StarletteHTTPException) -> JSONResponse:
-        code = {404: "not_found", 405: "method_not_allowed"}.get(exc.status_code, "http_error")
-        return problem(exc.status_code, code, str(exc.detail), str(exc.detail))
+        if isinstance(bad := exc.__cause__, UnicodeDecodeError):  # FastAPI's 400 for a JSON body that is not UTF-8
+            before = bad.object[: bad.start].decode(errors="replace")
+            return _not_json(before, len(before), f"not UTF-8 ({bad.reason})")
+        code = HTTP_CODES.get(exc.status_code, "http_error")
+        title = HTTP_TITLES.get(exc.status_code, str(exc.detail))
+        return problem(exc.status_code, code, title, str(exc.detail), field="body" if exc.status_code == 415 else None)

@@ -197,6 +197,7 @@ def test_data_survives_a_restart_and_stop_leaves_no_process(tmp_path) -> None:  
     finally:
         pids = first.stop()
     assert len(pids) >= 6  # postgres, nats and four services at least
+    assert first.output[-1] == "engram: stopped"  # said once everything it started has stopped
 
     def all_gone() -> bool:
         return not [p for p in pids if psutil.pid_exists(p) and psutil.Process(p).status() != "zombie"]

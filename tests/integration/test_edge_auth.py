@@ -22,7 +22,17 @@ from services.gateway.auth import caller
 from tests.support.keys import KeyMaker
 from tests.support.tenants import create_tenant
 
-PUBLIC_PATHS = {"/health", "/ready", "/metrics", "/openapi.json", "/docs", "/docs/oauth2-redirect", "/redoc"}
+# the probes, the metrics and the API documentation with its static assets (the scripts and styles of /docs)
+PUBLIC_PATHS = {
+    "/health",
+    "/ready",
+    "/metrics",
+    "/openapi.json",
+    "/docs",
+    "/docs/oauth2-redirect",
+    "/docs/assets",
+    "/redoc",
+}
 
 
 async def _remember(gateway: httpx.AsyncClient, auth: dict[str, str], content: str) -> str:

@@ -16,11 +16,13 @@ from engram.rpc.errors import GRPC_STATUS
 from services.gateway.problems import HTTP_STATUS, http_status
 
 # Raised and reported by the CLI or at process start only (migrations, the ENGRAM_HOME lock, a setting a service
-# needs): no servicer or route raises them, and were one to, it would cross as the EngramError it is.
+# needs, a port a server cannot listen on): no servicer or route raises them, and were one to, it would cross
+# as the EngramError it is.
 NEVER_SERVED = {
     "engram.db.migrate.MigrationError",
     "engram.runtime.home_lock.HomeInUseError",
     "engram.config.SettingsError",
+    "engram.runtime.ports.CannotListen",
 }
 
 

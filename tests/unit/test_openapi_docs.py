@@ -9,9 +9,12 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from fastapi.dependencies.models import Dependant
+from fastapi.routing import APIRoute, iter_route_contexts
 
 from engram.config import Settings
 from services.gateway.app import create_app
+from services.gateway.auth import POLICY, caller
 
 ROOT = Path(__file__).resolve().parents[2]
 FRAMEWORK_SCHEMAS = {"HTTPValidationError", "ValidationError"}
@@ -99,3 +102,36 @@ def test_every_link_into_the_api_doc_lands_on_a_heading() -> None:
                 broken.append(f"{source.relative_to(ROOT)}: {target}#{anchor}")
     assert links > 50  # positive control: api.md's own links and the other documents' links into it
     assert not broken, f"links to headings api.md does not have: {broken}"
+
+
+def _authenticates(dependant: Dependant) -> bool:
+    return dependant.call is caller or any(_authenticates(sub) for sub in dependant.dependencies)
+
+
+def test_every_route_but_the_public_ones_declares_the_api_key_and_the_scopes_it_checks(
+    spec: dict[str, Any],
+) -> None:
+    scheme = spec["components"]["securitySchemes"]["ApiKey"]
+    assert scheme["type"] == "http" and scheme["scheme"] == "bearer" and "admin" in scheme["description"]
+    # what `caller` enforces, read off the routes: the policy a route declares, when the route depends on it
+    enforced: dict[tuple[str, str], list[str]] = {}
+    for route in iter_route_contexts(create_app(Settings()).routes):
+        if isinstance(route.original_route, APIRoute) and route.include_in_schema:
+            scopes = route.openapi_extra[POLICY].split("|") if _authenticates(route.dependant) else []
+            enforced |= {(method.lower(), route.path_format): scopes for method in route.methods}
+    operations = _operations(spec)
+    declared = {
+        (method, path): [scope for requirement in op.get("security", []) for scope in requirement["ApiKey"]]
+        for method, path, op in operations
+    }
+    assert len(declared) > 40
+    assert declared == enforced
+    # positive control: only the probes go without a key
+    assert {operation for operation, scopes in enforced.items() if not scopes} == {
+        ("get", "/health"),
+        ("get", "/ready"),
+    }
+    for method, path, op in operations:
+        if "security" in op:
+            note = "Requires scope: " + " or ".join(f"`{s}`" for s in declared[(method, path)]) + "."
+            assert op["description"].endswith(note), f"{method.upper()} {path}"
