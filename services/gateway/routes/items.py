@@ -88,7 +88,9 @@ async def _remember(body: RememberBody, ctx: CallerContext, ds: Downstream, resp
     )
     if body.importance is not None:
         request.importance = body.importance
-    reply = await ds.call(ds.ingest.Remember, request, ctx)
+    # a plain remember is safe to repeat: a retry of one that committed but whose reply was lost finds the same
+    # content live and answers `deduplicated` with the first item; a supersede's retry would be refused instead
+    reply = await ds.call(ds.ingest.Remember, request, ctx, retry_unreachable=not body.supersedes)
     if reply.status == RememberStatus.DEDUPLICATED:
         response.status_code = 200
     return remember_answer(reply)
