@@ -29,7 +29,7 @@ from services.gateway.mapping import (
     remember_answer,
     status_answer,
 )
-from services.gateway.schemas import BulkBody, InvalidateBody, RememberBody
+from services.gateway.schemas import INT32_MAX, INT32_MIN, BulkBody, InvalidateBody, RememberBody
 
 router = APIRouter()
 
@@ -108,8 +108,10 @@ async def invalidate(item_id: str, body: InvalidateBody, ctx: Caller, ds: Servic
 async def expiry_candidates(
     ctx: Caller,
     ds: Services,
-    within_days: int = Query(default=7, description="Expiring within this many days: 1–3650."),
-    limit: int = Query(default=50, description="The most memories listed: 1–500."),
+    within_days: int = Query(
+        ge=INT32_MIN, le=INT32_MAX, default=7, description="Expiring within this many days: 1–3650."
+    ),
+    limit: int = Query(ge=INT32_MIN, le=INT32_MAX, default=50, description="The most memories listed: 1–500."),
     workspace_id: str | None = Query(default=None, description="Only memories in this workspace (a UUID)."),
 ) -> ItemsAnswer:
     """Live items you can see that expire within ``within_days`` (1–3650), soonest first; already expired ones
