@@ -197,6 +197,7 @@ def start_stack(home: Path, extra_env: dict[str, str] | None = None) -> tuple[su
         ENGRAM_GATEWAY_PORT=os.environ.get("BENCH_PORT", "18182"),
         ENGRAM_RATE_LIMIT_REMEMBER_PER_MINUTE="1000000",  # the soak measures the stack, not the rate limits
         ENGRAM_RATE_LIMIT_RECALL_PER_MINUTE="1000000",
+        ENGRAM_IP_RATE_LIMIT_PER_MINUTE="1000000",  # every client is 127.0.0.1
     )
     env.update(extra_env or {})
     home.mkdir(parents=True, exist_ok=True)

@@ -34,7 +34,11 @@ FUZZ_SETTINGS = settings(
 @pytest.fixture(scope="module")
 def fuzzed(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Stack]:
     # no rate limit in the way: the fuzzer's requests come from one principal, hundreds a minute
-    unlimited = {"ENGRAM_RATE_LIMIT_REMEMBER_PER_MINUTE": "1000000", "ENGRAM_RATE_LIMIT_RECALL_PER_MINUTE": "1000000"}
+    unlimited = {
+        "ENGRAM_RATE_LIMIT_REMEMBER_PER_MINUTE": "1000000",
+        "ENGRAM_RATE_LIMIT_RECALL_PER_MINUTE": "1000000",
+        "ENGRAM_IP_RATE_LIMIT_PER_MINUTE": "1000000",  # every client here is 127.0.0.1
+    }
     stack = Stack(home=tmp_path_factory.mktemp("fuzz") / "home", port=free_port(), extra_env=unlimited).start()
     yield stack
     stack.stop()

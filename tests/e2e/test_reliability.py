@@ -28,7 +28,11 @@ pytestmark = [pytest.mark.e2e, pytest.mark.timeout(900)]
 
 @pytest.fixture(scope="module")
 def faulty(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Stack]:
-    unlimited = {"ENGRAM_RATE_LIMIT_REMEMBER_PER_MINUTE": "1000000", "ENGRAM_RATE_LIMIT_RECALL_PER_MINUTE": "1000000"}
+    unlimited = {
+        "ENGRAM_RATE_LIMIT_REMEMBER_PER_MINUTE": "1000000",
+        "ENGRAM_RATE_LIMIT_RECALL_PER_MINUTE": "1000000",
+        "ENGRAM_IP_RATE_LIMIT_PER_MINUTE": "1000000",  # every client here is 127.0.0.1
+    }
     home = tmp_path_factory.mktemp("reliability") / "home"
     stack = Stack(home=home, port=free_port(), extra_env=unlimited).start()
     yield stack
