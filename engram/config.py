@@ -121,6 +121,13 @@ class Settings(BaseSettings):
     gateway_port: int = 8080
     ingest_addr: str = Field(default="127.0.0.1:50051", description="host:port of the ingest gRPC server.")
     recall_addr: str = Field(default="127.0.0.1:50052", description="host:port of the recall gRPC server.")
+    gateway_retry_budget_s: float = Field(
+        default=2.0,
+        ge=0,
+        le=30,
+        description="How long the gateway keeps retrying a remember (without supersedes) that could not reach "
+        "ingest (a restart), with back-off, before answering 503; 0 turns the retry off.",
+    )
     metrics_port: int = Field(default=0, description="Prometheus port of a gRPC/consumer process (0 = off).")
     worker_nice: int = Field(
         default=10,

@@ -45,7 +45,15 @@ _BY_STATUS: dict[grpc.StatusCode, type[EngramError]] = {}
 for _cls, _status in GRPC_STATUS.items():
     _BY_STATUS.setdefault(_status, _cls)  # the first (most general) class listed for a status
 
-LOST_DEPENDENCY = (OSError, asyncpg.PostgresConnectionError, asyncpg.InterfaceError)
+LOST_DEPENDENCY = (
+    OSError,  # refused, reset, timed out (TimeoutError is one)
+    asyncpg.PostgresConnectionError,  # the connection broke or was never made
+    asyncpg.InterfaceError,  # a connection already closed, a pool closing
+    asyncpg.OperatorInterventionError,  # 57P0x: the server shutting down, crashed or still starting up
+    asyncpg.TooManyConnectionsError,  # 53300: every slot taken, typically while clients reconnect after a restart
+)
+"""Exceptions that mean a dependency is out of reach right now (not that the request is wrong): each edge answers
+them as ``Unavailable``, which a caller may retry."""
 
 
 def as_engram_error(exc: Exception, method: str) -> EngramError:

@@ -25,7 +25,8 @@ from engram.config import DEFAULT_ADMIN_ID, DEFAULT_TENANT_ID, Settings
 from engram.db import keys
 from engram.domain.keys import SCOPES, allows, hash_secret, parse_key, secret_matches
 from engram.domain.models import CallerContext
-from engram.errors import PermissionDenied, Unauthenticated
+from engram.errors import PermissionDenied, Unauthenticated, Unavailable
+from engram.rpc.errors import LOST_DEPENDENCY
 from engram.telemetry.tracing import current_traceparent
 from services.gateway.guards import request_id
 
@@ -102,18 +103,21 @@ class Authenticator:
             raise _refused()
         key_id, secret = parsed
         record = None
-        if key_id not in self.unknown:
-            self.lookups += 1
-            record = await keys.find(self._pool, key_id)
+        try:
+            if key_id not in self.unknown:
+                self.lookups += 1
+                record = await keys.find(self._pool, key_id)
+                if record is None:
+                    self.unknown.add(key_id)
             if record is None:
-                self.unknown.add(key_id)
-        if record is None:
-            secret_matches(_DUMMY_SALT, _DUMMY_HASH, secret)  # the same work as for a known key id
-            raise _refused()
-        if not record.usable or not secret_matches(record.salt, record.secret_hash, secret):
-            raise _refused()
-        if record.last_used_stale:
-            await keys.touch(self._pool, record.tenant_id, key_id)
+                secret_matches(_DUMMY_SALT, _DUMMY_HASH, secret)  # the same work as for a known key id
+                raise _refused()
+            if not record.usable or not secret_matches(record.salt, record.secret_hash, secret):
+                raise _refused()
+            if record.last_used_stale:
+                await keys.touch(self._pool, record.tenant_id, key_id)
+        except LOST_DEPENDENCY as exc:  # the database is down or restarting: 503 + Retry-After, not a 500
+            raise Unavailable(f"cannot check the API key now: {type(exc).__name__}") from exc
         return CallerContext(
             tenant_id=record.tenant_id,
             principal_id=record.principal_id,

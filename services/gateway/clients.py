@@ -19,7 +19,7 @@ from engram.db.pool import pool_probe
 from engram.domain.models import CallerContext
 from engram.events import connection
 from engram.rpc.context import to_metadata
-from engram.rpc.errors import from_rpc_error
+from engram.rpc.errors import CLASS_KEY, from_rpc_error
 from engram.rpc.options import message_limits
 from engram.rpc.tracing import client_interceptors
 from engram.telemetry.tracing import quiet
@@ -27,6 +27,14 @@ from engram.v1 import admin_pb2_grpc, ingest_pb2_grpc, recall_pb2_grpc
 
 RPC_TIMEOUT_S = 10.0
 PROBE_TIMEOUT_S = 2.0
+RETRY_FIRST_DELAY_S = 0.05
+RETRY_MAX_DELAY_S = 0.4
+# a restarted service is found again within ~0.1-0.5 s, not after gRPC's default 1 s, 1.6 s, 2.6 s … back-off
+CHANNEL_OPTIONS = [
+    ("grpc.initial_reconnect_backoff_ms", 100),
+    ("grpc.min_reconnect_backoff_ms", 100),
+    ("grpc.max_reconnect_backoff_ms", 500),
+]
 
 
 @dataclass
@@ -45,7 +53,7 @@ class Downstream:
     @classmethod
     def connect(cls, settings: Settings, pool: asyncpg.Pool | None = None) -> Downstream:
         interceptors = client_interceptors()
-        options = message_limits(settings.grpc_max_message_bytes)
+        options = [*CHANNEL_OPTIONS, *message_limits(settings.grpc_max_message_bytes)]
         ingest_channel = grpc.aio.insecure_channel(settings.ingest_addr, options=options, interceptors=interceptors)
         recall_channel = grpc.aio.insecure_channel(settings.recall_addr, options=options, interceptors=interceptors)
         return cls(
@@ -64,13 +72,32 @@ class Downstream:
         if self._nats is not None:
             await self._nats.close()
 
-    async def call(self, method: Any, request: Any, ctx: CallerContext, timeout_s: float = RPC_TIMEOUT_S) -> Any:
-        """One unary call with the caller's context in metadata; gRPC errors come back as EngramError."""
-        try:
-            metadata = to_metadata(ctx, internal_token=self.settings.internal_token)
-            return await method(request, metadata=metadata, timeout=timeout_s)
-        except grpc.aio.AioRpcError as exc:
-            raise from_rpc_error(exc) from exc
+    async def call(
+        self,
+        method: Any,
+        request: Any,
+        ctx: CallerContext,
+        timeout_s: float = RPC_TIMEOUT_S,
+        *,
+        retry_unreachable: bool = False,
+    ) -> Any:
+        """One unary call with the caller's context in metadata; gRPC errors come back as EngramError.
+
+        ``retry_unreachable``: for a call that is safe to repeat, try again with back-off for up to
+        ``gateway_retry_budget_s`` while the service cannot be reached at all (it is restarting). An answer
+        from the service itself, even an Unavailable one, is never retried here."""
+        metadata = to_metadata(ctx, internal_token=self.settings.internal_token)
+        loop = asyncio.get_running_loop()
+        deadline = loop.time() + (self.settings.gateway_retry_budget_s if retry_unreachable else 0.0)
+        delay = RETRY_FIRST_DELAY_S
+        while True:
+            try:
+                return await method(request, metadata=metadata, timeout=timeout_s)
+            except grpc.aio.AioRpcError as exc:
+                if not unreachable(exc) or loop.time() + delay > deadline:
+                    raise from_rpc_error(exc) from exc
+            await asyncio.sleep(delay)
+            delay = min(delay * 2, RETRY_MAX_DELAY_S)
 
     async def readiness(self) -> dict[str, str]:
         """Each dependency: "ok" or why not, probed at most once every ``readiness_cache_s`` (concurrent
@@ -131,6 +158,13 @@ class Downstream:
         if reply.status != health_pb2.HealthCheckResponse.SERVING:
             return str(health_pb2.HealthCheckResponse.ServingStatus.Name(reply.status)).lower()
         return "ok"
+
+
+def unreachable(exc: grpc.aio.AioRpcError) -> bool:
+    """The call failed because the service could not be reached (refused, reset, restarting), not because the
+    service answered: gRPC's UNAVAILABLE without the error class every Engram service sends with its errors."""
+    answered = any(key == CLASS_KEY for key, _ in exc.trailing_metadata() or ())
+    return exc.code() == grpc.StatusCode.UNAVAILABLE and not answered
 
 
 def downstream(request: Request) -> Downstream:

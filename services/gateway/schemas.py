@@ -23,6 +23,9 @@ from engram.domain.values import (
 )
 
 REASON = "Why; at most 2000 characters, trimmed. Kept on the audit row, never in the event."
+INT32_MIN, INT32_MAX = -(2**31), 2**31 - 1
+"""The range of a count that crosses gRPC as an int32: outside it the gateway answers 422 naming the field (the
+service checks the range each field really allows); before, such a value failed building the request (a 500)."""
 
 
 class Body(BaseModel):
@@ -250,14 +253,21 @@ class RecallBody(FilterFields):
         description="Required (not blank, at most 2000 characters) in every mode but `startup`, which ignores it.",
         examples=["what food must Alice avoid?"],
     )
-    item_budget: int | None = Field(default=None, description="Most items to return: 1–200, default 10.")
+    item_budget: int | None = Field(
+        default=None, ge=INT32_MIN, le=INT32_MAX, description="Most items to return: 1–200, default 10."
+    )
     byte_budget: int | None = Field(
         default=None,
+        ge=INT32_MIN,
+        le=INT32_MAX,
         description="Most UTF-8 bytes of content and metadata (as compact JSON) in the answer: at least 1, "
         "default 32768.",
     )
     token_budget: int | None = Field(
-        default=None, description="Most estimated tokens (characters / 4) in the answer: at least 1, default 4000."
+        default=None,
+        ge=INT32_MIN,
+        le=INT32_MAX,
+        description="Most estimated tokens (characters / 4) in the answer: at least 1, default 4000.",
     )
     include_superseded: bool = Field(
         default=False,
@@ -271,7 +281,9 @@ class SearchBody(FilterFields):
 
     query: str = Field(description="Not blank, at most 2000 characters.", examples=["deploys tuesday"])
     mode: SearchMode = Field(default=SearchMode.HYBRID, description="Rank by keyword, by meaning, or both.")
-    limit: int | None = Field(default=None, description="How many items to return: 1–200, default 10.")
+    limit: int | None = Field(
+        default=None, ge=INT32_MIN, le=INT32_MAX, description="How many items to return: 1–200, default 10."
+    )
 
 
 class ReviewBody(Body):

@@ -4,11 +4,13 @@ gateway's table gives that class. The caller context reaches the method through 
 
 from __future__ import annotations
 
+import asyncio
 import secrets
 import uuid
 from collections.abc import AsyncIterator
 from dataclasses import dataclass
 
+import asyncpg
 import grpc
 import httpx
 import pytest
@@ -54,6 +56,8 @@ RAISED: dict[str, Exception] = {
     "unavailable": Unavailable("the embedding endpoint is down"),
     "internal": EngramError("an invariant broke", code="broken_invariant"),
     "lost_connection": ConnectionRefusedError("connection refused"),
+    "database_shutdown": asyncpg.AdminShutdownError("terminating connection due to administrator command"),
+    "database_starting": asyncpg.CannotConnectNowError("the database system is starting up"),
     "bug": KeyError("a bug"),
 }
 
@@ -108,6 +112,23 @@ EXPECTED: dict[str, Expected] = {
     "lost_connection": Expected(
         Unavailable, "unavailable", None, grpc.StatusCode.UNAVAILABLE, 503, "dependency unavailable: connection refused"
     ),
+    # PostgreSQL stopping (fast shutdown ends every session) or starting again: 503, retryable, never a 500
+    "database_shutdown": Expected(
+        Unavailable,
+        "unavailable",
+        None,
+        grpc.StatusCode.UNAVAILABLE,
+        503,
+        "dependency unavailable: terminating connection due to administrator command",
+    ),
+    "database_starting": Expected(
+        Unavailable,
+        "unavailable",
+        None,
+        grpc.StatusCode.UNAVAILABLE,
+        503,
+        "dependency unavailable: the database system is starting up",
+    ),
     "bug": Expected(EngramError, "internal", None, grpc.StatusCode.INTERNAL, 500, "internal error"),
 }
 
@@ -145,21 +166,27 @@ class Raising(recall_pb2_grpc.RecallServiceServicer):
 class Served:
     """A recall server with the ``Raising`` servicer behind ``start_server``, and the gateway's connection to it."""
 
-    async def start(self) -> Downstream:
-        settings = Settings(
+    async def start(self, *, serve: bool = True, retry_budget_s: float = 2.0) -> Downstream:
+        """``serve=False``: only the gateway's connection; ``serve_now()`` starts the server later."""
+        self.settings = Settings(
             recall_addr=f"127.0.0.1:{free_port()}",
             ingest_addr=f"127.0.0.1:{free_port()}",
             internal_token=secrets.token_urlsafe(16),
+            gateway_retry_budget_s=retry_budget_s,
         )
+        if serve:
+            await self.serve_now()
+        self.downstream = Downstream.connect(self.settings)
+        return self.downstream
+
+    async def serve_now(self) -> None:
         self._server, self._health = await start_server(
-            settings.recall_addr,
+            self.settings.recall_addr,
             "edge-test",
             ["engram.v1.RecallService"],
             lambda s: recall_pb2_grpc.add_RecallServiceServicer_to_server(Raising(), s),
-            internal_token=settings.internal_token,
+            internal_token=self.settings.internal_token,
         )
-        self.downstream = Downstream.connect(settings)
-        return self.downstream
 
     async def stop(self) -> None:
         """Close the connection, then stop the server once its calls have finished."""
@@ -299,3 +326,34 @@ async def test_a_call_without_the_internal_token_is_refused_as_unauthenticated(d
         "unauthenticated",
         "internal token missing or wrong",
     )
+
+
+async def _serve_after(served: Served, delay_s: float) -> None:
+    await asyncio.sleep(delay_s)
+    await served.serve_now()
+
+
+async def test_a_retried_call_waits_out_a_service_that_is_restarting() -> None:
+    served = Served()
+    downstream = await served.start(serve=False, retry_budget_s=10.0)
+    whoami = recall_pb2.GetItemRequest(id="whoami")
+    with pytest.raises(Unavailable):  # control: without the retry, a service not listening is a 503 at once
+        await downstream.call(downstream.recall.GetItem, whoami, CALLER)
+    starting = asyncio.create_task(_serve_after(served, 0.3))
+    reply = await downstream.call(downstream.recall.GetItem, whoami, CALLER, retry_unreachable=True)
+    await starting
+    assert reply.item.tenant_id == CALLER.tenant_id
+    await served.stop()
+
+
+async def test_an_answer_from_the_service_is_never_retried() -> None:
+    """An Unavailable the service itself sent (its database is down) comes back at once, tried exactly once."""
+    served = Served()
+    downstream = await served.start(retry_budget_s=10.0)
+    before = _count("GetItem", "UNAVAILABLE")
+    with pytest.raises(Unavailable):
+        await downstream.call(
+            downstream.recall.GetItem, recall_pb2.GetItemRequest(id="unavailable"), CALLER, retry_unreachable=True
+        )
+    await served.stop()  # every call has finished, its latency recorded
+    assert _count("GetItem", "UNAVAILABLE") - before == 1

@@ -71,3 +71,32 @@ async def test_ready_says_so_when_the_database_is_not_there(servers: Settings) -
             app.state.pool.terminate()
             ready = await client.get("/ready")
     assert ready.status_code == 503 and ready.json()["checks"]["database"].startswith("unreachable")
+
+
+# counts that cross gRPC as int32: (method, route, body or query, field)
+HUGE = 2**31
+BEYOND_INT32 = [
+    ("POST", "/v1/recall", {"json": {"query": "x", "item_budget": HUGE}}, "item_budget"),
+    ("POST", "/v1/recall", {"json": {"query": "x", "byte_budget": -HUGE - 1}}, "byte_budget"),
+    ("POST", "/v1/recall", {"json": {"query": "x", "token_budget": HUGE}}, "token_budget"),
+    ("POST", "/v1/search", {"json": {"query": "x", "limit": HUGE}}, "limit"),
+    ("GET", "/v1/trash", {"params": {"limit": HUGE}}, "limit"),
+    ("GET", "/v1/conflicts", {"params": {"limit": HUGE}}, "limit"),
+    ("GET", "/v1/items/expiry-candidates", {"params": {"within_days": HUGE}}, "within_days"),
+    ("GET", "/v1/items/expiry-candidates", {"params": {"limit": HUGE}}, "limit"),
+    ("GET", "/v1/items", {"params": {"limit": HUGE}}, "limit"),
+]
+
+
+@pytest.mark.parametrize(("method", "route", "request_", "field"), BEYOND_INT32)
+async def test_a_count_beyond_int32_is_refused_naming_the_field_not_a_500(
+    open_gateway: httpx.AsyncClient, method: str, route: str, request_: dict[str, object], field: str
+) -> None:
+    """Found by the fuzzer (tests/e2e/test_fuzz.py): such a value failed building the gRPC request."""
+    refused = await open_gateway.request(method, route, **request_)  # type: ignore[arg-type]
+    assert refused.status_code == 422, refused.text
+    assert refused.json()["field"] == field
+    # control: a value inside int32 but outside the rule still reaches the service, which names the same field
+    inside = {k: {n: (0 if v in (HUGE, -HUGE - 1) else v) for n, v in part.items()} for k, part in request_.items()}
+    checked = await open_gateway.request(method, route, **inside)  # type: ignore[arg-type]
+    assert checked.status_code == 422 and checked.json()["field"] == field, checked.text

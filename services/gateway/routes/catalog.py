@@ -15,6 +15,7 @@ from services.gateway.answers import ItemPage, StatsAnswer
 from services.gateway.auth import Caller, policy
 from services.gateway.clients import Services
 from services.gateway.mapping import item_page, stats_answer
+from services.gateway.schemas import INT32_MAX, INT32_MIN
 
 router = APIRouter()
 WITH_OFFSET = "ISO 8601 with a timezone offset (`Z`, or `%2B01:00` in a URL: a bare `+` reads as a space)"
@@ -71,7 +72,7 @@ async def list_items(
             "first (then newest first)."
         ),
     ] = ItemSort.NEWEST,
-    limit: int = Query(default=50, description="The most memories on a page: 1–500."),
+    limit: int = Query(ge=INT32_MIN, le=INT32_MAX, default=50, description="The most memories on a page: 1–500."),
     cursor: str | None = Query(
         default=None,
         description="The previous page's `next_cursor`, with the same `sort`; a value the API did not return "

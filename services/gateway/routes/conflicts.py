@@ -9,7 +9,7 @@ from services.gateway.answers import ConflictPage, ResolvedAnswer
 from services.gateway.auth import Caller, policy
 from services.gateway.clients import Services
 from services.gateway.mapping import conflict_page, resolved_answer
-from services.gateway.schemas import ResolveBody
+from services.gateway.schemas import INT32_MAX, INT32_MIN, ResolveBody
 
 router = APIRouter()
 
@@ -26,7 +26,7 @@ async def list_conflicts(
     item_id: str | None = Query(
         default=None, description="Only conflicts this memory (a UUID) is part of, either side."
     ),
-    limit: int = Query(default=50, description="The most conflicts on a page: 1–500."),
+    limit: int = Query(ge=INT32_MIN, le=INT32_MAX, default=50, description="The most conflicts on a page: 1–500."),
     cursor: str | None = Query(
         default=None, description="The previous page's `next_cursor`; a value the API did not return answers 422."
     ),

@@ -44,7 +44,15 @@ from services.gateway.mapping import (
     status_answer,
 )
 from services.gateway.problems import error_body, validation_body
-from services.gateway.schemas import BulkBody, InvalidateBody, PatchBody, RememberBatchBody, RememberBody
+from services.gateway.schemas import (
+    INT32_MAX,
+    INT32_MIN,
+    BulkBody,
+    InvalidateBody,
+    PatchBody,
+    RememberBatchBody,
+    RememberBody,
+)
 
 router = APIRouter()
 
@@ -63,7 +71,10 @@ async def remember(
     once = idempotency(idempotency_key, body.model_dump(mode="json"))
     if once is not None:
         request.idempotency.CopyFrom(once)
-    reply = await ds.call(ds.ingest.Remember, request, ctx)
+    # a plain remember is safe to repeat: a retry of one that committed but whose reply was lost finds the same
+    # content live and answers `deduplicated` with the first item (or, with an Idempotency-Key, the stored
+    # answer); a supersede's retry would be refused instead
+    reply = await ds.call(ds.ingest.Remember, request, ctx, retry_unreachable=not body.supersedes)
     mark(response, reply.replayed)
     if reply.status == RememberStatus.DEDUPLICATED:
         response.status_code = 200
@@ -177,8 +188,10 @@ async def invalidate(item_id: str, body: InvalidateBody, ctx: ReviewCaller, ds: 
 async def expiry_candidates(
     ctx: Caller,
     ds: Services,
-    within_days: int = Query(default=7, description="Expiring within this many days: 1–3650."),
-    limit: int = Query(default=50, description="The most memories listed: 1–500."),
+    within_days: int = Query(
+        ge=INT32_MIN, le=INT32_MAX, default=7, description="Expiring within this many days: 1–3650."
+    ),
+    limit: int = Query(ge=INT32_MIN, le=INT32_MAX, default=50, description="The most memories listed: 1–500."),
     workspace_id: str | None = Query(default=None, description="Only memories in this workspace (a UUID)."),
 ) -> ItemsAnswer:
     """Live items you can see that expire within ``within_days`` (1–3650), soonest first; already expired ones

@@ -9,6 +9,7 @@ from services.gateway.answers import DeletedAnswer, ItemAnswer, TrashPage
 from services.gateway.auth import Caller, policy
 from services.gateway.clients import Services
 from services.gateway.mapping import deleted_answer, item_answer, trash_page
+from services.gateway.schemas import INT32_MAX, INT32_MIN
 
 router = APIRouter()
 CURSOR = "The previous page's `next_cursor`; a value the API did not return answers 422."
@@ -33,7 +34,7 @@ async def delete_item(
 async def list_trash(
     ctx: Caller,
     ds: Services,
-    limit: int = Query(default=50, description="The most entries on a page: 1–500."),
+    limit: int = Query(ge=INT32_MIN, le=INT32_MAX, default=50, description="The most entries on a page: 1–500."),
     cursor: str | None = Query(default=None, description=CURSOR),
 ) -> TrashPage:
     """Newest first; pass ``next_cursor`` back as ``cursor`` for the next page."""
