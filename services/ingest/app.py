@@ -19,6 +19,7 @@ from engram.events.relay import OutboxRelay
 from engram.events.stream import ensure_streams
 from engram.llm import JsonChat
 from engram.rpc.server import start_server, stop_server
+from engram.runtime.periodic import every
 from engram.telemetry.probes import Probes, ProbeServer
 from engram.v1 import admin_pb2_grpc, ingest_pb2_grpc
 from services.ingest.admin import AdminService
@@ -93,13 +94,11 @@ async def run_relay(
 
 async def run_sweeper(settings: Settings, pool: asyncpg.Pool, stop: asyncio.Event) -> None:
     """Expire items and empty old trash every ``sweep_interval_s``; a failed pass is logged and retried."""
-    while not stop.is_set():
-        try:
-            await sweep(pool, settings)
-        except Exception:
-            log.exception("sweep failed; retrying in %.0fs", settings.sweep_interval_s)
-        with contextlib.suppress(TimeoutError):
-            await asyncio.wait_for(stop.wait(), settings.sweep_interval_s)
+
+    async def one_pass() -> None:
+        await sweep(pool, settings)
+
+    await every(settings.sweep_interval_s, stop, one_pass, "sweep", log)
 
 
 async def serve(settings: Settings, stop: asyncio.Event) -> None:

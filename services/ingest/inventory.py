@@ -4,7 +4,6 @@ and the review queue, refreshed every ``inventory_interval_s``. Only counts leav
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import logging
 import time
 from collections import Counter
@@ -16,6 +15,7 @@ from engram.config import Settings
 from engram.db import inventory, tenants
 from engram.db.pool import system_tx, tenant_tx
 from engram.domain.values import BUILT_IN_KINDS, PipelineStage, ReviewStatus, StageStatus
+from engram.runtime.periodic import every
 from engram.telemetry.metrics import INVENTORY_AGE, ITEMS, PIPELINE_ITEMS, PROPOSAL_AGE, PROPOSALS, TENANT_ITEMS
 
 log = logging.getLogger("engram.ingest.inventory")
@@ -66,10 +66,8 @@ async def refresh(pool: asyncpg.Pool, settings: Settings) -> None:
 async def run_inventory(settings: Settings, pool: asyncpg.Pool, stop: asyncio.Event) -> None:
     """Refresh the inventory gauges until ``stop``; a failed pass is logged and the gauges keep their values
     (``engram_inventory_timestamp_seconds`` shows how old they are)."""
-    while not stop.is_set():
-        try:
-            await refresh(pool, settings)
-        except Exception:
-            log.exception("inventory failed; retrying in %.0fs", settings.inventory_interval_s)
-        with contextlib.suppress(TimeoutError):
-            await asyncio.wait_for(stop.wait(), settings.inventory_interval_s)
+
+    async def one_pass() -> None:
+        await refresh(pool, settings)
+
+    await every(settings.inventory_interval_s, stop, one_pass, "inventory", log)

@@ -4,7 +4,6 @@ bounded periodic sweep."""
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import logging
 from collections.abc import Sequence
 
@@ -14,6 +13,7 @@ from engram.config import Settings
 from engram.events.consumer import ConsumerSpec
 from engram.events.worker import Subscription, run_worker
 from engram.pipeline import promotion
+from engram.runtime.periodic import every
 from services.promotion.service import TRIGGERS, PromotionService
 
 log = logging.getLogger(__name__)
@@ -25,14 +25,11 @@ async def serve(settings: Settings, stop: asyncio.Event) -> None:
         return [Subscription(ConsumerSpec(name=durable, event=event), service.handle) for durable, event in TRIGGERS]
 
     async def sweeper(pool: asyncpg.Pool, stop: asyncio.Event) -> None:
-        while not stop.is_set():
-            try:
-                counts = await promotion.sweep(pool, settings.events_subject_prefix, settings.promotion_sweep_batch)
-                if counts:
-                    log.info("promotion sweep: %s", dict(counts))
-            except Exception:
-                log.exception("promotion sweep failed; retrying in %.0fs", settings.promotion_sweep_interval_s)
-            with contextlib.suppress(TimeoutError):
-                await asyncio.wait_for(stop.wait(), settings.promotion_sweep_interval_s)
+        async def one_pass() -> None:
+            counts = await promotion.sweep(pool, settings.events_subject_prefix, settings.promotion_sweep_batch)
+            if counts:
+                log.info("promotion sweep: %s", dict(counts))
+
+        await every(settings.promotion_sweep_interval_s, stop, one_pass, "promotion sweep", log)
 
     await run_worker("promotion", settings, stop, build, background=sweeper)
