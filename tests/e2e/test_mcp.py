@@ -5,6 +5,7 @@ gateway's ``/mcp`` with an ``Authorization`` header). Every test runs over both.
 from __future__ import annotations
 
 import json
+import os
 import sys
 import uuid
 from collections.abc import AsyncIterator
@@ -23,6 +24,7 @@ from mcp.client.streamable_http import streamable_http_client
 from mcp_types import CallToolResult, TextContent
 
 from tests.support.stack import Stack
+from tests.unit.test_readme_mcp import servers
 
 pytestmark = [pytest.mark.e2e, pytest.mark.timeout(600)]
 
@@ -211,3 +213,22 @@ def test_mcp_needs_a_valid_key(stack: Stack, keys: Keys) -> None:
             assert refused.headers["www-authenticate"] == 'Bearer realm="engram"'
         accepted = http.post("/mcp", json=initialize, headers={**headers, "Authorization": f"Bearer {keys.reader}"})
         assert accepted.status_code == 200 and accepted.json()["result"]["serverInfo"]["name"] == "engram"
+
+
+async def test_the_readme_configurations_connect(stack: Stack, keys: Keys) -> None:
+    """The README's Claude Code (stdio) and Cursor (HTTP) configurations, with this stack's address and a key."""
+    stdio, http = servers()
+    bin_dir = os.path.dirname(sys.executable)  # where `engram` is installed
+    env = {**stdio["env"], "ENGRAM_URL": stack.url, "ENGRAM_API_KEY": keys.reader}
+    command = StdioServerParameters(
+        command=stdio["command"], args=stdio["args"], env={**env, "PATH": f"{bin_dir}{os.pathsep}{os.environ['PATH']}"}
+    )
+    async with Client(command) as client:
+        assert {tool.name for tool in (await client.list_tools()).tools} == TOOLS
+    url = stack.url + http["url"].split("8080", 1)[1]
+    headers = {"Authorization": http["headers"]["Authorization"].replace("eng_…", keys.reader)}
+    async with (
+        httpx2.AsyncClient(headers=headers, timeout=60) as session,
+        Client(streamable_http_client(url, http_client=session)) as client,
+    ):
+        assert {tool.name for tool in (await client.list_tools()).tools} == TOOLS
