@@ -1,5 +1,5 @@
-"""The gateway's /mcp under its edge guards: the per-IP limit counts each MCP request once (a tool's own REST
-call inside the gateway is not counted again), and the body size limit holds."""
+"""The gateway's /mcp under its edge guards: it needs a valid key, the per-IP limit counts each MCP request once
+(a tool's own REST call inside the gateway is not counted again), and the body size limit holds."""
 
 from __future__ import annotations
 
@@ -57,3 +57,15 @@ async def test_a_body_over_the_limit_is_refused(
     assert large.status_code == 413 and large.json()["code"] == "payload_too_large"
     small = await guarded.post("/mcp", json=_call(2, "remember", {"content": "A small note."}), headers=headers)
     assert small.status_code == 200 and small.json()["result"]["isError"] is False, small.json()
+
+
+async def test_mcp_refuses_a_missing_or_bad_key_before_the_mcp_layer(
+    gateway: httpx.AsyncClient, tenant: CallerContext, make_key: KeyMaker
+) -> None:
+    call = _call(1, "recall", {"query": "anything"})
+    for auth in ({}, {"Authorization": "Bearer eng_0123456789abcdef_nope"}, {"Authorization": "Basic eDp5"}):
+        refused = await gateway.post("/mcp", json=call, headers={**HEADERS, **auth})
+        assert refused.status_code == 401 and refused.json()["code"] == "unauthenticated"
+        assert refused.headers["www-authenticate"] == 'Bearer realm="engram"'
+    accepted = await gateway.post("/mcp", json=call, headers={**HEADERS, "Authorization": await make_key(tenant)})
+    assert accepted.status_code == 200 and accepted.json()["result"]["isError"] is False  # positive control
