@@ -1,5 +1,6 @@
-"""The ``engram`` command: up, migrate, bootstrap-key, promote-proposed, doctor, serve; and the verbs that
-talk to a gateway (remember, recall, search, get, list, review, conflicts, events tail: ``engram/verbs.py``)."""
+"""The ``engram`` command: up, migrate, bootstrap-key, promote-proposed, doctor, serve; the verbs that talk to
+a gateway (remember, recall, search, get, list, review, conflicts, events tail: ``engram/verbs.py``); and
+``mcp``, the MCP server over stdio (``engram/mcp``)."""
 
 from __future__ import annotations
 
@@ -129,6 +130,10 @@ def main(argv: list[str] | None = None) -> int:
         "--probe", action="append", default=[], metavar="NAME=URL", help="another readiness URL to check (repeatable)"
     )
     doctor.add_argument("--json", action="store_true", help="one JSON object instead of one line per check")
+    commands.add_parser(
+        "mcp",
+        help="run the MCP server over stdio for an agent (the gateway at ENGRAM_URL, with ENGRAM_API_KEY)",
+    )
     serve = commands.add_parser("serve", help="run one service in the foreground")
     serve.add_argument("service", choices=SERVICES)
     verbs.add_parsers(commands)
@@ -144,6 +149,10 @@ def main(argv: list[str] | None = None) -> int:
             return verbs.run(args, settings)
         if args.command == "up":
             return _up(settings)
+        if args.command == "mcp":
+            from engram.mcp.stdio import run as run_mcp
+
+            return run_mcp(settings)
         if args.command == "doctor":
             return _doctor(settings, args.gateway, args.probe, args.json)
         if args.command == "bootstrap-key":

@@ -12,6 +12,7 @@ from fastapi import Depends, FastAPI, Request, Response
 from fastapi.responses import JSONResponse
 from fastapi_offline import FastAPIOffline
 from prometheus_client import CONTENT_TYPE_LATEST, generate_latest
+from starlette.routing import Route
 
 from engram.config import Settings
 from engram.db.pool import service_pool
@@ -23,6 +24,8 @@ from services.gateway.auth import PUBLIC, Authenticator, policy
 from services.gateway.clients import Downstream
 from services.gateway.guards import BodyLimit, ClientLimit, method_label, request_id
 from services.gateway.limits import Limits
+from services.gateway.mcp_http import PATH as MCP_PATH
+from services.gateway.mcp_http import McpEndpoint
 from services.gateway.routes import router
 
 access = logging.getLogger("engram.access")
@@ -52,7 +55,8 @@ def create_app(settings: Settings) -> FastAPI:
         app.state.downstream = Downstream.connect(settings, app.state.pool)
         app.state.limits = Limits(app.state.downstream, settings)
         try:
-            yield
+            async with mcp.running():  # the MCP session manager's task group, which serves /mcp
+                yield
         finally:
             await app.state.downstream.close()
             await app.state.pool.close()
@@ -70,6 +74,9 @@ def create_app(settings: Settings) -> FastAPI:
     openapi.install(app)
     app.include_router(router)
     app.include_router(admin.router)
+    # /mcp is a plain ASGI route: no app-wide JSON dependency; it authenticates itself (mcp_http)
+    mcp = McpEndpoint(app, settings)
+    app.router.routes.append(Route(MCP_PATH, mcp, include_in_schema=False))
     # plain ASGI, so outside the routes and authentication; the latency middleware below wraps both
     app.add_middleware(
         ClientLimit, per_minute=settings.ip_rate_limit_per_minute, max_clients=settings.ip_rate_limit_max_clients

@@ -20,6 +20,9 @@ ASGIApp = Callable[[Scope, Receive, Send], Awaitable[None]]
 
 METHODS = frozenset({"GET", "POST", "PUT", "PATCH", "DELETE", "HEAD", "OPTIONS"})
 UNLIMITED_PATHS = frozenset({"/health", "/ready", "/metrics"})  # probes and scrapes, answered from memory
+INNER = "engram.inner"
+"""Set in the ASGI scope of a request the gateway sends itself: an MCP tool's REST call (``mcp_http``), made
+while serving a /mcp request that was already counted. A client cannot set it: only headers come from it."""
 _REQUEST_ID = re.compile(r"^[\x21-\x7e]{1,128}$")
 
 
@@ -103,7 +106,7 @@ class ClientLimit:
         self._limiter = RateLimiter(clock=clock, max_buckets=max_clients)
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        if scope["type"] != "http" or scope.get("path") in UNLIMITED_PATHS:
+        if scope["type"] != "http" or scope.get("path") in UNLIMITED_PATHS or scope.get(INNER):
             await self._app(scope, receive, send)
             return
         client = scope.get("client")
