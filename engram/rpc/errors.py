@@ -51,6 +51,9 @@ LOST_DEPENDENCY = (
     asyncpg.InterfaceError,  # a connection already closed, a pool closing
     asyncpg.OperatorInterventionError,  # 57P0x: the server shutting down, crashed or still starting up
     asyncpg.TooManyConnectionsError,  # 53300: every slot taken, typically while clients reconnect after a restart
+    # asyncpg's protocol state on a connection the server dropped in the middle of an operation ("cannot switch
+    # to state 15; another operation (2) is in progress"), as a PostgreSQL fast shutdown does to busy sessions
+    asyncpg.InternalClientError,
 )
 """Exceptions that mean a dependency is out of reach right now (not that the request is wrong): each edge answers
 them as ``Unavailable``, which a caller may retry."""

@@ -151,6 +151,9 @@ def _reconcile(stack: Stack, load: Load) -> None:
     refusal a problem+json 503 with Retry-After; the gateway itself always answered."""
     assert not load.transport_errors, load.transport_errors[:5]
     wrong = [r for r in load.refusals if not (r.status == 503 and r.retry_after and r.problem)]
+    # the services' own account of a wrong answer (their log lines), so a failure here says what broke
+    if wrong:
+        print("\n".join(line for line in stack.output if "ERROR" in line or "Error" in line or "error" in line))
     assert not wrong, wrong[:5]
     ids = list(load.acknowledged)
     eventually_blocking(lambda: _all_done(stack, ids), timeout=240, message=f"every stage done for all {len(ids)}")

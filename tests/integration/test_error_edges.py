@@ -58,6 +58,11 @@ RAISED: dict[str, Exception] = {
     "lost_connection": ConnectionRefusedError("connection refused"),
     "database_shutdown": asyncpg.AdminShutdownError("terminating connection due to administrator command"),
     "database_starting": asyncpg.CannotConnectNowError("the database system is starting up"),
+    # what asyncpg raises on a connection the server dropped in the middle of an operation (seen under load
+    # while PostgreSQL restarts: tests/e2e/test_reliability.py)
+    "connection_broken_mid_operation": asyncpg.InternalClientError(
+        "cannot switch to state 15; another operation (2) is in progress"
+    ),
     "bug": KeyError("a bug"),
 }
 
@@ -128,6 +133,14 @@ EXPECTED: dict[str, Expected] = {
         grpc.StatusCode.UNAVAILABLE,
         503,
         "dependency unavailable: the database system is starting up",
+    ),
+    "connection_broken_mid_operation": Expected(
+        Unavailable,
+        "unavailable",
+        None,
+        grpc.StatusCode.UNAVAILABLE,
+        503,
+        "dependency unavailable: cannot switch to state 15; another operation (2) is in progress",
     ),
     "bug": Expected(EngramError, "internal", None, grpc.StatusCode.INTERNAL, 500, "internal error"),
 }
