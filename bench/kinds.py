@@ -18,8 +18,8 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from tests.support.kinds_data import load  # noqa: E402
-from tests.support.kinds_eval import local_classifier, rules_classifier, score, stored_vectors  # noqa: E402
+from tests.support.kinds_data import load
+from tests.support.kinds_eval import local_classifier, rules_classifier, score, stored_vectors
 
 
 def main() -> None:

@@ -4,6 +4,7 @@ the kind confidence. Used by bench/kinds.py and by the floors in tests/unit/test
 
 from __future__ import annotations
 
+import itertools
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
@@ -66,7 +67,7 @@ class Scores:
     def reliability(self) -> list[tuple[float, float, int, float, float]]:
         """Per confidence bin [low, high): low, high, count, mean confidence, accuracy."""
         rows = []
-        for low, high in zip(BINS, BINS[1:], strict=False):
+        for low, high in itertools.pairwise(BINS):
             inside = [(c, ok) for c, ok in self.confidences if low <= c < high or (high == 1.0 and c == 1.0)]
             if inside:
                 rows.append(
