@@ -36,7 +36,7 @@ __all__ = [
 ]
 
 MAX_CONFIDENCE = 0.95
-KIND_TEXT_LIMIT = 1000  # characters of the content the kind model reads (its features' cost stays bounded)
+KIND_TEXT_LIMIT = 600  # characters of the content the kind model reads: its embedding and features stay cheap
 
 
 @dataclass(frozen=True)
