@@ -248,6 +248,11 @@ class Settings(BaseSettings):
         default=60.0, gt=0, description="How often promotion walks the proposed items it was not woken for."
     )
     promotion_sweep_batch: int = Field(default=200, ge=1, description="Proposed items per tenant per sweep pass.")
+    classifier_local_model: bool = Field(
+        default=True,
+        description="The classifier's kind and chatter come from the local kind model (in-process e5 embedding of "
+        "the content and weights fitted on labelled memories); false: the cue phrases alone.",
+    )
     llm_base_url: str | None = Field(
         default=None,
         description="An OpenAI-compatible endpoint for the classifier and the conflict judge; unset: rules only.",

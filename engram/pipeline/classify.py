@@ -1,8 +1,9 @@
-"""Classify one memory: the rules always, and an OpenAI-compatible model when one is configured.
+"""Classify one memory: the rules always (with the local kind model, ``kind_model``, when ``local`` is set), and
+an OpenAI-compatible model when one is configured.
 
 The rules run in a worker thread (``asyncio.to_thread``), never on the caller's event loop: they are CPU work
 that grows with the content and the tenant's placement rules, and one tenant's call must not hold up the
-other work of the process.
+other work of the process. The local kind model's embedding of the content runs in the same thread.
 
 The model is asked for a JSON object under a strict schema. Any failure (unreachable, timeout, not JSON, a
 field out of range, an unknown kind, an extra key) keeps the rules' answer and says why in the receipt. A
@@ -25,11 +26,14 @@ from engram.domain.validation import MAX_LABEL_LENGTH
 from engram.domain.values import Retention, Sensitivity, Visibility
 from engram.errors import ValidationFailed
 from engram.llm import JsonChat, LLMUnavailable
+from engram.pipeline import kind_model
 
 log = logging.getLogger(__name__)
 
 SENSITIVITY_ORDER: tuple[str, ...] = tuple(Sensitivity)  # least sensitive first
 RETENTIONS: tuple[str, ...] = tuple(Retention)
+# the reasons of the local kind answer, left out when the model's kind replaces it
+KIND_REASONS = ("kind cue", "also a", "kind model", "nearest examples", "retention: the kind model")
 
 SYSTEM_PROMPT = (
     "You classify one memory an AI agent wants to store. Answer with a JSON object only. kind: the best of the "
@@ -80,11 +84,27 @@ def stored_placement_rules(raw: object) -> list[PlacementRule]:
         return []
 
 
+def classify_locally(
+    content: str, placement_rules: Sequence[PlacementRule], kinds: Sequence[str], local: bool
+) -> Classification:
+    """The rules' answer; with ``local``, the kind and chatter from the local kind model (blocking)."""
+    if not local:
+        return classify_by_rules(content, placement_rules)
+    model = kind_model.load_kind_model()
+    vector = kind_model.embed(content)
+    return classify_by_rules(content, placement_rules, model=model, vector=vector, kinds=kinds)
+
+
 async def classify(
-    content: str, placement_rules: Sequence[PlacementRule], kinds: Sequence[str], llm: JsonChat | None
+    content: str,
+    placement_rules: Sequence[PlacementRule],
+    kinds: Sequence[str],
+    llm: JsonChat | None,
+    *,
+    local: bool = False,
 ) -> tuple[Classification, str | None]:
     """The classification, and why the model's answer was not used (None when it was, or no model is set)."""
-    rules = await asyncio.to_thread(classify_by_rules, content, placement_rules)
+    rules = await asyncio.to_thread(classify_locally, content, placement_rules, kinds, local)
     if llm is None:
         return rules, None
     findings = find_secrets(content)  # a model never sees a credential, whatever the tenant's policy
@@ -114,6 +134,6 @@ async def classify(
         wing=rules.wing if placed else (answer.wing or None),
         room=rules.room if placed else (answer.room or None),
         suggested_visibility=Visibility.PRIVATE if sensitivity != Sensitivity.NORMAL else None,
-        reasons=(f"model {llm.model}", *(r for r in rules.reasons if not r.startswith(("kind cue", "also a")))),
+        reasons=(f"model {llm.model}", *(r for r in rules.reasons if not r.startswith(KIND_REASONS))),
         classifier=f"llm:{llm.model}",
     ), None

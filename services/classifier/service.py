@@ -54,7 +54,9 @@ class ClassifierService:
                 return
             rules = classify.stored_placement_rules(await identity.config_value(conn, "placement_rules"))
             enabled = await kinds.enabled_kind_names(conn)
-        result, fallback = await classify.classify(item.content, rules, enabled, self._llm)
+        result, fallback = await classify.classify(
+            item.content, rules, enabled, self._llm, local=self._settings.classifier_local_model
+        )
         async with tenant_tx(self._pool, event.tenant_id) as conn:
             if not await inbox.claim(conn, CONSUMER, event.id, event.tenant_id):
                 return  # a concurrent replica got there first

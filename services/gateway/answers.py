@@ -389,8 +389,13 @@ class ClassifyAnswer(Answer):
     wing: str | None = Field(description="The area the tenant's placement rules give, if one matched.")
     room: str | None = Field(description="The room the matching placement rule gives, if any.")
     suggested_visibility: str | None = Field(description="`private` for personal or secret content; null otherwise.")
-    reasons: list[str] = Field(description="Why, in plain text (e.g. `kind cue 'we decided'`).")
-    classifier: str = Field(description="`rules` or `llm:<model>`.")
+    reasons: list[str] = Field(
+        description="Why, in plain text (e.g. `kind model: decision 0.93, …`, `nearest examples: …`, "
+        "`kind cue 'we decided'`)."
+    )
+    classifier: str = Field(
+        description="`rules` (no language model: the rules with the local kind model) or `llm:<model>`."
+    )
     fallback_reason: str | None = Field(description="Why the model's answer was not used, when it was not.")
 
 

