@@ -23,16 +23,24 @@ SAME_SUBJECT = 0.6  # word overlap two texts need before their numbers are compa
 
 
 def judge(
-    existing: str, new: str, similarity: float, *, floor: float = DEFAULT_FLOOR, work: Work | None = None
+    existing: str,
+    new: str,
+    similarity: float,
+    *,
+    floor: float = DEFAULT_FLOOR,
+    work: Work | None = None,
+    near_identical: float = NEAR_IDENTICAL,
 ) -> Verdict | None:
     """The label of ``new`` against the live ``existing`` memory, or None when they neither repeat, refine nor
     contradict each other, or when the rules could not tell within their bounds (then ``work.gave_up`` says
-    why; without a ``work`` given, a fresh allowance of ``MAX_STEPS`` applies all the same)."""
+    why; without a ``work`` given, a fresh allowance of ``MAX_STEPS`` applies all the same). ``near_identical``
+    is the similarity from which two texts with the same values and polarity are duplicates (a parameter for
+    calibration, bench/calibrate_duplicates.py)."""
     work = Work() if work is None else work
     try:
         if len(existing) > MAX_ANALYSED_CHARS or len(new) > MAX_ANALYSED_CHARS:
             return _judge_heads(existing, new, similarity, floor, work)
-        return _judge(existing, new, similarity, floor, work)
+        return _judge(existing, new, similarity, floor, work, near_identical)
     except OutOfWork:
         return None
 
@@ -49,7 +57,9 @@ def _judge_heads(existing: str, new: str, similarity: float, floor: float, work:
     return _negation(old, fresh, work)
 
 
-def _judge(existing: str, new: str, similarity: float, floor: float, work: Work) -> Verdict | None:
+def _judge(
+    existing: str, new: str, similarity: float, floor: float, work: Work, near_identical: float
+) -> Verdict | None:
     old, fresh = analyse(existing), analyse(new)
     work.charge(len(old.tokens) + len(fresh.tokens))
     if not old.normalised or not fresh.normalised:
@@ -66,7 +76,7 @@ def _judge(existing: str, new: str, similarity: float, floor: float, work: Work)
         _negation(old, fresh, work)
         or _numbers_differ(old, fresh, work)
         or _same_words(old, fresh)
-        or _near_identical(old, fresh, similarity, work)
+        or _near_identical(old, fresh, similarity, near_identical, work)
         or _containment(old, fresh, work)
     )
 
@@ -173,8 +183,8 @@ def _same_words(old: Text, new: Text) -> Verdict | None:
     return None
 
 
-def _near_identical(old: Text, new: Text, similarity: float, work: Work) -> Verdict | None:
-    if similarity < NEAR_IDENTICAL or old.negated != new.negated or not _countable(old, new, work):
+def _near_identical(old: Text, new: Text, similarity: float, threshold: float, work: Work) -> Verdict | None:
+    if similarity < threshold or old.negated != new.negated or not _countable(old, new, work):
         return None
     if _same_quantities(old, new, work):
         return Verdict(
