@@ -135,6 +135,19 @@ MUST_NOT_CONFLICT = [
     ("Deploys happen on Tuesdays", "Deploys happen on Tuesdays, not Fridays", 0.90, None),
     ("X uses Postgres", "X does not use Postgres for analytics", 0.88, None),
     ("We deploy on Tuesdays", "We don't deploy on Fridays", 0.84, None),
+    # chat turns that share a word or two: a negation of something else entirely
+    (
+        "Sam: Thanks! I'll make sure to keep you posted.",
+        "Sam: Thanks! I'm not sure what to do with it.",
+        0.9,
+        None,
+    ),
+    (
+        "Kim: That cake looks great. I can't have gluten.",
+        "Kim: I've been baking gluten-free bread all week.",
+        0.9,
+        None,
+    ),
     # unrelated
     ("Deploys happen on Tuesdays", "The cafeteria serves pizza on Fridays", 0.82, None),
     ("Postgres 16 is used in production", "We use Redis for caching", 0.81, None),

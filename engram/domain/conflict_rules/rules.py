@@ -9,7 +9,7 @@ from collections.abc import Callable
 
 from engram.domain.conflict_rules.claims import exclusive_predicate
 from engram.domain.conflict_rules.quantities import Quantity, same_value
-from engram.domain.conflict_rules.texts import Text, analyse, analyse_head, different_names
+from engram.domain.conflict_rules.texts import Clause, Text, analyse, analyse_head, different_names
 from engram.domain.conflict_rules.verdicts import Verdict
 from engram.domain.conflict_rules.words import overlap
 from engram.domain.conflict_rules.work import MAX_ANALYSED_CHARS, MAX_QUANTITIES, OutOfWork, Work
@@ -19,7 +19,7 @@ DEFAULT_FLOOR = 0.80
 NEAR_IDENTICAL = 0.97
 CONTAINMENT = 0.8  # share of the existing memory's content words a refinement keeps
 NEGATION_COVER = 0.8  # share of a negated clause's words the other text must affirm
-SAME_SUBJECT = 0.6  # word overlap two texts need before their numbers are compared
+SAME_SUBJECT = 0.6  # word overlap two texts need before their numbers or negations are compared
 
 
 def judge(
@@ -90,8 +90,10 @@ def _countable(old: Text, new: Text, work: Work) -> bool:
 
 
 def _negation(old: Text, new: Text, work: Work) -> Verdict | None:
-    """One text negates, in one clause, a claim that the other affirms in one of its clauses."""
-    if different_names(old, new):
+    """One text negates, in one clause, a claim that the other affirms in one of its clauses, and the two are
+    about the same thing (most of the shorter one's words are in the other): two chat turns that share a word
+    or two ("not sure" / "make sure") contradict nothing."""
+    if different_names(old, new) or overlap(old.words, new.words) < SAME_SUBJECT:
         return None
     for negating, affirming, who in ((new, old, "new"), (old, new, "existing")):
         affirmed = [clause for clause in affirming.clauses if clause.negation is None]
@@ -102,7 +104,7 @@ def _negation(old: Text, new: Text, work: Work) -> Verdict | None:
                 where[word].append(index)
         for clause in negating.clauses:
             claim = clause.content
-            if clause.negation is None or not claim:
+            if clause.negation is None or not claim or (len(claim) == 1 and not _opens(clause)):
                 continue
             work.charge(1 + sum(len(where.get(word, ())) for word in claim))
             hits = Counter(index for word in claim for index in where.get(word, ()))
@@ -117,6 +119,12 @@ def _negation(old: Text, new: Text, work: Work) -> Verdict | None:
                     f'"{preview(affirmed[best].text, 80)}".',
                 )
     return None
+
+
+def _opens(clause: Clause) -> bool:
+    """The negation is the clause's first word: a correction ("…on Tuesdays, not Fridays"). A one-word claim
+    counts only then; "I'm not sure" or "I can't have gluten" deny nothing another text states."""
+    return clause.tokens[0].text == clause.negation
 
 
 def _numbers_differ(old: Text, new: Text, work: Work) -> Verdict | None:
