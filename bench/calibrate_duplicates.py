@@ -41,32 +41,39 @@ def load(data: Path, name: str) -> list[tuple[int, str, str]]:
 
 
 def scores(predicted: list[bool], labels: list[int]) -> dict[str, float]:
+    """Precision, recall and F1, unrounded (``rounded`` is for the report)."""
     tp = sum(1 for p, y in zip(predicted, labels, strict=True) if p and y == 1)
     fp = sum(1 for p, y in zip(predicted, labels, strict=True) if p and y == 0)
     fn = sum(1 for p, y in zip(predicted, labels, strict=True) if not p and y == 1)
     precision = tp / (tp + fp) if tp + fp else 0.0
     recall = tp / (tp + fn) if tp + fn else 0.0
     f1 = 2 * precision * recall / (precision + recall) if precision + recall else 0.0
-    return {"precision": round(precision, 3), "recall": round(recall, 3), "f1": round(f1, 3), "called": tp + fp}
+    return {"precision": precision, "recall": recall, "f1": f1, "called": tp + fp}
+
+
+def rounded(score: dict[str, float]) -> dict[str, float]:
+    return {k: round(v, 4) if k != "called" else v for k, v in score.items()}
 
 
 class Labeller:
-    """The rules' duplicate calls on a set of pairs, at any threshold (each pair judged once per threshold that
-    could change its answer)."""
+    """The rules' duplicate calls on a set of pairs, at any threshold. A pair's label depends on the threshold
+    only through whether its similarity reaches it, so each pair is judged twice: with the near-identical
+    rule allowed (threshold 0) and with it off."""
 
     def __init__(self, pairs: list[tuple[int, str, str]], sims: np.ndarray, floor: float) -> None:
-        self.pairs, self.sims, self.floor = pairs, sims, floor
-        self.base = [self._label(i, OFF) for i in range(len(pairs))]
+        self.sims = sims
+        self.off = [self._label(a, b, float(s), floor, OFF) for (_, a, b), s in zip(pairs, sims, strict=True)]
+        self.on = [self._label(a, b, float(s), floor, 0.0) for (_, a, b), s in zip(pairs, sims, strict=True)]
 
-    def _label(self, i: int, threshold: float) -> str | None:
-        _, a, b = self.pairs[i]
-        verdict = conflict_rules.judge(a, b, float(self.sims[i]), floor=self.floor, near_identical=threshold)
+    @staticmethod
+    def _label(a: str, b: str, similarity: float, floor: float, threshold: float) -> str | None:
+        verdict = conflict_rules.judge(a, b, similarity, floor=floor, near_identical=threshold)
         return verdict.label if verdict else None
 
     def duplicates(self, threshold: float) -> list[bool]:
         return [
-            self.base[i] == "duplicate" or (self.sims[i] >= threshold and self._label(i, threshold) == "duplicate")
-            for i in range(len(self.pairs))
+            (on if s >= threshold else off) == "duplicate"
+            for on, off, s in zip(self.on, self.off, self.sims, strict=True)
         ]
 
 
@@ -97,19 +104,19 @@ def main() -> None:
     chosen = max(eligible, key=lambda t: (sweep[t]["f1"], -t)) if eligible else max(THRESHOLDS)
     test_labels = [y for y, _, _ in split["test"]]
     test = Labeller(split["test"], sims["test"], args.floor)
-    cosine_only = {t: scores([bool(s >= t) for s in sims["test"]], test_labels) for t in (0.9, 0.95, chosen)}
+    cosine_only = {t: rounded(scores([bool(s >= t) for s in sims["test"]], test_labels)) for t in (0.9, 0.95, chosen)}
     report = {
         "pairs": {name: len(split[name]) for name in SPLITS},
         "paraphrase_share_test": round(sum(test_labels) / len(test_labels), 3),
         "floor": args.floor,
         "min_precision": args.min_precision,
         "chosen": chosen,
-        "dev_at_chosen": sweep[chosen],
-        "test_at_chosen": scores(test.duplicates(chosen), test_labels),
-        "test_at_0.97": scores(test.duplicates(0.97), test_labels),
-        "test_rules_without_near_identical": scores([label == "duplicate" for label in test.base], test_labels),
+        "dev_at_chosen": rounded(sweep[chosen]),
+        "test_at_chosen": rounded(scores(test.duplicates(chosen), test_labels)),
+        "test_at_0.97": rounded(scores(test.duplicates(0.97), test_labels)),
+        "test_rules_without_near_identical": rounded(scores([x == "duplicate" for x in test.off], test_labels)),
         "test_cosine_alone": {str(t): v for t, v in cosine_only.items()},
-        "dev_sweep": {str(t): v for t, v in sweep.items()},
+        "dev_sweep": {str(t): rounded(v) for t, v in sweep.items()},
     }
     print(json.dumps(report, indent=2))
 

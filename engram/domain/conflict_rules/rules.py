@@ -16,7 +16,7 @@ from engram.domain.conflict_rules.work import MAX_ANALYSED_CHARS, MAX_QUANTITIES
 from engram.domain.content import preview
 
 DEFAULT_FLOOR = 0.80
-NEAR_IDENTICAL = 0.965  # calibrated on MSRP (bench/calibrate_duplicates.py, docs/benchmarks.md)
+NEAR_IDENTICAL = 0.97  # calibrated on MSRP (bench/calibrate_duplicates.py, docs/benchmarks.md)
 CONTAINMENT = 0.8  # share of the existing memory's content words a refinement keeps
 NEGATION_COVER = 0.8  # share of a negated clause's words the other text must affirm
 SAME_SUBJECT = 0.6  # word overlap two texts need before their numbers or negations are compared
