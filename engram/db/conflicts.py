@@ -195,21 +195,40 @@ async def open_count(conn: asyncpg.Connection, item_id: str) -> int:
 
 
 async def open_conflicts(conn: asyncpg.Connection, item_ids: list[str], viewer: str) -> dict[str, list[str]]:
-    """For each of ``item_ids`` in an open conflict, the ids on the other side; an other side ``viewer``
-    may not read is given as "" (the conflict counts, its id is not disclosed)."""
+    """For each of ``item_ids`` in an open conflict other than a duplicate, the ids on the other side; an other
+    side ``viewer`` may not read is given as "" (the conflict counts, its id is not disclosed)."""
+    return await _others(conn, item_ids, viewer, duplicates=False)
+
+
+async def open_duplicates(conn: asyncpg.Connection, item_ids: list[str], viewer: str) -> dict[str, list[str]]:
+    """For each of ``item_ids`` in an open ``duplicate`` conflict, the ids of its duplicates; one ``viewer`` may
+    not read is given as ""."""
+    return await _others(conn, item_ids, viewer, duplicates=True)
+
+
+async def _others(
+    conn: asyncpg.Connection, item_ids: list[str], viewer: str, *, duplicates: bool
+) -> dict[str, list[str]]:
     rows = await conn.fetch(
-        "SELECT item_a, item_b FROM conflicts WHERE status = 'open' "
+        "SELECT item_a, item_b FROM conflicts WHERE status = 'open' AND (type = 'duplicate') = $2 "
         "AND (item_a = ANY($1::uuid[]) OR item_b = ANY($1::uuid[]))",
         item_ids,
+        duplicates,
     )
     pairs = [(str(row["item_a"]), str(row["item_b"])) for row in rows]
     mentioned = sorted({item for pair in pairs for item in pair})
-    readable = {
-        str(r["id"])
-        for r in await conn.fetch(
-            f"SELECT i.id FROM memory_items i WHERE i.id = ANY($1::uuid[]) AND {visible_to('$2')}", mentioned, viewer
-        )
-    }
+    readable = (
+        {
+            str(r["id"])
+            for r in await conn.fetch(
+                f"SELECT i.id FROM memory_items i WHERE i.id = ANY($1::uuid[]) AND {visible_to('$2')}",
+                mentioned,
+                viewer,
+            )
+        }
+        if pairs
+        else set()
+    )
     others: dict[str, list[str]] = {}
     for a, b in pairs:
         others.setdefault(a, []).append(b if b in readable else "")

@@ -145,7 +145,7 @@ class ConflictsService:
         )
         if verdict is not None:
             return Judged(neighbour, similarity, verdict, f"rules:{verdict.rule}"), False
-        if self._llm is None:
+        if self._llm is None or same_session(older, newer):  # a model label would not be acted on
             return None, False
         user = f"EXISTING: {older.content}\n\nNEW: {newer.content}"
         try:
@@ -164,30 +164,19 @@ class ConflictsService:
             return ""
         existing, new = sorted(pair, key=lambda p: (p.created_at, str(p.id)))
         verdict = judged.verdict
-        plan = conflict_rules.outcome(verdict, existing.authority, new.authority)
+        session = same_session(existing, new)
+        plan = conflict_rules.outcome(verdict, existing.authority, new.authority, same_session=session)
         action = plan.action
-        if action == "supersede" and new.review_status != "active":
-            action = "propose"  # a proposal replaces nothing before review
         CONFLICT_OUTCOMES.labels(verdict.label, action).inc()
         actor = changes.Actor(event.tenant_id, by=CONSUMER, traceparent=event.traceparent)
         other = existing if new.id == item.id else new
-        note = f"{verdict.label} with {other.id} ({action})"
+        note = f"{verdict.label} with {other.id} ({action}{': same session' if session and action == 'none' else ''})"
         if action == "none":
             return note
         # Audit reasons name the label, the detector and the conflict, never the words of either memory: a
         # reader of one side may not be able to read the other. The explanation stays on the conflict, which
         # is shown only to callers who may read both.
-        if action == "supersede":
-            await self._changes.supersede(
-                conn,
-                actor,
-                existing,
-                new,
-                f"conflict check: {verdict.label} ({judged.detector})",
-                detector=judged.detector,
-            )
-            return note
-        conflict_type = "refinement" if verdict.label == "refinement" else "contradiction"
+        conflict_type = verdict.label if verdict.label in ("duplicate", "refinement") else "contradiction"
         opened = await self._changes.open_conflict(
             conn,
             actor,
@@ -217,6 +206,11 @@ class ConflictsService:
 
     async def mark_failed(self, event: Event, error: Exception) -> None:
         await changes.stage_failed(self._pool, event, STAGE, error)
+
+
+def same_session(a: MemoryItem, b: MemoryItem) -> bool:
+    """Two turns of one conversation: both recorded with the same ``source_session``."""
+    return a.source_session is not None and a.source_session != "" and a.source_session == b.source_session
 
 
 def _live(item: MemoryItem) -> bool:

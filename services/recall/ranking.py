@@ -14,7 +14,7 @@ from engram.config import Settings
 from engram.db import conflicts, embeddings, identity, items, kinds, recall_logs, search, supersession, tenants
 from engram.db.pool import tenant_tx
 from engram.db.search import Filters
-from engram.domain import disclosure, diversity, scoring, validation, validity
+from engram.domain import disclosure, diversity, duplicates, scoring, validation, validity
 from engram.domain.budget import Budgets, pack_explained
 from engram.domain.models import CallerContext, MemoryItem, RankedItem
 from engram.domain.values import RecallMode, ReviewStatus, SearchMode
@@ -205,10 +205,12 @@ class Ranking:
                     dense[str(item.id)] = similarity
             with timed("conflicts_sql"):
                 conflicted = await conflicts.open_conflicts(conn, list(by_id), ctx.principal_id) if by_id else {}
+                duplicated = await conflicts.open_duplicates(conn, list(by_id), ctx.principal_id) if by_id else {}
         with timed("fuse"):
             ranked = self._fused(ctx.tenant_id, mode, query, by_id, keyword, dense, conflicted, weights)
         with timed("redirect"):
-            return await self._redirect(ctx, ranked, include_superseded, filters.as_of), weights
+            ranked = await self._redirect(ctx, ranked, include_superseded, filters.as_of)
+        return duplicates.collapse(ranked, duplicated, ctx.tenant_id), weights
 
     @staticmethod
     def _fused(

@@ -143,11 +143,14 @@ async def test_outcomes_follow_authority(
     await pipeline.run(old, new)
     assert (await _item(gateway, user, old))["review_status"] == "disputed"
     assert (await _item(gateway, user, new))["review_status"] == "active"
-    # an equal-authority refinement supersedes
+    # an equal-authority refinement is suggested to a reviewer: nothing is superseded automatically
     base = await _remember(gateway, user, "We deploy on Tuesdays.")
     detail = await _remember(gateway, user, "We deploy on Tuesdays after the standup, with two approvals.")
     await pipeline.run(base, detail)
-    assert (await _item(gateway, user, base))["superseded_by"] == detail
+    assert (await _item(gateway, user, base))["superseded_by"] is None
+    assert (await _item(gateway, user, detail))["review_status"] == "active"
+    [suggested] = await _conflicts(gateway, user, item_id=detail)
+    assert suggested["type"] == "refinement" and suggested["existing_item_id"] == base
     # a weaker refinement becomes a proposal with an open refinement conflict
     rule = await _remember(gateway, user, "Backups run nightly.")
     more = await _remember(
@@ -158,12 +161,13 @@ async def test_outcomes_follow_authority(
     assert (await _item(gateway, user, rule))["superseded_by"] is None
     [refinement] = await _conflicts(gateway, user, item_id=more)
     assert refinement["type"] == "refinement"
-    # unrelated memories and a duplicate change nothing
+    # a duplicate is recorded and changes neither memory
     lone = await _remember(gateway, user, "The office plants are watered on Fridays.")
     twin = await _remember(gateway, people["colleague"], "The office plants are watered on Fridays.")
     await pipeline.run(lone, twin)
-    assert await _conflicts(gateway, user, item_id=lone, status="") == []
-    assert (await _item(gateway, user, twin))["review_status"] == "active"
+    [duplicate] = await _conflicts(gateway, user, item_id=lone, status="")
+    assert duplicate["type"] == "duplicate" and duplicate["new_item_id"] == twin
+    assert [(await _item(gateway, user, i))["review_status"] for i in (lone, twin)] == ["active", "active"]
 
 
 async def test_private_memories_of_others_are_not_compared(
@@ -331,8 +335,12 @@ async def test_a_reader_of_one_side_learns_nothing_of_the_side_it_cannot_read(
     disputed = await _remember(gateway, author, "Alice lives in Paris.", source_type="inferred", **shared)
     rival = await _remember(gateway, author, "Alice lives in Berlin.", **hidden_fields)
     replaced = await _remember(gateway, author, "We deploy on Tuesdays.", **shared)
-    refined = await _remember(
-        gateway, author, "We deploy on Tuesdays after the standup, with two approvals.", **hidden_fields
+    refined = await _remember(  # the conflicts consumer supersedes nothing itself: the author does
+        gateway,
+        author,
+        "We deploy on Tuesdays after the standup, with two approvals.",
+        supersedes=[replaced],
+        **hidden_fields,
     )
     await pipeline.run(disputed, rival, replaced, refined)
 
@@ -369,3 +377,106 @@ async def test_a_reader_of_one_side_learns_nothing_of_the_side_it_cannot_read(
     [row] = [i for i in listed.json()["items"] if i["id"] == replaced]
     assert row["superseded_by"] is None and row["recall_count"] is None
     assert refined not in listed.text and rival not in listed.text
+
+
+async def _recall(gateway: httpx.AsyncClient, who: Headers, query: str) -> list[dict[str, Any]]:
+    response = await gateway.post("/v1/recall", json={"mode": "keyword", "query": query}, headers=who)
+    assert response.status_code == 200, response.text
+    return response.json()["items"]  # type: ignore[no-any-return]
+
+
+async def _check_detail(gateway: httpx.AsyncClient, who: Headers, item_id: str) -> str:
+    stages = (await gateway.get(f"/v1/items/{item_id}/status", headers=who)).json()["stages"]
+    return str(next(s for s in stages if s["name"] == "conflict_check")["detail"])
+
+
+async def test_a_paraphrase_takes_one_recall_slot_held_by_the_stronger_which_names_the_other(
+    gateway: httpx.AsyncClient, people: dict[str, Any], pipeline: Pipeline, owner_pool: asyncpg.Pool
+) -> None:
+    user, agent = people["user"], people["agent"]
+    strong = await _remember(gateway, user, "The team deploys the billing service every Thursday afternoon.")
+    weak = await _remember(
+        gateway, agent, "Every Thursday afternoon, the team deploys the billing service.", source_type="inferred"
+    )
+    other = await _remember(gateway, user, "The billing service keeps its logs for ninety days.")
+    await pipeline.run(strong, weak, other)
+
+    [recorded] = await _conflicts(gateway, user, item_id=weak)
+    assert recorded["type"] == "duplicate" and (recorded["existing_item_id"], recorded["new_item_id"]) == (strong, weak)
+    assert f"duplicate with {strong} (record)" in await _check_detail(gateway, user, weak)
+    [event] = await outbox_envelopes(owner_pool, types=["conflict.detected"], subjects=[recorded["id"]])
+    assert event["data"]["type"] == "duplicate"
+    assert [(await _item(gateway, user, i))["review_status"] for i in (strong, weak)] == ["active", "active"]
+
+    hits = await _recall(gateway, user, "billing service")
+    shown = [h["item"]["id"] for h in hits]
+    assert weak not in shown and shown.count(strong) == 1
+    assert other in shown  # a different fact keeps its own slot
+    [kept] = [h for h in hits if h["item"]["id"] == strong]
+    assert f"duplicate of {weak}, shown once: this is the stronger" in kept["reasons"]
+    assert not any(r.startswith("open conflict") for r in kept["reasons"])  # a duplicate is no disagreement
+
+
+async def test_turns_of_one_session_neither_contradict_nor_replace_each_other(
+    gateway: httpx.AsyncClient, people: dict[str, Any], pipeline: Pipeline
+) -> None:
+    user = people["user"]
+    chat = {"source_session": "chat-1"}
+    said = await _remember(gateway, user, "Alice lives in Paris.", **chat)
+    later = await _remember(gateway, user, "Alice lives in Berlin.", **chat)
+    short = await _remember(gateway, user, "We deploy on Tuesdays.", **chat)
+    longer = await _remember(gateway, user, "We deploy on Tuesdays after the standup, with two approvals.", **chat)
+    await pipeline.run(said, later, short, longer)
+    for item_id in (said, later, short, longer):
+        item = await _item(gateway, user, item_id)
+        assert (item["review_status"], item["superseded_by"]) == ("active", None)
+        assert await _conflicts(gateway, user, item_id=item_id, status="") == []
+    assert f"contradiction with {said} (none: same session)" in await _check_detail(gateway, user, later)
+
+    # positive control: the same kinds of pairs from two sessions are handled as before
+    first, second = {"source_session": "chat-2"}, {"source_session": "chat-3"}
+    rome = await _remember(gateway, user, "Bob lives in Rome.", **first)
+    oslo = await _remember(gateway, user, "Bob lives in Oslo.", **second)
+    await pipeline.run(rome, oslo)
+    [contradiction] = await _conflicts(gateway, user, item_id=oslo)
+    assert contradiction["type"] == "contradiction"
+    assert (await _item(gateway, user, oslo))["review_status"] == "disputed"
+    backups = await _remember(gateway, user, "Backups run nightly.", **first)
+    kept = await _remember(gateway, user, "Backups run nightly and are kept in cold storage for a month.", **second)
+    await pipeline.run(backups, kept)
+    [refinement] = await _conflicts(gateway, user, item_id=kept)
+    assert refinement["type"] == "refinement"
+    assert (await _item(gateway, user, backups))["superseded_by"] is None
+
+
+async def test_a_duplicate_the_reader_cannot_see_is_not_named(
+    gateway: httpx.AsyncClient, app_pool: asyncpg.Pool, owner_pool: asyncpg.Pool, pipeline: Pipeline
+) -> None:
+    base = await create_tenant(owner_pool)
+    ops = await identity.create_workspace(app_pool, base.tenant_id, "ops")
+    who: dict[str, Headers] = {}
+    for name in ("author", "reader"):
+        principal = await identity.create_principal(app_pool, base.tenant_id, name, "user")
+        if name == "author":
+            await identity.add_member(app_pool, base.tenant_id, ops, principal, "member")
+        issued = await identity.create_key(app_pool, base.tenant_id, principal, ["read", "write"], name)
+        who[name] = {"authorization": f"Bearer {issued.key}"}
+    author, reader = who["author"], who["reader"]
+    shared = await _remember(
+        gateway, author, "The ledger service rotates its keys every quarter.", workspace_id=ops, visibility="tenant"
+    )
+    hidden = await _remember(
+        gateway, author, "Every quarter, the ledger service rotates its keys.", workspace_id=ops, visibility="private"
+    )
+    await pipeline.run(shared, hidden)
+
+    # the author reads both: one slot, held by the newer of two equals, naming the other
+    [hit] = [h for h in await _recall(gateway, author, "ledger keys quarter") if h["item"]["id"] in (shared, hidden)]
+    assert hit["item"]["id"] == hidden
+    assert f"duplicate of {shared}, shown once: this is the stronger" in hit["reasons"]
+    # the reader gets the memory it may read, told there is a duplicate, never which
+    answer = await gateway.post("/v1/recall", json={"mode": "keyword", "query": "ledger keys quarter"}, headers=reader)
+    [seen] = [h for h in answer.json()["items"] if h["item"]["id"] == shared]
+    assert "duplicate of a memory you cannot see" in seen["reasons"]
+    assert hidden not in answer.text
+    assert hidden not in await _check_detail(gateway, reader, shared)

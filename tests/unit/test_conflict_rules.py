@@ -135,6 +135,19 @@ MUST_NOT_CONFLICT = [
     ("Deploys happen on Tuesdays", "Deploys happen on Tuesdays, not Fridays", 0.90, None),
     ("X uses Postgres", "X does not use Postgres for analytics", 0.88, None),
     ("We deploy on Tuesdays", "We don't deploy on Fridays", 0.84, None),
+    # chat turns that share a word or two: a negation of something else entirely
+    (
+        "Sam: Thanks! I'll make sure to keep you posted.",
+        "Sam: Thanks! I'm not sure what to do with it.",
+        0.9,
+        None,
+    ),
+    (
+        "Kim: That cake looks great. I can't have gluten.",
+        "Kim: I've been baking gluten-free bread all week.",
+        0.9,
+        None,
+    ),
     # unrelated
     ("Deploys happen on Tuesdays", "The cafeteria serves pizza on Fridays", 0.82, None),
     ("Postgres 16 is used in production", "We use Redis for caching", 0.81, None),
@@ -242,9 +255,9 @@ AUTHORITIES = (10, 20, 30, 40, 50)
 
 def expected_action(label: str, existing: int, new: int) -> str:
     if label == "duplicate":
-        return "none"
+        return "record"
     if label == "refinement":
-        return "supersede" if new >= existing else "propose"
+        return "suggest" if new >= existing else "propose"  # never an automatic supersession
     return "dispute_existing" if new > existing else "dispute_new"  # a tie keeps the incumbent
 
 
@@ -253,7 +266,7 @@ def test_outcome_matrix(label: str, existing: int, new: int) -> None:
     result = outcome(Verdict(label, "rule", 0.9, "why"), existing, new)
     assert result.action == expected_action(label, existing, new)
     assert result.action in ACTIONS
-    assert result.opens_conflict == (label == "contradiction")
+    assert result.opens_conflict
     assert result.reason
 
 
@@ -261,11 +274,22 @@ def test_outcome_edges_spelled_out() -> None:
     def action(label: str, existing: int, new: int) -> str:
         return outcome(Verdict(label, "rule", 0.9, "why"), existing, new).action
 
-    assert action("refinement", 30, 30) == "supersede"  # greater or equal may supersede
+    assert action("refinement", 30, 30) == "suggest"  # greater or equal: a reviewer may let it supersede
     assert action("refinement", 50, 10) == "propose"
     assert action("contradiction", 30, 30) == "dispute_new"
     assert action("contradiction", 10, 50) == "dispute_existing"
-    assert action("duplicate", 10, 50) == "none"
+    assert action("duplicate", 10, 50) == "record"
+
+
+@pytest.mark.parametrize(("existing", "new"), list(itertools.product(AUTHORITIES, AUTHORITIES)))
+def test_turns_of_one_session_only_record_duplicates(existing: int, new: int) -> None:
+    def plan(label: str) -> tuple[str, bool]:
+        result = outcome(Verdict(label, "rule", 0.9, "why"), existing, new, same_session=True)
+        return result.action, result.opens_conflict
+
+    assert plan("contradiction") == ("none", False)
+    assert plan("refinement") == ("none", False)
+    assert plan("duplicate") == ("record", True)
 
 
 def test_an_unknown_label_is_only_flagged() -> None:

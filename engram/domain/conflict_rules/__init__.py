@@ -9,7 +9,8 @@ tries these rules in order; the first that fires gives the verdict:
    default, 's favourite …): contradiction. Fires at any similarity, since "Alice lives in Paris" and "Alice
    lives in Berlin" may embed far apart. Below ``floor`` no other rule is tried.
 3. ``negation`` — a negated clause of one text ("not", "never", "no longer", "isn't", …) states a claim that
-   a clause of the other affirms: contradiction.
+   a clause of the other affirms, and the texts share most words (``SAME_SUBJECT``): contradiction. A claim
+   of one word counts only in a clause the negation opens ("…on Tuesdays, not Fridays").
 4. ``numbers_differ:<kind>`` — the same slot (same kind of quantity, next to the same word) carries another
    number, date, version, amount of money or measure: contradiction.
 5. ``same_words`` (same content words and values) or ``near_identical`` (similarity ≥ 0.97, same values, same

@@ -9,30 +9,38 @@ from collections.abc import Callable
 
 from engram.domain.conflict_rules.claims import exclusive_predicate
 from engram.domain.conflict_rules.quantities import Quantity, same_value
-from engram.domain.conflict_rules.texts import Text, analyse, analyse_head, different_names
+from engram.domain.conflict_rules.texts import Clause, Text, analyse, analyse_head, different_names
 from engram.domain.conflict_rules.verdicts import Verdict
 from engram.domain.conflict_rules.words import overlap
 from engram.domain.conflict_rules.work import MAX_ANALYSED_CHARS, MAX_QUANTITIES, OutOfWork, Work
 from engram.domain.content import preview
 
 DEFAULT_FLOOR = 0.80
-NEAR_IDENTICAL = 0.97
+NEAR_IDENTICAL = 0.97  # calibrated on MSRP (bench/calibrate_duplicates.py, docs/benchmarks.md)
 CONTAINMENT = 0.8  # share of the existing memory's content words a refinement keeps
 NEGATION_COVER = 0.8  # share of a negated clause's words the other text must affirm
-SAME_SUBJECT = 0.6  # word overlap two texts need before their numbers are compared
+SAME_SUBJECT = 0.6  # word overlap two texts need before their numbers or negations are compared
 
 
 def judge(
-    existing: str, new: str, similarity: float, *, floor: float = DEFAULT_FLOOR, work: Work | None = None
+    existing: str,
+    new: str,
+    similarity: float,
+    *,
+    floor: float = DEFAULT_FLOOR,
+    work: Work | None = None,
+    near_identical: float = NEAR_IDENTICAL,
 ) -> Verdict | None:
     """The label of ``new`` against the live ``existing`` memory, or None when they neither repeat, refine nor
     contradict each other, or when the rules could not tell within their bounds (then ``work.gave_up`` says
-    why; without a ``work`` given, a fresh allowance of ``MAX_STEPS`` applies all the same)."""
+    why; without a ``work`` given, a fresh allowance of ``MAX_STEPS`` applies all the same). ``near_identical``
+    is the similarity from which two texts with the same values and polarity are duplicates (a parameter for
+    calibration, bench/calibrate_duplicates.py)."""
     work = Work() if work is None else work
     try:
         if len(existing) > MAX_ANALYSED_CHARS or len(new) > MAX_ANALYSED_CHARS:
             return _judge_heads(existing, new, similarity, floor, work)
-        return _judge(existing, new, similarity, floor, work)
+        return _judge(existing, new, similarity, floor, work, near_identical)
     except OutOfWork:
         return None
 
@@ -49,7 +57,9 @@ def _judge_heads(existing: str, new: str, similarity: float, floor: float, work:
     return _negation(old, fresh, work)
 
 
-def _judge(existing: str, new: str, similarity: float, floor: float, work: Work) -> Verdict | None:
+def _judge(
+    existing: str, new: str, similarity: float, floor: float, work: Work, near_identical: float
+) -> Verdict | None:
     old, fresh = analyse(existing), analyse(new)
     work.charge(len(old.tokens) + len(fresh.tokens))
     if not old.normalised or not fresh.normalised:
@@ -66,7 +76,7 @@ def _judge(existing: str, new: str, similarity: float, floor: float, work: Work)
         _negation(old, fresh, work)
         or _numbers_differ(old, fresh, work)
         or _same_words(old, fresh)
-        or _near_identical(old, fresh, similarity, work)
+        or _near_identical(old, fresh, similarity, near_identical, work)
         or _containment(old, fresh, work)
     )
 
@@ -80,8 +90,10 @@ def _countable(old: Text, new: Text, work: Work) -> bool:
 
 
 def _negation(old: Text, new: Text, work: Work) -> Verdict | None:
-    """One text negates, in one clause, a claim that the other affirms in one of its clauses."""
-    if different_names(old, new):
+    """One text negates, in one clause, a claim that the other affirms in one of its clauses, and the two are
+    about the same thing (most of the shorter one's words are in the other): two chat turns that share a word
+    or two ("not sure" / "make sure") contradict nothing."""
+    if different_names(old, new) or overlap(old.words, new.words) < SAME_SUBJECT:
         return None
     for negating, affirming, who in ((new, old, "new"), (old, new, "existing")):
         affirmed = [clause for clause in affirming.clauses if clause.negation is None]
@@ -92,7 +104,7 @@ def _negation(old: Text, new: Text, work: Work) -> Verdict | None:
                 where[word].append(index)
         for clause in negating.clauses:
             claim = clause.content
-            if clause.negation is None or not claim:
+            if clause.negation is None or not claim or (len(claim) == 1 and not _opens(clause)):
                 continue
             work.charge(1 + sum(len(where.get(word, ())) for word in claim))
             hits = Counter(index for word in claim for index in where.get(word, ()))
@@ -107,6 +119,12 @@ def _negation(old: Text, new: Text, work: Work) -> Verdict | None:
                     f'"{preview(affirmed[best].text, 80)}".',
                 )
     return None
+
+
+def _opens(clause: Clause) -> bool:
+    """The negation is the clause's first word: a correction ("…on Tuesdays, not Fridays"). A one-word claim
+    counts only then; "I'm not sure" or "I can't have gluten" deny nothing another text states."""
+    return clause.tokens[0].text == clause.negation
 
 
 def _numbers_differ(old: Text, new: Text, work: Work) -> Verdict | None:
@@ -173,8 +191,8 @@ def _same_words(old: Text, new: Text) -> Verdict | None:
     return None
 
 
-def _near_identical(old: Text, new: Text, similarity: float, work: Work) -> Verdict | None:
-    if similarity < NEAR_IDENTICAL or old.negated != new.negated or not _countable(old, new, work):
+def _near_identical(old: Text, new: Text, similarity: float, threshold: float, work: Work) -> Verdict | None:
+    if similarity < threshold or old.negated != new.negated or not _countable(old, new, work):
         return None
     if _same_quantities(old, new, work):
         return Verdict(

@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 LABELS = ("duplicate", "refinement", "contradiction")
-ACTIONS = ("supersede", "propose", "flag", "dispute_new", "dispute_existing", "none")
+ACTIONS = ("record", "suggest", "propose", "flag", "dispute_new", "dispute_existing", "none")
 
 
 @dataclass(frozen=True)
@@ -23,28 +23,35 @@ class Outcome:
     reason: str
 
 
-def outcome(verdict: Verdict, existing_authority: int, new_authority: int) -> Outcome:
-    """What the conflicts consumer does with a verdict. Authority decides; nothing is ever replaced silently.
+def outcome(verdict: Verdict, existing_authority: int, new_authority: int, *, same_session: bool = False) -> Outcome:
+    """What the conflicts consumer does with a verdict. Authority decides; nothing is ever replaced without a
+    reviewer: the rules' precision at replacing was never measured at 0.99, so a refinement is only suggested.
 
-    - duplicate → ``none``: reported and counted; neither memory changes, whatever the authorities.
-    - refinement, new authority ≥ existing → ``supersede``: a memory may supersede another of lower or equal
-      authority.
+    - duplicate → ``record``: a ``duplicate`` conflict is opened; neither memory changes, whatever the
+      authorities, and recall shows the stronger of the two in one slot.
+    - refinement, new authority ≥ existing → ``suggest``: a ``refinement`` conflict is opened for a reviewer,
+      whose ``accept_new`` supersedes the existing memory; neither memory changes until then.
     - refinement, new authority < existing → ``propose``: the new memory stays (or becomes) a proposal flagged
       as overlapping the existing one; the stronger memory is untouched until a reviewer decides.
     - contradiction → a conflict is opened and the weaker side is marked disputed: ``dispute_new`` when the new
       authority is lower, ``dispute_existing`` when it is higher. At equal authority it is ``dispute_new``: the
       incumbent keeps its place until a reviewer decides, so a newcomer cannot unseat a peer just by arriving.
+    - two turns of one conversation (``same_session``: the same ``source_session``) → ``none`` for anything
+      but a duplicate: what someone said earlier in a conversation is not contradicted or refined by what was
+      said later in it, only continued.
     - any other label → ``flag``: a verdict this table does not know authorizes no change; it is only shown to
       a reviewer.
     """
     existing_authority, new_authority = int(existing_authority), int(new_authority)
     versus = f"(authority {new_authority} new vs {existing_authority} existing)"
     if verdict.label == "duplicate":
-        return Outcome("none", False, f"duplicate {versus}: reported and counted, nothing changes")
+        return Outcome("record", True, f"duplicate {versus}: recorded, nothing changes, recall shows the stronger")
+    if same_session and verdict.label in LABELS:
+        return Outcome("none", False, f"{verdict.label} between turns of one session: not acted on")
     if verdict.label == "refinement":
         if new_authority >= existing_authority:
-            return Outcome("supersede", False, f"refinement {versus}: the new memory supersedes the existing one")
-        return Outcome("propose", False, f"refinement {versus}: the new memory is a proposal flagged as overlapping")
+            return Outcome("suggest", True, f"refinement {versus}: a reviewer may let the new memory supersede")
+        return Outcome("propose", True, f"refinement {versus}: the new memory is a proposal flagged as overlapping")
     if verdict.label == "contradiction":
         if new_authority > existing_authority:
             return Outcome("dispute_existing", True, f"contradiction {versus}: the existing memory is disputed")

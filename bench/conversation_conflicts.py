@@ -1,0 +1,130 @@
+"""False alarms on conversation: load LoCoMo chats one memory per turn and count what the conflicts consumer
+would do between ordinary turns — contradiction conflicts per 1,000 turns, automatic supersessions,
+refinement suggestions and recorded duplicates.
+
+    python bench/conversation_conflicts.py --data PATH/locomo10.json [--only conv-26 conv-30 …] [--show 10]
+
+Each turn becomes a memory as a new user would store it with ``remember``: kind ``fact``, one author (so one
+authority), one workspace per conversation, ``source_session`` ``<sample>:S<n>`` per session, in the order the
+turns were said, content ``<speaker>: <text>`` (as bench/locomo.py stores them). The consumer's choices are
+replayed in this process rather than through a running stack: the same embedding model (passage vectors, via
+bench/passage_vectors.py), the consumer's neighbour rule (the 5 nearest live memories of the conversation at
+least ``floor - 0.05`` similar), ``conflict_rules.judge`` and ``conflict_rules.outcome`` of the code on the
+path. A superseded turn leaves the candidates, as it would. Run it against another checkout's rules with
+``PYTHONPATH=<checkout> python bench/conversation_conflicts.py …`` (how the "before" figures were taken).
+
+Data: LoCoMo (CC BY-NC 4.0), read from where ``--data`` points at run time, never copied into the repository.
+"""
+
+from __future__ import annotations
+
+import argparse
+import inspect
+import json
+import sys
+import time
+from collections import Counter
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+from passage_vectors import passages
+
+from engram.domain import conflict_rules
+
+NEIGHBOURS = 5  # services/conflicts/service.py
+CANDIDATE_MARGIN = 0.05
+AUTHORITY = 50  # one author: every turn has the same authority
+
+
+@dataclass
+class Turn:
+    dia_id: str
+    session: str
+    content: str
+    superseded: bool = False
+
+
+def load(path: Path, only: list[str]) -> dict[str, list[Turn]]:
+    out: dict[str, list[Turn]] = {}
+    for sample in json.loads(path.read_text()):
+        if only and sample["sample_id"] not in only:
+            continue
+        conv, turns, n = sample["conversation"], [], 1
+        while f"session_{n}" in conv:
+            for turn in conv[f"session_{n}"]:
+                text = turn["text"] + (f" [image: {turn['blip_caption']}]" if turn.get("blip_caption") else "")
+                turns.append(Turn(turn["dia_id"], f"{sample['sample_id']}:S{n}", f"{turn['speaker']}: {text}"))
+            n += 1
+        out[sample["sample_id"]] = turns
+    return out
+
+
+def replay(turns: list[Turn], vectors: np.ndarray, floor: float, counts: Counter[str], shown: list[str]) -> None:
+    knows_sessions = "same_session" in inspect.signature(conflict_rules.outcome).parameters
+    for i, new in enumerate(turns):
+        if i == 0:
+            continue
+        sims = vectors[:i] @ vectors[i]
+        live = [j for j in np.argsort(-sims) if not turns[j].superseded][:NEIGHBOURS]
+        for j in live:
+            similarity = float(sims[j])
+            if similarity < floor - CANDIDATE_MARGIN:
+                break
+            old = turns[j]
+            verdict = conflict_rules.judge(old.content, new.content, similarity, floor=floor)
+            if verdict is None:
+                continue
+            session = old.session == new.session
+            extra = {"same_session": session} if knows_sessions else {}
+            plan = conflict_rules.outcome(verdict, AUTHORITY, AUTHORITY, **extra)
+            where = "same session" if session else "across sessions"
+            counts[f"{verdict.label} → {plan.action} ({where})"] += 1
+            if plan.action == "supersede":
+                old.superseded = True
+                counts["supersessions"] += 1
+            if verdict.label == "contradiction" and plan.action.startswith("dispute"):
+                counts["contradiction conflicts"] += 1
+                shown.append(f"[{verdict.rule}, {similarity:.2f}] {old.content!r} / {new.content!r}")
+            if verdict.label == "duplicate" and plan.action == "record":
+                counts["duplicates recorded"] += 1
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--data", type=Path, required=True, help="locomo10.json")
+    parser.add_argument("--only", nargs="*", default=[], help="sample ids (default: all ten conversations)")
+    parser.add_argument("--floor", type=float, default=0.85, help="ENGRAM_CONFLICT_SIMILARITY_FLOOR")
+    parser.add_argument("--show", type=int, default=10, help="contradiction pairs to print")
+    args = parser.parse_args()
+    if not args.data.exists():
+        sys.exit(f"LoCoMo data not found at {args.data}")
+    conversations = load(args.data, args.only)
+    everything = [t for turns in conversations.values() for t in turns]
+    started = time.monotonic()
+    matrix = passages([t.content for t in everything])
+    embedded = time.monotonic() - started
+    counts: Counter[str] = Counter()
+    shown: list[str] = []
+    at = 0
+    for turns in conversations.values():
+        replay(turns, matrix[at : at + len(turns)], args.floor, counts, shown)
+        at += len(turns)
+    total = len(everything)
+    report = {
+        "conversations": list(conversations),
+        "turns": total,
+        "contradiction_conflicts": counts["contradiction conflicts"],
+        "contradictions_per_1000_turns": round(1000 * counts["contradiction conflicts"] / total, 2),
+        "automatic_supersessions": counts["supersessions"],
+        "duplicates_recorded": counts["duplicates recorded"],
+        "outcomes": {k: v for k, v in sorted(counts.items()) if "→" in k},
+        "embedding_seconds": round(embedded, 1),
+    }
+    print(json.dumps(report, indent=2))
+    for line in shown[: args.show]:
+        print(line)
+
+
+if __name__ == "__main__":
+    main()
