@@ -16,15 +16,29 @@ author may archive its own item.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from datetime import datetime
 from enum import Enum
 
 from engram.domain.keys import allows
-from engram.domain.models import CallerContext
+from engram.domain.models import CallerContext, MemoryItem
 from engram.domain.values import LIVE_REVIEW_STATUSES, PrincipalType, ReviewAction
 from engram.errors import Conflict, PermissionDenied, ValidationFailed
 
 ACTIONS = tuple(ReviewAction)
 LIVE_STATES = LIVE_REVIEW_STATUSES  # review states of a memory still in play
+
+
+def not_live(item: MemoryItem, now: datetime) -> str | None:
+    """Why ``item`` may not be changed as a live memory (superseded, patched): ``invalidated``, ``expired`` or
+    its review status; None when it is live."""
+    expired = item.expires_at is not None and item.expires_at <= now
+    if item.invalidated_at is not None:
+        return "invalidated"
+    if expired:
+        return "expired"
+    if item.superseded_by is not None or item.review_status not in LIVE_STATES:
+        return str(item.review_status)
+    return None
 
 
 class Who(Enum):

@@ -91,14 +91,8 @@ async def live_target(conn: asyncpg.Connection, ctx: CallerContext, item_id: str
     item = await items.get(conn, item_id, ctx.principal_id, for_update=True)
     if item is None:
         raise NotFound(f"no item {item_id}", field="supersedes")
-    expired = item.expires_at is not None and item.expires_at <= datetime.now(UTC)
-    if (
-        item.invalidated_at is not None
-        or item.superseded_by is not None
-        or item.review_status not in lifecycle.LIVE_STATES
-        or expired
-    ):
-        state = "invalidated" if item.invalidated_at is not None else "expired" if expired else item.review_status
+    state = lifecycle.not_live(item, datetime.now(UTC))
+    if state is not None:
         raise Conflict(
             f"item {item_id} is {state}; only live items can be superseded", field="supersedes", code="not_live"
         )

@@ -131,12 +131,6 @@ def _validated(wanted: dict[str, Any]) -> dict[str, Any]:
 
 
 def _live(item: MemoryItem) -> None:
-    expired = item.expires_at is not None and item.expires_at <= datetime.now(UTC)
-    if (
-        item.invalidated_at is not None
-        or item.superseded_by is not None
-        or item.review_status not in lifecycle.LIVE_STATES
-        or expired
-    ):
-        state = "invalidated" if item.invalidated_at is not None else "expired" if expired else item.review_status
+    state = lifecycle.not_live(item, datetime.now(UTC))
+    if state is not None:
         raise Conflict(f"item {item.id} is {state}; only live items can be patched", code="not_live")

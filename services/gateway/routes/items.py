@@ -145,12 +145,18 @@ async def _remember(body: RememberBody, ctx: CallerContext, ds: Downstream, resp
     return remember_answer(reply)
 
 
+def metadata_message(metadata: dict[str, Any], source_uri: str | None, settings: Settings) -> struct_pb2.Struct:
+    """A memory's ``metadata`` as the protobuf Struct the write carries, once it and ``source_uri`` keep their
+    caps (checked here too, before the copy; ingest checks again)."""
+    validation.validate_source_uri(source_uri or "", settings.max_source_uri_length)
+    validation.validate_metadata(metadata, settings.max_metadata_bytes, settings.max_metadata_depth)
+    message = struct_pb2.Struct()
+    message.update(metadata)
+    return message
+
+
 def _remember_request(body: RememberBody, settings: Settings) -> ingest_pb2.RememberRequest:
-    # checked here too (ingest checks again), before the metadata is copied into a protobuf Struct
-    validation.validate_source_uri(body.source_uri or "", settings.max_source_uri_length)
-    validation.validate_metadata(body.metadata, settings.max_metadata_bytes, settings.max_metadata_depth)
-    metadata = struct_pb2.Struct()
-    metadata.update(body.metadata)
+    metadata = metadata_message(body.metadata, body.source_uri, settings)
     request = ingest_pb2.RememberRequest(
         content=body.content,
         kind=body.kind or "",

@@ -5,9 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from fastapi import APIRouter, Response
-from google.protobuf import struct_pb2
 
-from engram.domain import validation
 from engram.domain.values import RememberStatus
 from engram.rpc.convert import timestamp
 from engram.v1 import ingest_pb2
@@ -17,6 +15,7 @@ from services.gateway.clients import Services
 from services.gateway.idempotency import KeyHeader, idempotency, mark
 from services.gateway.limits import RememberCaller
 from services.gateway.mapping import observe_answer
+from services.gateway.routes.items import metadata_message
 from services.gateway.schemas import ObserveBody
 
 router = APIRouter()
@@ -34,11 +33,7 @@ async def observe(
     search; keyword search finds it as soon as this answers, semantic recall once the embedder has run. It
     expires after ENGRAM_OBSERVE_TTL_HOURS (72) unless ``expires_at`` says otherwise. Counts against the
     remember rate limit."""
-    # checked here too (ingest checks again), before the metadata is copied into a protobuf Struct
-    validation.validate_source_uri(body.source_uri or "", ds.settings.max_source_uri_length)
-    validation.validate_metadata(body.metadata, ds.settings.max_metadata_bytes, ds.settings.max_metadata_depth)
-    metadata = struct_pb2.Struct()
-    metadata.update(body.metadata)
+    metadata = metadata_message(body.metadata, body.source_uri, ds.settings)
     request = ingest_pb2.ObserveRequest(
         content=body.content,
         source_session=body.source_session or "",
