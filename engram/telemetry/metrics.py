@@ -63,6 +63,16 @@ EMBED_LATENCY = Histogram(
     buckets=(0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5),
 )
 EMBED_BATCH = Histogram("engram_embedding_batch_size", "Texts per embedding batch", buckets=(1, 2, 4, 8, 16, 32, 64))
+QUERY_EMBEDDING_CACHE = Counter(
+    "engram_query_embedding_cache_total",
+    "Query vectors looked up in the recall process's cache, by outcome (hit, miss, evicted)",
+    ["outcome"],
+)
+QUERY_EMBEDDING_BATCH = Histogram(
+    "engram_query_embedding_batch_size",
+    "Queries per model call in the recall process (more than 1 when concurrent recalls were batched)",
+    buckets=(1, 2, 4, 8, 16, 32),
+)
 SEARCHABLE_LAG = Histogram(
     "engram_ingest_to_searchable_seconds",
     "From remember commit to embedding stored",

@@ -1,4 +1,5 @@
-"""The recall process: a gRPC server for reads, embedding queries in-process with the shared provider."""
+"""The recall process: a gRPC server for reads, embedding queries in-process with the shared provider (behind
+the query cache and micro-batcher of engram.embeddings.queries)."""
 
 from __future__ import annotations
 
@@ -7,7 +8,7 @@ import logging
 
 from engram.config import Settings
 from engram.db.pool import service_pool
-from engram.embeddings.provider import create_provider
+from engram.embeddings.queries import create_query_embedder
 from engram.rpc.server import start_server, stop_server
 from engram.telemetry.probes import Probes, ProbeServer
 from engram.v1 import recall_pb2_grpc
@@ -25,7 +26,7 @@ async def serve(settings: Settings, stop: asyncio.Event) -> None:
 
 
 async def _serve(settings: Settings, stop: asyncio.Event, probes: Probes) -> None:
-    embedder = create_provider(settings)
+    embedder = create_query_embedder(settings)
     pool = await service_pool(settings)
     try:
         telemetry = RecallTelemetry(pool)
