@@ -377,9 +377,7 @@ async def run(args: argparse.Namespace, url: str, key: str, database_url: str | 
             return {
                 "bulk_loaded": args.bulk,
                 "remember": writes,
-                "profile_4_writers": await profile(
-                    client, metrics, lambda: remember_cpu(client, probe_texts, 4, root)
-                ),
+                "profile_4_writers": await profile(client, metrics, lambda: remember_cpu(client, probe_texts, 4, root)),
             }
         probe = (await client.post("/v1/remember", json={"content": f"drain probe {uuid.uuid4()}"})).json()["id"]
         drain_s = await wait_all_embedded(client, probe)
