@@ -329,6 +329,40 @@ def start_stack(home: Path) -> tuple[subprocess.Popen[str], str, str]:
     raise RuntimeError("engram up exited before it was ready")
 
 
+def process_cpu(root_pid: int) -> dict[str, float]:
+    """CPU seconds (user + system) used so far by each part of the stack under ``root_pid`` and by this
+    process (the load generator), from /proc: the services by their module name, PostgreSQL's backends
+    together."""
+    import psutil
+
+    totals: dict[str, float] = {}
+    parts = [psutil.Process(root_pid), *psutil.Process(root_pid).children(recursive=True), psutil.Process()]
+    for part in parts:
+        try:
+            cmdline = " ".join(part.cmdline())
+            times = part.cpu_times()
+        except psutil.Error:
+            continue
+        name = next((w.split(".")[1] for w in cmdline.split() if w.startswith("services.")), None)
+        if part.pid == os.getpid():
+            name = "load generator"
+        elif name is None:
+            name = "postgres" if "postgres" in cmdline else "nats" if "nats" in cmdline else "engram up"
+        totals[name] = totals.get(name, 0.0) + times.user + times.system
+    return totals
+
+
+async def remember_cpu(
+    client: httpx.AsyncClient, texts: list[str], writers: int, root_pid: int | None
+) -> dict[str, object]:
+    """``remember_load`` with the CPU milliseconds each process spent per acknowledged memory meanwhile."""
+    before = process_cpu(root_pid) if root_pid else {}
+    load = await remember_load(client, texts, writers)
+    after = process_cpu(root_pid) if root_pid else {}
+    per_request = {k: round((v - before.get(k, 0.0)) / len(texts) * 1000, 2) for k, v in after.items()}
+    return {**load, "cpu_ms_per_request": per_request}
+
+
 async def run(args: argparse.Namespace, url: str, key: str, database_url: str | None = None) -> dict[str, object]:
     bulk_s = await bulk_load(database_url, args.bulk) if args.bulk and database_url else None
     limits = httpx.Limits(max_connections=64, max_keepalive_connections=64)
@@ -337,6 +371,17 @@ async def run(args: argparse.Namespace, url: str, key: str, database_url: str | 
         texts = synthetic(args.memories)
         split = len(texts) // 2
         writes = [await remember_load(client, texts[:split], 1), await remember_load(client, texts[split:], 4)]
+        if args.remember_only:
+            stack_file = getattr(args, "stack_file", None)
+            stack = json.loads(stack_file.read_text()) if stack_file and stack_file.exists() else {}
+            metrics = list(stack.get("metrics", {}).values()) or [f"{url}/metrics"]
+            probe_texts = [f"Profile probe {n}: " + t for n, t in enumerate(synthetic(args.requests, seed=21))]
+            root = getattr(args, "root_pid", None)
+            return {
+                "bulk_loaded": args.bulk,
+                "remember": writes,
+                "profile_4_writers": await profile(client, metrics, lambda: remember_cpu(client, probe_texts, 4, root)),
+            }
         probe = (await client.post("/v1/remember", json={"content": f"drain probe {uuid.uuid4()}"})).json()["id"]
         drain_s = await wait_all_embedded(client, probe)
         stack_file = getattr(args, "stack_file", None)
@@ -380,6 +425,12 @@ def main() -> None:
     parser.add_argument("--requests", type=int, default=200, help="recall requests per (mode, concurrency)")
     parser.add_argument("--lag-samples", type=int, default=20)
     parser.add_argument(
+        "--remember-only",
+        action="store_true",
+        help="only the remember rows, then --requests more writes at 4 writers with the per-stage profile and the "
+        "CPU each process spent per write (no pipeline drain, lag or recall)",
+    )
+    parser.add_argument(
         "--bulk", type=int, default=0, help="memories loaded straight into the database first (a large store, fast)"
     )
     args = parser.parse_args()
@@ -395,6 +446,7 @@ def main() -> None:
         stack_file = home / "stack.json"
         database_url = json.loads(stack_file.read_text())["database_url"] if stack_file.exists() else None
         args.stack_file = stack_file
+        args.root_pid = process.pid if process is not None else None
         results = asyncio.run(run(args, url, key, database_url))
     finally:
         if process is not None:
@@ -413,7 +465,8 @@ def main() -> None:
         },
         **results,
     }
-    out = ROOT / "bench" / "results" / f"latency-{datetime.now(UTC):%Y-%m-%d}-{args.memories + args.bulk}.json"
+    name = "latency-remember" if args.remember_only else "latency"
+    out = ROOT / "bench" / "results" / f"{name}-{datetime.now(UTC):%Y-%m-%d}-{args.memories + args.bulk}.json"
     out.write_text(json.dumps(report, indent=2) + "\n")
     print(json.dumps(report, indent=2))
     print(f"written to {out.relative_to(ROOT)}")

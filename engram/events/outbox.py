@@ -17,9 +17,9 @@ class Outbox:
 
     async def add(self, conn: asyncpg.Connection, event: Event) -> None:
         await rows.add(
-            conn,
-            tenant_id=event.tenant_id,
-            event_id=event.id,
-            subject=subject_for(self.subject_prefix, event.tenant_id, event.entity_action),
-            envelope=event.to_json(),
+            conn, tenant_id=event.tenant_id, event_id=event.id, subject=self.subject(event), envelope=event.to_json()
         )
+
+    def subject(self, event: Event) -> str:
+        """The NATS subject ``event`` is published under."""
+        return subject_for(self.subject_prefix, event.tenant_id, event.entity_action)

@@ -7,7 +7,8 @@ from datetime import UTC, datetime
 
 import asyncpg
 
-from engram.db import identity, items, kinds, principals
+from engram.db import identity, items, kinds, write_context
+from engram.db.write_context import WriteContext
 from engram.domain import lifecycle, secrets
 from engram.domain.authority import Authority, derive_authority
 from engram.domain.models import CallerContext, MemoryItem, MemoryKind
@@ -15,19 +16,31 @@ from engram.domain.values import WRITING_ROLES, SecretPolicy
 from engram.errors import Conflict, NotFound, PermissionDenied, ValidationFailed
 
 
-async def resolve_kind(conn: asyncpg.Connection, name: str) -> MemoryKind:
-    """The named kind, which must be enabled for the tenant."""
-    kind = await kinds.get_kind(conn, name)
-    if kind is None or not kind.enabled:
+async def load_context(
+    conn: asyncpg.Connection, ctx: CallerContext, kind: str, workspace_id: str | None
+) -> tuple[MemoryKind, WriteContext]:
+    """What the write reads before it stores (one query: ``engram.db.write_context``), with its kind checked:
+    the named kind, which must be enabled for the tenant. The workspace is checked by ``writable_workspace``."""
+    context = await write_context.load(conn, kind, workspace_id, ctx.principal_id)
+    if context.kind is None or not context.kind.enabled:
         known = ", ".join(await kinds.enabled_kind_names(conn))
-        raise ValidationFailed(f"unknown or disabled kind {name!r}; known kinds: {known}", field="kind")
-    return kind
+        raise ValidationFailed(f"unknown or disabled kind {kind!r}; known kinds: {known}", field="kind")
+    return context.kind, context
+
+
+def writable_workspace(context: WriteContext) -> str:
+    """The workspace of the context (the requested one, else the tenant's default), where the caller may write."""
+    return _writable(context.workspace_id, context.role)
 
 
 async def resolve_workspace(conn: asyncpg.Connection, ctx: CallerContext, requested: str | None) -> str:
     """The workspace to write into (the requested one, else the tenant's default), where the caller may write."""
     workspace_id = requested or await items.default_workspace(conn)
     role = await items.workspace_role(conn, workspace_id, ctx.principal_id) if workspace_id else None
+    return _writable(workspace_id, role)
+
+
+def _writable(workspace_id: str | None, role: str | None) -> str:
     if workspace_id is None or role is None:  # missing and not-a-member look the same
         raise NotFound("no such workspace", field="workspace_id")
     if role not in WRITING_ROLES:
@@ -37,9 +50,9 @@ async def resolve_workspace(conn: asyncpg.Connection, ctx: CallerContext, reques
     return workspace_id
 
 
-async def resolve_authority(conn: asyncpg.Connection, ctx: CallerContext, source_type: str) -> Authority:
+def context_authority(ctx: CallerContext, context: WriteContext, source_type: str) -> Authority:
     """The authority the write carries: its source, the principal's type, and whether the principal is trusted."""
-    return derive_authority(source_type, ctx.principal_type, trusted=await principals.trusted(conn, ctx.principal_id))
+    return derive_authority(source_type, ctx.principal_type, trusted=context.trusted)
 
 
 async def check_may_supersede(

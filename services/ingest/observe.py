@@ -18,7 +18,6 @@ from typing import Any
 import asyncpg
 
 from engram.config import Settings
-from engram.db import clock
 from engram.db.items import NewItem
 from engram.db.pool import tenant_tx
 from engram.domain import ttl, validation
@@ -73,10 +72,10 @@ class ObserveService:
             if replayed is not None:
                 return replayed
             content, redacted = await checks.guard_secrets(conn, cmd.content)
-            kind = await checks.resolve_kind(conn, KIND)
-            workspace_id = await checks.resolve_workspace(conn, ctx, cmd.workspace_id or None)
-            authority = await checks.resolve_authority(conn, ctx, source_type)
-            now = await clock.now(conn)
+            kind, context = await checks.load_context(conn, ctx, KIND, cmd.workspace_id or None)
+            workspace_id = checks.writable_workspace(context)
+            authority = checks.context_authority(ctx, context, source_type)
+            now = context.now
             new = NewItem(
                 id=uuid.uuid4(),
                 tenant_id=ctx.tenant_id,

@@ -10,14 +10,14 @@ from typing import Any
 import asyncpg
 
 from engram.config import Settings
-from engram.db import audit, clock, identity, items, kinds, stages
+from engram.db import creation, identity, items, kinds
 from engram.db.pool import tenant_tx
 from engram.domain import keys, ttl, validation
 from engram.domain.authority import Authority, default_source_type, may_pin, source_trust
 from engram.domain.classification import Classification
 from engram.domain.content import content_hash, index_context
 from engram.domain.models import CallerContext, MemoryItem, MemoryKind
-from engram.domain.values import EventType, PipelineStage, ReviewStatus, StageStatus
+from engram.domain.values import EventType, PipelineStage, ReviewStatus
 from engram.errors import Conflict, EngramError, NotFound, PermissionDenied, ValidationFailed
 from engram.events.backlog import Backlog
 from engram.events.envelope import Event
@@ -167,12 +167,13 @@ class IngestService:
         """One memory, inside the caller's transaction."""
         content, redacted = await checks.guard_secrets(conn, cmd.content)
         digest = content_hash(content)
-        kind = await checks.resolve_kind(conn, cmd.kind or DEFAULT_KIND)
+        kind, context = await checks.load_context(conn, ctx, cmd.kind or DEFAULT_KIND, cmd.workspace_id or None)
         targets = [await checks.live_target(conn, ctx, target_id) for target_id in cmd.supersedes]
-        workspace_id = await checks.resolve_workspace(
-            conn, ctx, cmd.workspace_id or (str(targets[0].workspace_id) if targets else None)
-        )
-        authority = await checks.resolve_authority(conn, ctx, checked.source_type)
+        if targets and not cmd.workspace_id:  # the replacement goes where the first item it replaces is
+            workspace_id = await checks.resolve_workspace(conn, ctx, str(targets[0].workspace_id))
+        else:
+            workspace_id = checks.writable_workspace(context)
+        authority = checks.context_authority(ctx, context, checked.source_type)
         slot = _Slot(targets)
         if kind.singleton and cmd.subject and not targets:
             holder = await items.live_singleton(conn, workspace_id, cmd.subject, kind.name, ctx.principal_id)
@@ -180,9 +181,8 @@ class IngestService:
                 return _deduplicated(holder)
             slot = _singleton_slot(holder, authority, kind)
         await checks.check_may_supersede(conn, ctx, cmd.supersedes, kind, slot.targets, authority)
-        now = await clock.now(conn)
-        new = await self._new_item(
-            conn,
+        now = context.now
+        new = self._new_item(
             ctx,
             cmd,
             checked,
@@ -192,6 +192,7 @@ class IngestService:
             workspace_id=workspace_id,
             authority=authority,
             now=now,
+            ttl_overrides=context.ttl_days,
             proposed=kind.requires_review or slot.rival is not None,
         )
         stored = await self._insert(conn, ctx, new, now, superseding=bool(slot.targets))
@@ -245,9 +246,8 @@ class IngestService:
             validation.require_uuid(target_id, "supersedes")
         return _Checked(tags, visibility, source_type)
 
-    async def _new_item(
+    def _new_item(
         self,
-        conn: asyncpg.Connection,
         ctx: CallerContext,
         cmd: RememberCommand,
         checked: _Checked,
@@ -258,6 +258,7 @@ class IngestService:
         workspace_id: str,
         authority: Authority,
         now: datetime,
+        ttl_overrides: Any,
         proposed: bool,
     ) -> items.NewItem:
         """The row to insert: the command's fields with the kind's defaults and the time to live applied."""
@@ -269,7 +270,7 @@ class IngestService:
             tags=checked.tags,
             requested=cmd.expires_at,
             now=now,
-            overrides=await identity.config_value(conn, "ttl_days"),
+            overrides=ttl_overrides,
         )
         return items.NewItem(
             id=uuid.uuid4(),
@@ -339,14 +340,15 @@ class IngestService:
     async def _record_creation(
         self, conn: asyncpg.Connection, ctx: CallerContext, stored: MemoryItem, redacted: list[str]
     ) -> None:
-        """The ``created`` audit row, the pending pipeline stages and ``memory.created`` on the outbox."""
-        await audit.record(
+        """The ``created`` audit row, the pending pipeline stages and ``memory.created`` on the outbox, in one
+        statement."""
+        event = created_event(stored, ctx.traceparent)
+        await creation.record(
             conn,
             tenant_id=ctx.tenant_id,
             item_id=stored.id,
             actor_id=ctx.principal_id,
-            action="created",
-            new_value={
+            audit_value={
                 "review_status": stored.review_status,
                 "kind": stored.kind,
                 **({"redacted_secrets": redacted} if redacted else {}),
@@ -354,13 +356,15 @@ class IngestService:
                 "visibility": stored.visibility,
             },
             request_id=ctx.request_id,
+            stages=[
+                stage
+                for stage in PipelineStage
+                if stage is not PipelineStage.PROMOTION or stored.review_status == ReviewStatus.PROPOSED
+            ],
+            event_id=event.id,
+            subject=self._outbox.subject(event),
+            envelope=event.to_json(),
         )
-        for stage in PipelineStage:
-            if stage is not PipelineStage.PROMOTION or stored.review_status == ReviewStatus.PROPOSED:
-                await stages.record(
-                    conn, tenant_id=ctx.tenant_id, item_id=stored.id, stage=stage, status=StageStatus.PENDING
-                )
-        await self._outbox.add(conn, created_event(stored, ctx.traceparent))
 
     async def _apply_slot(self, conn: asyncpg.Connection, ctx: CallerContext, stored: MemoryItem, slot: _Slot) -> None:
         """The new memory replaces its targets, or, below a singleton holder's authority, opens a conflict with it."""
