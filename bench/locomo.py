@@ -12,11 +12,15 @@ conversation's workspace.
 
 Scored per question against the evidence turns: turn-level R@5, R@10, MRR, nDCG@10, session-level R@10, and
 the tokens returned (whitespace words). Baselines over the same turns, computed here:
-- ``bm25``: rank-bm25 (Okapi) over "date speaker: text";
+- ``bm25``: rank-bm25 (Okapi) over "date speaker: text", lower-cased words as they are;
+- ``bm25_stemmed``: the same over Snowball English stems with English stop words removed, the session date
+  in words in each document ("1:56 pm on 8 May, 2023" with its weekday, "Monday"); the query likewise;
 - ``dense``: cosine similarity of the vectors Engram stored for the turns and the e5 query vector;
-- ``fusion``: w·minmax(bm25) + (1−w)·minmax(dense), w chosen on dev (0.0, 0.1, … 1.0) by MRR.
+- ``fusion``: w·minmax(bm25) + (1−w)·minmax(dense), w chosen on dev (0.0, 0.1, … 1.0) by MRR;
+- ``rrf``: reciprocal-rank fusion of ``bm25_stemmed`` and ``dense``, Σ 1/(60 + rank), nothing tuned.
 Dev is conv-26, conv-30, conv-41 (tuning only there); holdout is the other seven (report only). The
-difference to each baseline gets a paired bootstrap 95% CI (2,000 resamples of the questions).
+difference to each baseline gets a paired bootstrap 95% CI (2,000 resamples of the questions), and the
+table names the best baseline by MRR (the one Engram's lead is measured against).
 Writes bench/results/locomo-<date>.json and prints a markdown table.
 """
 
@@ -44,13 +48,33 @@ import httpx
 import numpy as np
 from latency import ROOT, start_stack
 from rank_bm25 import BM25Okapi
+from snowballstemmer import stemmer
 
 DATA = ROOT.parent / "shared" / "bench" / "locomo" / "locomo10_evidence_corrected.json"
 DEV = ("conv-26", "conv-30", "conv-41")
 CATEGORIES = (1, 2, 3, 4)
+CATEGORY_NAMES = {1: "multi-hop", 2: "temporal", 3: "open-domain", 4: "single-hop"}
 ADMIN_ID = "00000000-0000-4000-8000-000000000004"  # the development admin principal the dev key belongs to
 K = 10
 TOKEN = re.compile(r"\w+")
+RRF_K = 60
+BASELINES = ("bm25", "bm25_stemmed", "dense", "fusion", "rrf")
+# English function words, dropped by the stemmed BM25 baseline (written for this harness).
+STOP_WORDS = frozenset(
+    """a about above after again against all am an and any are as at be because been before being below between
+    both but by can could did do does doing down during each few for from further had has have having he her here
+    hers herself him himself his how i if in into is it its itself just me more most my myself no nor not now of
+    off on once only or other our ours ourselves out over own same she should so some such than that the their
+    theirs them themselves then there these they this those through to too under until up very was we were what
+    when where which while who whom why will with would you your yours yourself yourselves s t don didn doesn
+    isn wasn weren won wouldn couldn shouldn ve ll re d m""".split()
+)
+_STEM = stemmer("english")
+
+
+def stemmed(text: str) -> list[str]:
+    """Lower-cased words without stop words, each reduced to its Snowball English stem."""
+    return _STEM.stemWords([w for w in TOKEN.findall(text.lower()) if w not in STOP_WORDS])
 
 
 @dataclass
@@ -71,6 +95,12 @@ class Turn:
     def indexed(self) -> str:
         """What the baselines index: the date, the speaker and the text."""
         return f"{self.date_text} {self.speaker}: {self.text}"
+
+    @property
+    def indexed_with_weekday(self) -> str:
+        """What the stemmed baseline indexes: the date with its weekday, the speaker and the text."""
+        weekday = f" ({self.date:%A})" if self.date else ""
+        return f"{self.date_text}{weekday} {self.speaker}: {self.text}"
 
 
 @dataclass
@@ -229,6 +259,62 @@ async def vectors(database_url: str, item_ids: list[str]) -> dict[str, np.ndarra
     return {str(r["item_id"]): np.array(json.loads(r["v"]), dtype=np.float32) for r in rows}
 
 
+async def dev_candidates(
+    database_url: str, conversations: list[Conversation], provider: object
+) -> list[dict[str, object]]:
+    """The first stage of hybrid recall (``Ranking.candidates``, in process, against the stack's database) for
+    each question of the dev conversations, with each candidate's label (an evidence turn or not): what
+    ``--fit-reranker`` fits the second stage on. Holdout conversations are never dumped."""
+    from engram.config import Settings
+    from engram.db.pool import service_pool
+    from engram.db.search import Filters
+    from engram.domain.models import CallerContext
+    from services.recall.ranking import MIN_CANDIDATES, Ranking
+
+    settings = Settings(database_url=database_url)
+    pool = await service_pool(settings, max_size=2)
+    ranking = Ranking(pool, settings, provider)  # type: ignore[arg-type]
+    out = []
+    try:
+        for conv in conversations:
+            if conv.sample_id not in DEV:
+                continue
+            owner = await asyncpg.connect(database_url)  # the workspace's tenant, read past Row Level Security
+            try:
+                tenant = str(await owner.fetchval("SELECT tenant_id FROM workspaces WHERE id = $1", conv.workspace_id))
+            finally:
+                await owner.close()
+            ctx = CallerContext(tenant_id=tenant, principal_id=ADMIN_ID, principal_type="user")
+            for q in conv.questions:
+                found = await ranking.candidates(
+                    ctx, "hybrid", str(q["question"]), Filters(workspace_id=conv.workspace_id), MIN_CANDIDATES
+                )
+                relevant = evidence(q)
+                out.append(
+                    {
+                        "conversation": conv.sample_id,
+                        "category": q["category"],
+                        "question": q["question"],
+                        "evidence": sorted(relevant),
+                        "candidates": [
+                            {
+                                "id": key,
+                                "keyword": found.keyword.get(key),
+                                "dense": found.dense.get(key),
+                                "subject": item.subject,
+                                "content": item.content,
+                                "external_id": item.external_id,
+                                "label": int(bool(set(conv.by_item.get(key, [])) & relevant)),
+                            }
+                            for key, item in found.by_id.items()
+                        ],
+                    }
+                )
+    finally:
+        await pool.close()
+    return out
+
+
 async def engram_rankings(
     client: httpx.AsyncClient, conv: Conversation, mode: str
 ) -> list[tuple[list[list[str]], int]]:
@@ -266,6 +352,7 @@ class Baselines:
     bm25: list[np.ndarray]  # per question, a score per unique item
     dense: list[np.ndarray]
     items: list[str]
+    bm25_stemmed: list[np.ndarray] = field(default_factory=list)
 
     def rank(self, scores: np.ndarray) -> tuple[list[list[str]], int]:
         order = np.argsort(-scores, kind="stable")[:K]
@@ -284,11 +371,23 @@ def baselines(conv: Conversation, stored: dict[str, np.ndarray], query_vectors: 
     item_ids = list(first)
     bm25 = BM25Okapi([TOKEN.findall(first[i].indexed.lower()) for i in item_ids])
     matrix = np.stack([stored[i] / np.linalg.norm(stored[i]) for i in item_ids])
-    bm25_scores, dense_scores = [], []
+    bm25_stems = BM25Okapi([stemmed(first[i].indexed_with_weekday) or ["_"] for i in item_ids])
+    bm25_scores, dense_scores, stemmed_scores = [], [], []
     for q, qv in zip(conv.questions, query_vectors, strict=True):
         bm25_scores.append(np.asarray(bm25.get_scores(TOKEN.findall(str(q["question"]).lower()))))
+        stemmed_scores.append(np.asarray(bm25_stems.get_scores(stemmed(str(q["question"])))))
         dense_scores.append(matrix @ (qv / np.linalg.norm(qv)))
-    return Baselines(conv, bm25_scores, dense_scores, item_ids)
+    return Baselines(conv, bm25_scores, dense_scores, item_ids, stemmed_scores)
+
+
+def rrf(*scores: np.ndarray) -> np.ndarray:
+    """Reciprocal-rank fusion: Σ 1/(RRF_K + rank) over the rankings (rank 1 the best; ties in input order)."""
+    fused = np.zeros_like(scores[0], dtype=np.float64)
+    for s in scores:
+        ranks = np.empty(len(s), dtype=np.float64)
+        ranks[np.argsort(-s, kind="stable")] = np.arange(1, len(s) + 1)
+        fused += 1.0 / (RRF_K + ranks)
+    return fused
 
 
 # ---------------------------------------------------------------- the run
@@ -320,7 +419,14 @@ async def run(args: argparse.Namespace, url: str, key: str, database_url: str) -
         await wait_embedded(database_url, all_items)
         timings["ingest_and_embed_s"] = round(time.perf_counter() - started, 1)
         stored = await vectors(database_url, all_items)
+        if args.candidates:
+            try:
+                dumped_candidates = await dev_candidates(database_url, conversations, provider)
+                await asyncio.to_thread(Path(args.candidates).write_text, json.dumps(dumped_candidates) + "\n")
+            except Exception as exc:  # the run goes on: the dump is for fitting, not for the figures
+                print(f"candidates not dumped: {exc!r}", flush=True)
         per_question: dict[str, dict[str, list[dict[str, float]]]] = {}
+        categories: dict[str, list[int]] = {}
         kept: list[tuple[str, Baselines]] = []
         dumped: list[dict[str, object]] = []
         started = time.perf_counter()
@@ -330,10 +436,13 @@ async def run(args: argparse.Namespace, url: str, key: str, database_url: str) -
             base = baselines(conv, stored, qvs)
             kept.append((split, base))
             rows = per_question.setdefault(split, {})
+            categories.setdefault(split, []).extend(int(q["category"]) for q in conv.questions)  # type: ignore[call-overload]
             systems = (
                 ("engram", await engram_rankings(client, conv, "hybrid")),
                 ("bm25", [base.rank(s) for s in base.bm25]),
+                ("bm25_stemmed", [base.rank(s) for s in base.bm25_stemmed]),
                 ("dense", [base.rank(s) for s in base.dense]),
+                ("rrf", [base.rank(rrf(b, d)) for b, d in zip(base.bm25_stemmed, base.dense, strict=True)]),
             )
             if args.dump:
                 dumped.extend(
@@ -386,18 +495,31 @@ async def run(args: argparse.Namespace, url: str, key: str, database_url: str) -
         "dumped": dumped,
     }
     for split, systems in per_question.items():
+        means = {name: mean(rows) for name, rows in systems.items()}
         report[split] = {
             "questions": len(systems["engram"]),
-            "systems": {name: mean(rows) for name, rows in systems.items()},
+            "systems": means,
+            "best_baseline": max(BASELINES, key=lambda name: means[name]["mrr"]),
             "engram_vs": {
                 name: {
                     metric: bootstrap([r[metric] for r in systems["engram"]], [r[metric] for r in systems[name]])
-                    for metric in ("mrr", "ndcg10")
+                    for metric in ("mrr", "ndcg10", "r10")
                 }
-                for name in ("bm25", "dense", "fusion")
+                for name in BASELINES
             },
+            "r10_by_category": {name: by_category(rows, categories[split]) for name, rows in systems.items()},
         }
     return report
+
+
+def by_category(rows: list[dict[str, float]], categories: list[int]) -> dict[str, float]:
+    """R@10 per LoCoMo category (rows and categories in the same question order)."""
+    out = {}
+    for number, name in CATEGORY_NAMES.items():
+        picked = [r["r10"] for r, c in zip(rows, categories, strict=True) if c == number]
+        if picked:
+            out[name] = round(sum(picked) / len(picked), 4)
+    return out
 
 
 def choose_weight(dev: list[Baselines]) -> float:
@@ -433,7 +555,10 @@ def table(report: dict[str, object]) -> str:
                 f"| {name} | {m['r5']:.3f} | {m['r10']:.3f} | {m['mrr']:.3f} | {m['ndcg10']:.3f} | "
                 f"{m['session_r10']:.3f} | {m['tokens']:.0f} |"
             )
-        lines.append("")
+        lines += ["", "| R@10 by category | " + " | ".join(CATEGORY_NAMES.values()) + " |", "|---" * 5 + "|"]
+        for name, cats in data["r10_by_category"].items():
+            lines.append(f"| {name} | " + " | ".join(f"{cats.get(c, 0.0):.3f}" for c in CATEGORY_NAMES.values()) + " |")
+        lines += ["", f"best baseline by MRR: {data['best_baseline']}"]
         for name, cis in data["engram_vs"].items():
             lines.append(
                 f"- engram − {name}: "
@@ -444,6 +569,41 @@ def table(report: dict[str, object]) -> str:
             )
         lines.append("")
     return "\n".join(lines)
+
+
+def lexical(args: argparse.Namespace) -> None:
+    """The two BM25 baselines alone, without a stack (one document per turn): seconds instead of minutes."""
+    for split in ("dev", "holdout"):
+        rows: dict[str, list[dict[str, float]]] = {"bm25": [], "bm25_stemmed": []}
+        cats: list[int] = []
+        for conv in load(Path(args.data), args.conversations):
+            if (conv.sample_id in DEV) != (split == "dev"):
+                continue
+            for turn in conv.turns:
+                turn.item_id = turn.dia_id
+                conv.by_item[turn.dia_id] = [turn.dia_id]
+            plain = BM25Okapi([TOKEN.findall(t.indexed.lower()) for t in conv.turns])
+            stems = BM25Okapi([stemmed(t.indexed_with_weekday) or ["_"] for t in conv.turns])
+            base = Baselines(conv, [], [], [t.item_id for t in conv.turns])
+            for q in conv.questions:
+                question = str(q["question"])
+                for name, scores in (
+                    ("bm25", plain.get_scores(TOKEN.findall(question.lower()))),
+                    ("bm25_stemmed", stems.get_scores(stemmed(question))),
+                ):
+                    ranked, tokens = base.rank(np.asarray(scores))
+                    rows[name].append(score(ranked, evidence(q), tokens))
+                cats.append(int(q["category"]))  # type: ignore[call-overload]
+        if cats:
+            print(f"{split} ({len(cats)} questions)")
+            for name, found in rows.items():
+                m = mean(found)
+                print(
+                    f"  {name}: R@5 {m['r5']:.3f} R@10 {m['r10']:.3f} MRR {m['mrr']:.3f} nDCG@10 {m['ndcg10']:.3f} "
+                    f"R@10 by category {by_category(found, cats)}"
+                )
+            lead = bootstrap([r["mrr"] for r in rows["bm25_stemmed"]], [r["mrr"] for r in rows["bm25"]])
+            print(f"  bm25_stemmed − bm25 MRR: {lead}")
 
 
 def main() -> None:
@@ -460,8 +620,15 @@ def main() -> None:
         default=[],
         help="recall settings to try after the default, e.g. '[{\"dense_weight\": 0.6}]'",
     )
+    parser.add_argument(
+        "--candidates", default="", help="write the dev questions' first-stage candidates here (for fitting)"
+    )
     parser.add_argument("--dump", default="", help="write each question's rankings (engram, bm25, dense) here")
+    parser.add_argument("--lexical", action="store_true", help="only the two BM25 baselines, no stack")
     args = parser.parse_args()
+    if args.lexical:
+        lexical(args)
+        return
     commit = subprocess.run(["git", "rev-parse", "--short", "HEAD"], capture_output=True, text=True, cwd=ROOT)
     home = Path(tempfile.mkdtemp(prefix="engram-locomo-", dir="/tmp")) / "home"
     started = time.perf_counter()

@@ -92,6 +92,7 @@ class RecallWeights:
     graph_expansion: bool = True
     session_neighbours: float = SESSION_NEIGHBOURS  # the share of a hit's score lifting its session neighbours
     accept_public: bool = False  # other tenants' public memories join recall (read by ``visible_to`` in SQL)
+    reranker: bool = False  # hybrid relevance from the second stage (``rerank``) instead of the weighted sum
 
     def as_dict(self) -> dict[str, float | bool]:
         return {
@@ -101,10 +102,11 @@ class RecallWeights:
             "graph_expansion": self.graph_expansion,
             "session_neighbours": self.session_neighbours,
             "accept_public": self.accept_public,
+            "reranker": self.reranker,
         }
 
 
-_SWITCHES = ("graph_expansion", "accept_public")
+_SWITCHES = ("graph_expansion", "accept_public", "reranker")
 
 
 def parse_recall_weights(raw: Any) -> RecallWeights:
@@ -114,7 +116,7 @@ def parse_recall_weights(raw: Any) -> RecallWeights:
     if not isinstance(raw, dict) or set(raw) - known:
         raise ValidationFailed(
             "recall takes dense_weight, subject_boost, mmr_lambda, session_neighbours (each "
-            "0–1), graph_expansion and accept_public (true or false)",
+            "0–1), graph_expansion, accept_public and reranker (true or false)",
             field="recall",
         )
     values: dict[str, Any] = {}

@@ -14,7 +14,7 @@ from engram.config import Settings
 from engram.db import conflicts, embeddings, identity, items, kinds, recall_logs, search, supersession, tenants
 from engram.db.pool import tenant_tx
 from engram.db.search import Filters
-from engram.domain import disclosure, diversity, duplicates, scoring, validation, validity
+from engram.domain import disclosure, diversity, duplicates, rerank, scoring, validation, validity
 from engram.domain.budget import Budgets, pack_explained
 from engram.domain.models import CallerContext, MemoryItem, RankedItem
 from engram.domain.values import RecallMode, ReviewStatus, SearchMode
@@ -40,6 +40,19 @@ class RecallQuery:
     budgets: Budgets = field(default_factory=Budgets)
     include_superseded: bool = False
     explain: bool = False
+
+
+@dataclass
+class Candidates:
+    """What the retrievers found for one query: the items by id, their keyword ranks and semantic
+    similarities (each only for the items that list found), open conflicts and duplicates among them."""
+
+    by_id: dict[str, MemoryItem] = field(default_factory=dict)
+    keyword: dict[str, float] = field(default_factory=dict)
+    dense: dict[str, float] = field(default_factory=dict)
+    conflicted: dict[str, list[str]] = field(default_factory=dict)
+    duplicated: dict[str, list[str]] = field(default_factory=dict)
+    weights: scoring.RecallWeights = field(default_factory=scoring.RecallWeights)
 
 
 @dataclass
@@ -170,25 +183,35 @@ class Ranking:
         include_superseded: bool = False,
     ) -> tuple[list[RankedItem], scoring.RecallWeights]:
         """The ranked candidates, and the tenant's recall settings they were ranked with (read once)."""
+        found = await self.candidates(ctx, mode, query, filters, limit)
+        with timed("fuse"):
+            ranked = self._fused(
+                ctx.tenant_id, mode, query, found.by_id, found.keyword, found.dense, found.conflicted, found.weights
+            )
+        with timed("redirect"):
+            ranked = await self._redirect(ctx, ranked, include_superseded, filters.as_of)
+        return duplicates.collapse(ranked, found.duplicated, ctx.tenant_id), found.weights
+
+    async def candidates(self, ctx: CallerContext, mode: str, query: str, filters: Filters, limit: int) -> Candidates:
+        """The first stage: each retriever's candidates with their scores, the open conflicts and duplicates
+        among them, and the tenant's recall settings (read once)."""
         _check_filters(filters)
         vector: np.ndarray | None = None
         if mode in (RecallMode.SEMANTIC, RecallMode.HYBRID):
             with timed("embed_query"):
                 vector = await self._embedder.embed_query(query)
-        by_id: dict[str, MemoryItem] = {}
-        keyword: dict[str, float] = {}
-        dense: dict[str, float] = {}
+        found = Candidates()
         async with tenant_tx(self._pool, ctx.tenant_id) as conn:
             await _check_kinds(conn, filters)
-            weights = await _weights(conn)
+            found.weights = await _weights(conn)
             if mode in (RecallMode.KEYWORD, RecallMode.HYBRID):
                 with timed("keyword_sql"):
-                    found = await search.keyword(
+                    matched = await search.keyword(
                         conn, query, filters, ctx.principal_id, limit, self._settings.keyword_candidate_cap
                     )
-                for item, rank in found:
-                    by_id[str(item.id)] = item
-                    keyword[str(item.id)] = rank
+                for item, rank in matched:
+                    found.by_id[str(item.id)] = item
+                    found.keyword[str(item.id)] = rank
             if vector is not None:
                 with timed("semantic_sql"):
                     near = await search.semantic(
@@ -201,16 +224,13 @@ class Ranking:
                         limit,
                     )
                 for item, similarity in near:
-                    by_id[str(item.id)] = item
-                    dense[str(item.id)] = similarity
+                    found.by_id[str(item.id)] = item
+                    found.dense[str(item.id)] = similarity
+            ids = list(found.by_id)
             with timed("conflicts_sql"):
-                conflicted = await conflicts.open_conflicts(conn, list(by_id), ctx.principal_id) if by_id else {}
-                duplicated = await conflicts.open_duplicates(conn, list(by_id), ctx.principal_id) if by_id else {}
-        with timed("fuse"):
-            ranked = self._fused(ctx.tenant_id, mode, query, by_id, keyword, dense, conflicted, weights)
-        with timed("redirect"):
-            ranked = await self._redirect(ctx, ranked, include_superseded, filters.as_of)
-        return duplicates.collapse(ranked, duplicated, ctx.tenant_id), weights
+                found.conflicted = await conflicts.open_conflicts(conn, ids, ctx.principal_id) if ids else {}
+                found.duplicated = await conflicts.open_duplicates(conn, ids, ctx.principal_id) if ids else {}
+        return found
 
     @staticmethod
     def _fused(
@@ -223,20 +243,30 @@ class Ranking:
         conflicted: dict[str, list[str]],
         weights: scoring.RecallWeights,
     ) -> list[RankedItem]:
-        """The keyword and semantic scores fused into one relevance, times each item's trust, best first."""
+        """The keyword and semantic scores fused into one relevance, times each item's trust, best first. In
+        ``hybrid`` with the tenant's ``reranker`` on, the relevance is the second stage's (``rerank``), which
+        weighs the subject itself; otherwise the fixed weighted sum, with the subject boost."""
+        query_words = scoring.words(query)
+        vectors: dict[str, list[float]] = {}
         if mode == RecallMode.KEYWORD:
             relevance = scoring.min_max(keyword)
         elif mode == RecallMode.SEMANTIC:
             relevance = dense
+        elif weights.reranker:
+            vectors = rerank.features(query, _candidates(query_words, by_id, keyword, dense), keyword, dense)
+            relevance = {key: rerank.relevance(vector) for key, vector in vectors.items()}
         else:
             relevance = scoring.fuse(keyword, dense, weights.dense_weight)
-        query_words = scoring.words(query)
         ranked = []
         for key, value in relevance.items():
             item = by_id[key]
             trust = scoring.trust_score_for(item, tenant_id, in_open_conflict=key in conflicted)
             reasons = []
-            if weights.subject_boost and scoring.names_subject(query_words, item.subject):
+            if key in vectors:
+                reasons.append(rerank.explain(vectors[key]))
+                if scoring.names_subject(query_words, item.subject):
+                    reasons.append(f"the query names its subject {item.subject!r}")
+            elif weights.subject_boost and scoring.names_subject(query_words, item.subject):
                 value *= 1 + weights.subject_boost
                 reasons.append(f"the query names its subject {item.subject!r} (×{1 + weights.subject_boost:.2f})")
             if key in dense:
@@ -287,7 +317,9 @@ class Ranking:
                     r.reasons.append(f"as of then: superseded later by {_successor(r.item, readable)}")
                     out.append(r)
                     continue
-                relevance = [reason for reason in r.reasons if reason.startswith(("semantic match", "keyword match"))]
+                relevance = [
+                    reason for reason in r.reasons if reason.startswith(("reranked", "semantic match", "keyword match"))
+                ]
                 out.append(
                     RankedItem(
                         item=successor,
@@ -331,6 +363,18 @@ class Ranking:
         pinned.sort(key=lambda r: -r.score)
         rest.sort(key=lambda r: -r.score)
         return pinned + rest
+
+
+def _candidates(
+    query_words: set[str], by_id: dict[str, MemoryItem], keyword: dict[str, float], dense: dict[str, float]
+) -> dict[str, rerank.Candidate]:
+    """What the second stage is given of each candidate."""
+    return {
+        key: rerank.Candidate(
+            item.content, keyword.get(key), dense.get(key), scoring.names_subject(query_words, item.subject)
+        )
+        for key, item in by_id.items()
+    }
 
 
 async def _weights(conn: asyncpg.Connection) -> scoring.RecallWeights:

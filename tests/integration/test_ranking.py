@@ -40,6 +40,7 @@ async def test_a_query_naming_the_subject_lifts_that_memory_unless_the_tenant_tu
         "graph_expansion": True,
         "session_neighbours": 0.2,
         "accept_public": False,
+        "reranker": False,
     }
     hits = (await gateway.post("/v1/recall", json=query, headers=who)).json()["items"]
     unboosted = next(h["score"] for h in hits if h["item"]["id"] == named.json()["id"])
