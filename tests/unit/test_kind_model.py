@@ -16,9 +16,9 @@ from tests.support.kinds_data import CHATTER, load
 from tests.support.kinds_eval import Scores, local_classifier, rules_classifier, score, stored_vectors
 
 # a little below what bench/kinds.py measures on the test part (docs/benchmarks.md), so noise doesn't flap
-ACCURACY_FLOOR = 0.82
-RECALL_FLOOR = 0.65  # every kind
-PRECISION_FLOOR = 0.60
+ACCURACY_FLOOR = 0.87  # measured 0.879 (334 of 380)
+RECALL_FLOOR = 0.70  # every kind; the lowest measured is preference's 0.75
+PRECISION_FLOOR = 0.75  # every kind; the lowest measured is doctrine's 0.79
 CHATTER_RECALL_FLOOR = 0.90
 FALSE_CHATTER_CEILING = 0.02
 CALIBRATION_ERROR_CEILING = 0.06
