@@ -136,6 +136,14 @@ class Settings(BaseSettings):
         description="How much a pipeline consumer lowers its own CPU "
         "priority at start (os.nice), so that on shared cores the request path comes first.",
     )
+    worker_model_threads: int = Field(
+        default=1,
+        ge=0,
+        le=64,
+        description="Threads of the in-process e5 model in the embedder and the classifier (0: one per core). "
+        "On cores shared with the rest of the stack, one thread per consumer wastes none waiting on the others "
+        "(docs/benchmarks.md).",
+    )
     metrics_host: str = Field(default="127.0.0.1", description="Address the metrics port binds (0.0.0.0 in a pod).")
 
     events_stream: str = "ENGRAM_EVENTS"

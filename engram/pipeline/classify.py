@@ -17,6 +17,7 @@ import asyncio
 import logging
 from collections.abc import Sequence
 
+import numpy as np
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from engram.domain.classification import Classification, PlacementRule, clamp_confidence, parse_placement_rules
@@ -85,13 +86,19 @@ def stored_placement_rules(raw: object) -> list[PlacementRule]:
 
 
 def classify_locally(
-    content: str, placement_rules: Sequence[PlacementRule], kinds: Sequence[str], local: bool
+    content: str,
+    placement_rules: Sequence[PlacementRule],
+    kinds: Sequence[str],
+    local: bool,
+    vector: np.ndarray | None = None,
 ) -> Classification:
-    """The rules' answer; with ``local``, the kind and chatter from the local kind model (blocking)."""
+    """The rules' answer; with ``local``, the kind and chatter from the local kind model (blocking). ``vector``:
+    the content's ``kind_model.embed``, when the caller already has it (a batch embedded in one call)."""
     if not local:
         return classify_by_rules(content, placement_rules)
     model = kind_model.load_kind_model()
-    vector = kind_model.embed(content)
+    if vector is None:
+        vector = kind_model.embed(content)
     return classify_by_rules(content, placement_rules, model=model, vector=vector, kinds=kinds)
 
 
@@ -102,9 +109,11 @@ async def classify(
     llm: JsonChat | None,
     *,
     local: bool = False,
+    vector: np.ndarray | None = None,
 ) -> tuple[Classification, str | None]:
-    """The classification, and why the model's answer was not used (None when it was, or no model is set)."""
-    rules = await asyncio.to_thread(classify_locally, content, placement_rules, kinds, local)
+    """The classification, and why the model's answer was not used (None when it was, or no model is set).
+    ``vector``: as for ``classify_locally``."""
+    rules = await asyncio.to_thread(classify_locally, content, placement_rules, kinds, local, vector)
     if llm is None:
         return rules, None
     findings = find_secrets(content)  # a model never sees a credential, whatever the tenant's policy

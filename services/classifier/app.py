@@ -8,6 +8,7 @@ from collections.abc import Sequence
 import asyncpg
 
 from engram.config import Settings
+from engram.embeddings.threads import limit_model_threads
 from engram.events.consumer import ConsumerSpec
 from engram.events.durables import DURABLES
 from engram.events.worker import Subscription, run_worker
@@ -16,6 +17,7 @@ from services.classifier.service import ClassifierService
 
 
 async def serve(settings: Settings, stop: asyncio.Event) -> None:
+    limit_model_threads(settings.worker_model_threads)  # before the kind model's e5 loads
     llm = JsonChat.from_settings(settings)
 
     async def build(pool: asyncpg.Pool) -> Sequence[Subscription]:

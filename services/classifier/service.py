@@ -9,28 +9,40 @@ when unset; visibility, only narrower. Confidences, retention and sensitivity ar
 
 from __future__ import annotations
 
+import asyncio
 import dataclasses
 import logging
 from typing import Any
 
 import asyncpg
+import numpy as np
 
 from engram.config import Settings
 from engram.db import audit, classifications, identity, inbox, items, kinds, stages
 from engram.db.pool import tenant_tx
-from engram.domain.classification import Classification, narrow_visibility
+from engram.domain.classification import Classification, PlacementRule, narrow_visibility
 from engram.domain.models import MemoryItem
 from engram.domain.values import EventType, PipelineStage, StageStatus
-from engram.events.consumer import one_at_a_time
 from engram.events.envelope import Event
 from engram.events.outbox import Outbox
 from engram.llm import JsonChat
-from engram.pipeline import changes, classify
+from engram.pipeline import changes, classify, kind_model
+from engram.telemetry import tracing
 
 log = logging.getLogger(__name__)
 
 CONSUMER = "classifier"
 STAGE = PipelineStage.CLASSIFICATION
+
+
+@dataclasses.dataclass(frozen=True)
+class _Read:
+    """What classifying one event needs from the database, read before any model call."""
+
+    event: Event
+    item: MemoryItem
+    rules: list[PlacementRule]
+    enabled: list[str]
 
 
 class ClassifierService:
@@ -41,21 +53,61 @@ class ClassifierService:
         self._outbox = Outbox(settings.events_subject_prefix)
 
     async def handle(self, events: list[Event]) -> dict[str, Exception]:
-        return await one_at_a_time(self._classify_one)(events)
+        """Classify a batch: read each item, embed the contents for the local kind model in one call, then
+        classify and apply each in its own transaction. Returns the events that failed (redelivered)."""
+        failures: dict[str, Exception] = {}
+        todo: list[_Read] = []
+        for event in events:
+            try:
+                with tracing.within(event.traceparent):
+                    read = await self._read(event)
+            except Exception as exc:
+                failures[event.id] = exc
+                continue
+            if read is not None:
+                todo.append(read)
+        try:
+            vectors = await self._kind_vectors([read.item for read in todo])
+        except Exception as exc:
+            return failures | {read.event.id: exc for read in todo}
+        for read, vector in zip(todo, vectors, strict=True):
+            try:
+                with tracing.within(read.event.traceparent):
+                    await self._classify(read, vector)
+            except Exception as exc:
+                failures[read.event.id] = exc
+        return failures
 
-    async def _classify_one(self, event: Event) -> None:
+    async def _kind_vectors(self, todo: list[MemoryItem]) -> list[np.ndarray | None]:
+        """The local kind model's vector of each item's content, all in one model call (None each when the local
+        model is off). The one place that decides which vector the kind model reads for a consumed event."""
+        if not self._settings.classifier_local_model or not todo:
+            return [None] * len(todo)
+        return list(await asyncio.to_thread(kind_model.embed_many, [item.content for item in todo]))
+
+    async def _read(self, event: Event) -> _Read | None:
+        """The item and the tenant's rules, or None when the event is already handled or its item is gone."""
         async with tenant_tx(self._pool, event.tenant_id) as conn:
             if await inbox.seen(conn, CONSUMER, event.id):
-                return
+                return None
             item = await items.get(conn, event.subject)
             if item is None:  # deleted before it was classified: the event is handled
                 if await inbox.claim(conn, CONSUMER, event.id, event.tenant_id):
                     log.info("item %s of event %s no longer exists; nothing to classify", event.subject, event.id)
-                return
+                return None
             rules = classify.stored_placement_rules(await identity.config_value(conn, "placement_rules"))
             enabled = await kinds.enabled_kind_names(conn)
+        return _Read(event, item, rules, enabled)
+
+    async def _classify(self, read: _Read, vector: np.ndarray | None) -> None:
+        event = read.event
         result, fallback = await classify.classify(
-            item.content, rules, enabled, self._llm, local=self._settings.classifier_local_model
+            read.item.content,
+            read.rules,
+            read.enabled,
+            self._llm,
+            local=self._settings.classifier_local_model,
+            vector=vector,
         )
         async with tenant_tx(self._pool, event.tenant_id) as conn:
             if not await inbox.claim(conn, CONSUMER, event.id, event.tenant_id):

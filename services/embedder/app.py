@@ -10,6 +10,7 @@ import asyncpg
 
 from engram.config import Settings
 from engram.embeddings.provider import create_provider
+from engram.embeddings.threads import limit_model_threads
 from engram.events.consumer import ConsumerSpec
 from engram.events.durables import DURABLES
 from engram.events.worker import Subscription, run_worker
@@ -18,6 +19,7 @@ from services.embedder.service import EmbedderService
 
 async def serve(settings: Settings, stop: asyncio.Event) -> None:
     settings.require_for("embedder")
+    limit_model_threads(settings.worker_model_threads)  # before the model loads
     provider = create_provider(settings)
 
     async def build(pool: asyncpg.Pool) -> Sequence[Subscription]:

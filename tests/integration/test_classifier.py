@@ -19,8 +19,10 @@ from engram.db import identity
 from engram.domain.classification import Classification, PlacementRule
 from engram.domain.classification import classify as classify_by_rules
 from engram.domain.classification.placement import compiled
+from engram.domain.values import BUILT_IN_KINDS
 from engram.llm import JsonChat
 from engram.pipeline import classify as pipeline_classify
+from engram.pipeline import kind_model
 from services.classifier.service import CONSUMER, ClassifierService
 from tests.support.llm_stub import ERROR, TIMEOUT, running_stub
 from tests.support.outbox import deliver, outbox_envelopes, outbox_events
@@ -313,3 +315,45 @@ async def test_without_the_local_model_the_cue_phrases_decide_as_before(
     receipt = (await _receipts(owner_pool, steps))[0]
     assert receipt["output"]["kind"] == "fact" and receipt["output"]["reasons"][0] == "no kind cue; default fact"
     assert not any(r.startswith("nearest examples") for r in receipt["output"]["reasons"])
+
+
+async def test_a_batch_is_embedded_in_one_model_call_and_classified_as_one_at_a_time(
+    gateway: httpx.AsyncClient,
+    caller: dict[str, Any],
+    app_pool: asyncpg.Pool,
+    owner_pool: asyncpg.Pool,
+    settings: Settings,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    who = caller["headers"]
+    contents = [
+        "Clone the repo, run the setup script, then start the dev server.",
+        "hey, how's it going?",
+        "Honestly I'd go for the quieter hotel even if it's further out.",
+        "We decided to keep the old dashboard.",
+        "Card numbers are never written to logs.",
+    ]
+    ids = [await _remember(gateway, who, content) for content in contents]
+    calls: list[int] = []
+    embed_many = kind_model.embed_many
+
+    def counted(texts: Sequence[str]) -> list[Any]:
+        calls.append(len(texts))
+        return embed_many(texts)
+
+    monkeypatch.setattr(kind_model, "embed_many", counted)
+    events = await outbox_events(owner_pool, types=["memory.created"], subjects=ids)
+    assert await ClassifierService(app_pool, settings).handle(events) == {}
+    assert calls == [len(contents)]  # one model call for the batch
+
+    kinds = sorted(BUILT_IN_KINDS)
+    for item_id, content in zip(ids, contents, strict=True):
+        alone = pipeline_classify.classify_locally(content, (), kinds, local=True)
+        receipt = (await _receipts(owner_pool, item_id))[0]["output"]
+        assert (receipt["kind"], receipt["taxonomy_confidence"], receipt["retention"]) == (
+            alone.kind,
+            alone.taxonomy_confidence,
+            alone.retention,
+        ), content
+        assert receipt["reasons"] == list(alone.reasons)
+    assert {(await _receipts(owner_pool, i))[0]["output"]["kind"] for i in ids} >= {"procedure", "preference"}
