@@ -109,7 +109,8 @@ async def keyword(
     args: list[object] = [terms, parsed["tsq"], limit, candidate_cap]
     where = _where(filters, viewer, args)
     branches = [
-        f"""(SELECT i.id, p.created_at, ts_rank(i.content_tsv, $2::tsquery) AS rank FROM memory_terms p JOIN memory_items i ON i.id = p.item_id
+        f"""(SELECT i.id, p.created_at, ts_rank(i.content_tsv, $2::tsquery) AS rank
+             FROM memory_terms p JOIN memory_items i ON i.id = p.item_id
              WHERE p.tenant_id = engram_current_tenant() AND p.term = ($1::text[])[{n}]
                AND NOT EXISTS (SELECT 1 FROM memory_terms e WHERE e.tenant_id = p.tenant_id
                                AND e.term = ANY(($1::text[])[1:{n - 1}]) AND e.created_at = p.created_at
