@@ -108,7 +108,10 @@ async def keyword(
     if not terms:
         return []
     share = candidate_cap // (2 * len(terms)) if len(terms) > 1 else 0
-    args: list[object] = [terms, parsed["tsq"], limit, candidate_cap - share * len(terms), share]
+    args: list[object] = [terms, parsed["tsq"], limit, candidate_cap - share * len(terms)]
+    if share:
+        args.append(share)
+    share_param = f"${len(args)}"
     where = _where(filters, viewer, args)
 
     def branch(n: int, limit_param: str, skip_earlier: bool) -> str:
@@ -132,7 +135,7 @@ async def keyword(
                AND i.content_tsv @@ $2::tsquery AND {where}
              ORDER BY i.created_at DESC LIMIT $4)"""
     )
-    shares = [branch(n, "$5", skip_earlier=False) for n in range(1, len(terms) + 1)] if share else []
+    shares = [branch(n, share_param, skip_earlier=False) for n in range(1, len(terms) + 1)] if share else []
     rows = await conn.fetch(
         f"""WITH recent AS (
                 SELECT u.id, u.created_at, u.rank FROM ({" UNION ALL ".join(newest)}) u
