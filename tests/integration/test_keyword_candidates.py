@@ -19,6 +19,11 @@ from tests.support.tenants import create_tenant
 START = datetime(2026, 1, 1, tzinfo=UTC)
 
 
+def _tag() -> str:
+    """A made-up word of letters only (a hex tag like "1e5a…" would be parsed as a number and split)."""
+    return "zq" + uuid.uuid4().hex[:8].translate(str.maketrans("0123456789", "ghijklmnop"))
+
+
 async def _store(owner_pool: asyncpg.Pool, who: CallerContext, texts: list[str]) -> list[str]:
     """Memories written straight into the table (one an hour from START, in order), as a bulk load would."""
     async with owner_pool.acquire() as conn:
@@ -75,7 +80,7 @@ async def test_a_memory_with_a_rarer_query_term_is_ranked_first_though_a_common_
     app_pool: asyncpg.Pool, owner_pool: asyncpg.Pool
 ) -> None:
     who = await create_tenant(owner_pool)
-    tag = uuid.uuid4().hex[:8]
+    tag = _tag()
     [rare, *common] = await _store(
         owner_pool,
         who,
@@ -96,7 +101,7 @@ async def test_below_the_cap_every_match_is_ranked_as_a_scan_of_the_rows_would(
     app_pool: asyncpg.Pool, owner_pool: asyncpg.Pool
 ) -> None:
     who = await create_tenant(owner_pool)
-    tag = uuid.uuid4().hex[:8]
+    tag = _tag()
     ids = await _store(
         owner_pool,
         who,
@@ -124,16 +129,23 @@ async def test_another_tenants_memories_and_postings_stay_invisible(
     app_pool: asyncpg.Pool, owner_pool: asyncpg.Pool
 ) -> None:
     mine, theirs = await create_tenant(owner_pool), await create_tenant(owner_pool)
-    tag = uuid.uuid4().hex[:8]
+    tag = _tag()
     [own] = await _store(owner_pool, mine, [f"The {tag} quarterly ledger is closed."])
     await _store(owner_pool, theirs, [f"The {tag} quarterly ledger is open.", f"Another {tag} ledger."])
     assert [h for h, _ in await _keyword(app_pool, mine, f"{tag} ledger")] == [own]
     async with tenant_tx(app_pool, mine.tenant_id) as conn:
-        seen = await conn.fetch("SELECT DISTINCT tenant_id::text FROM memory_terms WHERE term = $1", tag)
+        seen = await conn.fetch(
+            "SELECT DISTINCT tenant_id::text FROM memory_terms"
+            " WHERE term = ANY(tsvector_to_array(to_tsvector('english', $1)))",
+            tag,
+        )
     assert [r[0] for r in seen] == [mine.tenant_id]
     async with owner_pool.acquire() as conn:  # the other tenant's postings are there, only not for this tenant
         assert await conn.fetchval(
-            "SELECT count(*) FROM memory_terms WHERE tenant_id = $1 AND term = $2", uuid.UUID(theirs.tenant_id), tag
+            "SELECT count(*) FROM memory_terms WHERE tenant_id = $1"
+            " AND term = ANY(tsvector_to_array(to_tsvector('english', $2)))",
+            uuid.UUID(theirs.tenant_id),
+            tag,
         )
 
 
@@ -141,7 +153,7 @@ async def test_deleted_and_invalidated_memories_are_not_candidates_and_deletion_
     app_pool: asyncpg.Pool, owner_pool: asyncpg.Pool
 ) -> None:
     who = await create_tenant(owner_pool)
-    tag = uuid.uuid4().hex[:8]
+    tag = _tag()
     kept, invalidated, deleted = await _store(
         owner_pool, who, [f"{tag} kept note.", f"{tag} invalidated note.", f"{tag} deleted note."]
     )
@@ -158,7 +170,7 @@ async def test_an_edited_memory_is_found_by_its_new_words_only(
     app_pool: asyncpg.Pool, owner_pool: asyncpg.Pool
 ) -> None:
     who = await create_tenant(owner_pool)
-    tag = uuid.uuid4().hex[:8]
+    tag = _tag()
     [item] = await _store(owner_pool, who, [f"{tag} the meeting is on Tuesday."])
     assert [h for h, _ in await _keyword(app_pool, who, "Tuesday")] == [item]
     async with owner_pool.acquire() as conn:
