@@ -268,8 +268,9 @@ class Settings(BaseSettings):
     keyword_candidate_cap: int = Field(
         default=2_000,
         ge=50,
-        description="Most full-text matches ranked per query (the most recent ones); bounds "
-        "keyword and hybrid recall on large stores.",
+        description="Most full-text matches ranked per query: the most recent ones, plus for a query of "
+        "several words a share of cap / (2 × words) of each word's own most recent matches; bounds keyword and "
+        "hybrid recall on large stores.",
     )
     conflict_similarity_floor: float = Field(
         default=0.85,

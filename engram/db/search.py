@@ -12,7 +12,7 @@ from datetime import datetime
 import asyncpg
 import numpy as np
 
-from engram.db.items import ITEM_COLUMNS, row_to_item, visible_to
+from engram.db.items import ACCEPTS_PUBLIC, ITEM_COLUMNS, row_to_item, visible_to
 from engram.domain.models import MemoryItem
 
 # Superseded items stay candidates: recall redirects a hit on one to its successor.
@@ -90,22 +90,60 @@ async def keyword(
 ) -> list[tuple[MemoryItem, float]]:
     """Full-text match with OR semantics over the query's stemmed words, ranked by ts_rank.
 
-    Ranking reads every match's tsvector, so a query of common words over a large store is bounded: only the
-    ``candidate_cap`` most recent matches are ranked (ids first, the rows of the winners last)."""
-    args: list[object] = [query, limit, candidate_cap]
+    At most ``candidate_cap`` matches are ranked: the most recent ones, and for a query of several terms a share
+    of the cap kept for each term's own most recent matches, so a rarer term's memories are not crowded out by a
+    common term's (a term with fewer matches than its share has them all ranked). Matches are found through
+    ``memory_terms`` (one row per memory and lexeme, a btree on tenant, term and time; migration 017), which
+    Row Level Security lets the services' role use, unlike the GIN index: one branch per term walks that term's
+    live matches the filters admit, newest first, and a merge of the branches stops at the cap. So the work
+    follows the cap, not the tenant's size. Below the cap every match is ranked, as a scan of every row would.
+    Public memories of other tenants, for a tenant that accepts them, are matched on their tsvector."""
+    parsed = await conn.fetchrow(
+        """SELECT array_agg(lexeme ORDER BY lexeme) AS terms,
+                  to_tsquery('simple', string_agg(quote_literal(lexeme), ' | '))::text AS tsq
+           FROM unnest(tsvector_to_array(to_tsvector('english', $1))) AS lexeme""",
+        query,
+    )
+    terms: list[str] = list(parsed["terms"] or [])
+    if not terms:
+        return []
+    share = candidate_cap // (2 * len(terms)) if len(terms) > 1 else 0
+    args: list[object] = [terms, parsed["tsq"], limit, candidate_cap - share * len(terms)]
+    if share:
+        args.append(share)
+    share_param = f"${len(args)}"
     where = _where(filters, viewer, args)
+
+    def branch(n: int, limit_param: str, skip_earlier: bool) -> str:
+        earlier = (
+            f"""AND NOT EXISTS (SELECT 1 FROM memory_terms e WHERE e.tenant_id = p.tenant_id
+                   AND e.term = ANY(($1::text[])[1:{n - 1}])
+                   AND e.created_at = p.created_at AND e.item_id = p.item_id OFFSET 0)"""
+            if skip_earlier and n > 1
+            else ""
+        )
+        return f"""(SELECT i.id, p.created_at, ts_rank(i.content_tsv, $2::tsquery) AS rank
+             FROM memory_terms p JOIN memory_items i ON i.id = p.item_id
+             WHERE p.tenant_id = engram_current_tenant() AND p.term = ($1::text[])[{n}] {earlier}
+               AND i.tenant_id = engram_current_tenant() AND {where}
+             ORDER BY p.created_at DESC LIMIT {limit_param})"""
+
+    newest = [branch(n, "$4", skip_earlier=True) for n in range(1, len(terms) + 1)]
+    newest.append(
+        f"""(SELECT i.id, i.created_at, ts_rank(i.content_tsv, $2::tsquery) AS rank FROM memory_items i
+             WHERE {ACCEPTS_PUBLIC} AND i.visibility = 'public' AND i.tenant_id <> engram_current_tenant()
+               AND i.content_tsv @@ $2::tsquery AND {where}
+             ORDER BY i.created_at DESC LIMIT $4)"""
+    )
+    shares = [branch(n, share_param, skip_earlier=False) for n in range(1, len(terms) + 1)] if share else []
     rows = await conn.fetch(
-        f"""WITH q AS (
-                SELECT to_tsquery('simple', string_agg(quote_literal(lexeme), ' | ')) AS tsq
-                FROM unnest(tsvector_to_array(to_tsvector('english', $1))) AS lexeme),
+        f"""WITH recent AS (
+                SELECT u.id, u.created_at, u.rank FROM ({" UNION ALL ".join(newest)}) u
+                ORDER BY u.created_at DESC LIMIT $4),
             matched AS (
-                SELECT i.id FROM memory_items i, q
-                WHERE q.tsq IS NOT NULL AND i.content_tsv @@ q.tsq AND {where}
-                ORDER BY i.created_at DESC LIMIT $3),
-            ranked AS (
-                SELECT m.id, ts_rank(x.content_tsv, q.tsq) AS rank
-                FROM matched m JOIN memory_items x ON x.id = m.id, q
-                ORDER BY rank DESC, x.created_at DESC LIMIT $2)
+                SELECT DISTINCT ON (c.id) c.id, c.created_at, c.rank
+                FROM (SELECT * FROM recent {"".join(f" UNION ALL {b}" for b in shares)}) c ORDER BY c.id),
+            ranked AS (SELECT id, rank FROM matched ORDER BY rank DESC, created_at DESC LIMIT $3)
             SELECT {ITEM_COLUMNS_I}, r.rank FROM ranked r JOIN memory_items i ON i.id = r.id
             ORDER BY r.rank DESC, i.created_at DESC""",
         *args,

@@ -1,0 +1,191 @@
+"""Keyword candidates through memory_terms (migration 017): what the services' role finds under Row Level
+Security, how the candidate cap is shared between a query's terms, and the triggers that keep the postings in
+step with memory_items."""
+
+from __future__ import annotations
+
+import uuid
+from datetime import UTC, datetime, timedelta
+
+import asyncpg
+
+from engram.db import search
+from engram.db.pool import tenant_tx
+from engram.db.search import Filters
+from engram.domain.content import content_hash
+from engram.domain.models import CallerContext
+from tests.support.tenants import create_tenant
+
+START = datetime(2026, 1, 1, tzinfo=UTC)
+
+
+def _tag() -> str:
+    """A made-up word of letters only (a hex tag like "1e5a…" would be parsed as a number and split)."""
+    return "zq" + uuid.uuid4().hex[:8].translate(str.maketrans("0123456789", "ghijklmnop"))
+
+
+async def _store(owner_pool: asyncpg.Pool, who: CallerContext, texts: list[str]) -> list[str]:
+    """Memories written straight into the table (one an hour from START, in order), as a bulk load would."""
+    async with owner_pool.acquire() as conn:
+        workspace = await conn.fetchval("SELECT id FROM workspaces WHERE tenant_id = $1", uuid.UUID(who.tenant_id))
+        rows = [
+            (
+                uuid.UUID(who.tenant_id),
+                uuid.uuid4(),
+                workspace,
+                uuid.UUID(who.principal_id),
+                text,
+                content_hash(text),
+                "fact",
+                0.5,
+                "active",
+                50,
+                "explicit",
+                1.0,
+                START + timedelta(hours=n),
+            )
+            for n, text in enumerate(texts)
+        ]
+        await conn.copy_records_to_table(
+            "memory_items",
+            records=rows,
+            columns=[
+                "tenant_id",
+                "id",
+                "workspace_id",
+                "principal_id",
+                "content",
+                "content_hash",
+                "kind",
+                "importance",
+                "review_status",
+                "authority",
+                "source_type",
+                "source_trust",
+                "created_at",
+            ],
+        )
+    return [str(r[1]) for r in rows]
+
+
+async def _keyword(
+    app_pool: asyncpg.Pool, who: CallerContext, query: str, limit: int = 10, cap: int = 2_000
+) -> list[tuple[str, float]]:
+    async with tenant_tx(app_pool, who.tenant_id) as conn:
+        found = await search.keyword(conn, query, Filters(), who.principal_id, limit, cap)
+    return [(str(item.id), rank) for item, rank in found]
+
+
+async def test_a_memory_with_a_rarer_query_term_is_ranked_first_though_a_common_term_fills_the_cap(
+    app_pool: asyncpg.Pool, owner_pool: asyncpg.Pool
+) -> None:
+    who = await create_tenant(owner_pool)
+    tag = _tag()
+    [rare, *common] = await _store(
+        owner_pool,
+        who,
+        [f"The {tag} ledger was reconciled in Zanzibar."] + [f"The {tag} ledger has entry {n}." for n in range(30)],
+    )
+    # the rare one is the oldest of 31 matches, so the 10 most recent alone would leave it out
+    hits = await _keyword(app_pool, who, "Zanzibar ledger", limit=5, cap=10)
+    assert hits[0][0] == rare
+    assert hits[0][1] > hits[1][1]  # both query terms against one
+    assert {h for h, _ in hits[1:]} <= set(common)
+    # one term: the cap is the most recent matches, as before
+    only_common = await _keyword(app_pool, who, "ledger", limit=30, cap=10)
+    assert [h for h, _ in only_common] and rare not in {h for h, _ in only_common}
+    assert {h for h, _ in only_common} <= set(common[-10:])
+
+
+async def test_below_the_cap_every_match_is_ranked_as_a_scan_of_the_rows_would(
+    app_pool: asyncpg.Pool, owner_pool: asyncpg.Pool
+) -> None:
+    who = await create_tenant(owner_pool)
+    tag = _tag()
+    ids = await _store(
+        owner_pool,
+        who,
+        [
+            f"{tag} Alice moved to Lisbon.",
+            f"{tag} Bob moved to Oslo and likes green tea.",
+            f"{tag} Carol drinks green tea in Lisbon.",
+            "Nothing in common here at all.",
+        ],
+    )
+    hits = await _keyword(app_pool, who, "who moved to Lisbon and drinks tea?")
+    async with owner_pool.acquire() as conn:
+        expected = await conn.fetch(
+            """SELECT id::text, ts_rank(content_tsv, q) AS rank
+               FROM memory_items, to_tsquery('simple', 'move | lisbon | drink | tea') AS q
+               WHERE tenant_id = $1 AND content_tsv @@ q ORDER BY rank DESC, created_at DESC""",
+            uuid.UUID(who.tenant_id),
+        )
+    assert [h for h, _ in hits] == [r["id"] for r in expected]
+    assert [round(r, 6) for _, r in hits] == [round(r["rank"], 6) for r in expected]
+    assert ids[3] not in {h for h, _ in hits}
+
+
+async def test_another_tenants_memories_and_postings_stay_invisible(
+    app_pool: asyncpg.Pool, owner_pool: asyncpg.Pool
+) -> None:
+    mine, theirs = await create_tenant(owner_pool), await create_tenant(owner_pool)
+    tag = _tag()
+    [own] = await _store(owner_pool, mine, [f"The {tag} quarterly ledger is closed."])
+    await _store(owner_pool, theirs, [f"The {tag} quarterly ledger is open.", f"Another {tag} ledger."])
+    assert [h for h, _ in await _keyword(app_pool, mine, f"{tag} ledger")] == [own]
+    async with tenant_tx(app_pool, mine.tenant_id) as conn:
+        seen = await conn.fetch(
+            "SELECT DISTINCT tenant_id::text FROM memory_terms"
+            " WHERE term = ANY(tsvector_to_array(to_tsvector('english', $1)))",
+            tag,
+        )
+    assert [r[0] for r in seen] == [mine.tenant_id]
+    async with owner_pool.acquire() as conn:  # the other tenant's postings are there, only not for this tenant
+        assert await conn.fetchval(
+            "SELECT count(*) FROM memory_terms WHERE tenant_id = $1"
+            " AND term = ANY(tsvector_to_array(to_tsvector('english', $2)))",
+            uuid.UUID(theirs.tenant_id),
+            tag,
+        )
+
+
+async def test_deleted_and_invalidated_memories_are_not_candidates_and_deletion_drops_their_postings(
+    app_pool: asyncpg.Pool, owner_pool: asyncpg.Pool
+) -> None:
+    who = await create_tenant(owner_pool)
+    tag = _tag()
+    kept, invalidated, deleted = await _store(
+        owner_pool, who, [f"{tag} kept note.", f"{tag} invalidated note.", f"{tag} deleted note."]
+    )
+    assert {h for h, _ in await _keyword(app_pool, who, tag)} == {kept, invalidated, deleted}
+    async with owner_pool.acquire() as conn:
+        await conn.execute("UPDATE memory_items SET invalidated_at = now() WHERE id = $1", uuid.UUID(invalidated))
+        await conn.execute("DELETE FROM memory_items WHERE id = $1", uuid.UUID(deleted))
+        assert await conn.fetchval("SELECT count(*) FROM memory_terms WHERE item_id = $1", uuid.UUID(deleted)) == 0
+        assert await conn.fetchval("SELECT count(*) FROM memory_terms WHERE item_id = $1", uuid.UUID(kept)) == 3
+    assert [h for h, _ in await _keyword(app_pool, who, tag)] == [kept]
+
+
+async def test_an_edited_memory_is_found_by_its_new_words_only(
+    app_pool: asyncpg.Pool, owner_pool: asyncpg.Pool
+) -> None:
+    who = await create_tenant(owner_pool)
+    tag = _tag()
+    [item] = await _store(owner_pool, who, [f"{tag} the meeting is on Tuesday."])
+    assert [h for h, _ in await _keyword(app_pool, who, "Tuesday")] == [item]
+    async with owner_pool.acquire() as conn:
+        await conn.execute(
+            "UPDATE memory_items SET content = $2, index_context = 'Friday' WHERE id = $1",
+            uuid.UUID(item),
+            f"{tag} the meeting moved to Thursday.",
+        )
+    assert await _keyword(app_pool, who, "Tuesday") == []
+    assert [h for h, _ in await _keyword(app_pool, who, "Thursday")] == [item]
+    assert [h for h, _ in await _keyword(app_pool, who, "Friday")] == [item]
+
+
+async def test_stop_words_and_empty_queries_find_nothing(app_pool: asyncpg.Pool, owner_pool: asyncpg.Pool) -> None:
+    who = await create_tenant(owner_pool)
+    await _store(owner_pool, who, ["The and of it is what it was.", "Which is it, then?"])
+    for query in ("the and of", "what is it", "", "   ", "?!, ...", "'"):
+        assert await _keyword(app_pool, who, query) == [], query
