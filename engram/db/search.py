@@ -152,6 +152,8 @@ async def semantic(
     # relaxed_order finds more of the true nearest than strict_order; the candidates are sorted here anyway
     await conn.execute("SET LOCAL hnsw.iterative_scan = 'relaxed_order'")
     await conn.execute(f"SET LOCAL hnsw.ef_search = {max(40, min(int(limit) * 2, 1000))}")
+    # plan each statement for this tenant's share of the table, never one generic plan for every tenant
+    await conn.execute("SET LOCAL plan_cache_mode = force_custom_plan")
     readable, stored = await conn.fetchrow(
         f"""SELECT array_append(CASE WHEN {ACCEPTS_PUBLIC} THEN (
                        SELECT coalesce(array_agg(t.id), '{{}}') FROM tenants t WHERE t.public_enabled)
