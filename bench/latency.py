@@ -22,7 +22,11 @@ per mode at 4 clients and remember per second and p95 with 4 writers against the
 (docs/img/cost-curves[-t<N>].png, series in bench/results/latency-<date>-curves[-t<N>].json). Only the
 --sizes plot needs matplotlib (a development dependency).
 
-Run time on the 2-core reference machine (shared, loaded): RUNTIME
+Run time on the 2-core machine, measured while other work loaded it (load average ~30): the stack starts
+in ~75 s; embedding the bulk loader's 2,000 base texts takes 10-13 min once (then cached in the temporary
+directory); bulk loading into the live HNSW index ~40 s per 5,000 memories (100k: ~15 min); each size's
+200 remembers through the API took 58 s, then the pipeline drain; recall at 1 and 4 clients a few minutes; the 16-client
+level roughly doubles the recall phase (--skip-16). Each phase's time is printed as it ends.
 """
 
 from __future__ import annotations
