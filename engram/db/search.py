@@ -6,6 +6,7 @@ filter keeps out invalidated, superseded, rejected, archived and expired items.
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, field
 from datetime import datetime
 
@@ -42,6 +43,22 @@ def overlaps(start: str | None, end: str | None) -> str:
     if start is not None:
         clauses.append(f"(i.valid_to IS NULL OR i.valid_to > {start})")
     return " AND ".join(clauses) or "true"
+
+
+# The most vector candidates one semantic search reads before the items' filters (it widens up to this when
+# the filters leave too few): beyond it, a tenant's nearest live memories are not worth the scan.
+MAX_VECTOR_CANDIDATES = 5_000
+# Semantic search computes the distance to each of the tenant's vectors (exact) rather than walk the HNSW
+# graph all tenants share when held² ≤ EXACT_SCAN_RATIO × stored (held: the tenant's vectors, stored: the
+# table's): a filtered graph walk visits about candidates × stored / held vectors at roughly fifteen times the
+# cost of one exact distance (measured, docs/benchmarks.md 2026-12-02). A tenant alone in its store walks the
+# graph; 5k among 100k reads its own rows.
+EXACT_SCAN_RATIO = 1_000
+
+
+def exact_scan_bound(stored: int) -> int:
+    """The most vectors a tenant may hold for its search to read them all, in a table of ``stored`` vectors."""
+    return math.isqrt(EXACT_SCAN_RATIO * max(stored, 0))
 
 
 ITEM_COLUMNS_I = ", ".join(f"i.{c.strip()}" for c in ITEM_COLUMNS.split(","))
@@ -160,21 +177,62 @@ async def semantic(
     viewer: str,
     limit: int,
 ) -> list[tuple[MemoryItem, float]]:
-    """Nearest items by cosine similarity through the profile's partial HNSW index."""
+    """Nearest items by cosine similarity: the tenant's nearest vectors first, then the items' filters.
+
+    The candidates are read from the embeddings alone, kept to the tenants whose memories the caller may see
+    (its own, and the publishing tenants' when it accepts public memories) by a plain parameter checked on each
+    row before Row Level Security's subqueries. When those tenants hold a small share of the table's vectors
+    (``exact_scan_bound``), the distance to each of theirs is computed (exact, and cheaper than walking a graph
+    shared with every other tenant); otherwise the profile's HNSW index is walked with an iterative scan. The
+    items' filters then apply to the candidates; when they leave fewer than ``limit``, the candidate set
+    widens."""
     dims = int(dimensions)
-    await conn.execute("SET LOCAL hnsw.iterative_scan = 'strict_order'")
+    # relaxed_order finds more of the true nearest than strict_order; the candidates are sorted here anyway
+    await conn.execute("SET LOCAL hnsw.iterative_scan = 'relaxed_order'")
     await conn.execute(f"SET LOCAL hnsw.ef_search = {max(40, min(int(limit) * 2, 1000))}")
-    args: list[object] = [vector, profile, limit]
-    where = _where(filters, viewer, args)
-    rows = await conn.fetch(
-        f"""SELECT {ITEM_COLUMNS_I}, 1 - (e.embedding::vector({dims}) <=> $1::vector({dims})) AS similarity
-            FROM memory_embeddings e JOIN memory_items i ON i.id = e.item_id
-            WHERE e.profile = $2 AND {where}
-            ORDER BY e.embedding::vector({dims}) <=> $1::vector({dims})
-            LIMIT $3""",
-        *args,
+    # plan each statement for this tenant's share of the table, never one generic plan for every tenant
+    await conn.execute("SET LOCAL plan_cache_mode = force_custom_plan")
+    readable, stored = await conn.fetchrow(
+        f"""SELECT array_append(CASE WHEN {ACCEPTS_PUBLIC} THEN (
+                       SELECT coalesce(array_agg(t.id), '{{}}') FROM tenants t WHERE t.public_enabled)
+                   ELSE '{{}}'::uuid[] END, engram_current_tenant()),
+                   (SELECT greatest(c.reltuples, 0)::bigint FROM pg_class c
+                    WHERE c.oid = 'memory_embeddings'::regclass)"""
     )
-    return [(row_to_item(r), float(r["similarity"])) for r in rows]
+    bound = exact_scan_bound(int(stored))
+    held = await conn.fetchval(
+        """SELECT count(*) FROM (SELECT 1 FROM memory_embeddings e
+                                 WHERE e.tenant_id = ANY($1::uuid[]) AND e.profile = $2 LIMIT $3) s""",
+        readable,
+        profile,
+        bound + 1,
+    )
+    # "+ 0" keeps the planner off the HNSW index (it orders by the bare operator only): every distance, exactly
+    order = f"(e.embedding::vector({dims}) <=> $1::vector({dims}))" + (" + 0" if held <= bound else "")
+    candidates = max(int(limit) * 2, int(limit) + 20)
+    while True:
+        near = await conn.fetch(
+            f"""SELECT e.item_id, e.embedding::vector({dims}) <=> $1::vector({dims}) AS distance
+                FROM memory_embeddings e
+                WHERE e.profile = $2 AND e.tenant_id = ANY($3::uuid[])
+                ORDER BY {order}
+                LIMIT $4""",
+            vector,
+            profile,
+            readable,
+            candidates,
+        )
+        distance = {str(r["item_id"]): float(r["distance"]) for r in near}
+        args: list[object] = [list(distance)]
+        where = _where(filters, viewer, args)
+        rows = await conn.fetch(
+            f"SELECT {ITEM_COLUMNS_I} FROM memory_items i WHERE i.id = ANY($1::uuid[]) AND {where}", *args
+        )
+        if len(rows) >= limit or len(near) < candidates or candidates >= MAX_VECTOR_CANDIDATES:
+            break
+        candidates = min(candidates * 4, MAX_VECTOR_CANDIDATES)
+    found = sorted(((row_to_item(r), 1 - distance[str(r["id"])]) for r in rows), key=lambda pair: -pair[1])
+    return found[: int(limit)]
 
 
 async def session_window(

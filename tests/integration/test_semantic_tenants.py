@@ -1,0 +1,107 @@
+"""The vector candidate query (search.semantic) on a store shared by many tenants: a tenant gets its own nearest
+memories — the exact top k within the tenant — and none of the others', even when the others' vectors are all
+nearer to the query and were written first."""
+
+from __future__ import annotations
+
+import uuid
+
+import asyncpg
+import numpy as np
+import pytest
+from pgvector.asyncpg import register_vector
+
+from engram.config import Settings
+from engram.db import search
+from engram.db.pool import tenant_tx
+from engram.domain.content import content_hash
+from engram.domain.models import CallerContext
+from engram.embeddings.provider import EmbeddingProvider
+from tests.support.tenants import create_tenant
+
+COLUMNS = [
+    "tenant_id",
+    "id",
+    "workspace_id",
+    "principal_id",
+    "content",
+    "content_hash",
+    "kind",
+    "importance",
+    "review_status",
+    "authority",
+    "source_type",
+    "source_trust",
+]
+FACT_COLUMNS_VALUES = ("fact", 0.5, "active", 50, "explicit", 1.0)
+
+
+async def _load(owner_pool: asyncpg.Pool, ctx: CallerContext, vectors: np.ndarray, settings: Settings) -> list[str]:
+    """Active memories of ``ctx``'s tenant with these vectors, written straight into the database."""
+    tenant = uuid.UUID(ctx.tenant_id)
+    ids = [uuid.uuid4() for _ in vectors]
+    async with owner_pool.acquire() as conn, conn.transaction():
+        await register_vector(conn)
+        await conn.execute("SELECT set_config('app.tenant_id', $1, true)", ctx.tenant_id)
+        workspace = await conn.fetchval("SELECT id FROM workspaces WHERE tenant_id = $1", tenant)
+        author = uuid.UUID(ctx.principal_id)
+        rows = [
+            (tenant, i, workspace, author, f"memory {i}", content_hash(f"memory {i}"), *FACT_COLUMNS_VALUES)
+            for i in ids
+        ]
+        await conn.copy_records_to_table("memory_items", records=rows, columns=COLUMNS)
+        await conn.copy_records_to_table(
+            "memory_embeddings",
+            records=[(tenant, i, settings.embedding_profile, v) for i, v in zip(ids, vectors, strict=True)],
+            columns=["tenant_id", "item_id", "profile", "embedding"],
+        )
+        await conn.execute("ANALYZE memory_embeddings")
+    return [str(i) for i in ids]
+
+
+def _around(centre: np.ndarray, n: int, spread: float, rng: np.random.Generator) -> np.ndarray:
+    moved = centre + rng.normal(0, spread, (n, centre.shape[0]))
+    return (moved / np.linalg.norm(moved, axis=1, keepdims=True)).astype(np.float32)
+
+
+@pytest.mark.parametrize("path", ["exact", "hnsw"])
+async def test_a_tenant_gets_its_exact_nearest_and_no_foreign_memory(
+    path: str,
+    monkeypatch: pytest.MonkeyPatch,
+    app_pool: asyncpg.Pool,
+    owner_pool: asyncpg.Pool,
+    settings: Settings,
+    embedder: EmbeddingProvider,
+) -> None:
+    rng = np.random.default_rng(17)
+    query = np.asarray(await embedder.embed_query("who looks after the billing service?"), dtype=np.float32)
+    others = [await create_tenant(owner_pool) for _ in range(12)]
+    for other in others:  # first, and every one of them nearer to the query than any of the tenant's own
+        await _load(owner_pool, other, _around(query, 250, 0.01, rng), settings)
+    me = await create_tenant(owner_pool)
+    mine = _around(query, 300, 0.05, rng)
+    own_ids = await _load(owner_pool, me, mine, settings)
+    distances = 1 - mine @ query / np.linalg.norm(query)
+    exact = {own_ids[i] for i in np.argsort(distances)[:20]}
+
+    # a small tenant reads its own rows; "hnsw": as a large one would, through the graph every tenant shares
+    monkeypatch.setattr(search, "EXACT_SCAN_RATIO", 10**9 if path == "exact" else 0)
+    async with tenant_tx(app_pool, me.tenant_id) as conn:
+        found = await search.semantic(
+            conn,
+            query,
+            settings.embedding_profile,
+            settings.embedding_dimensions,
+            search.Filters(),
+            me.principal_id,
+            20,
+        )
+
+    assert len(found) == 20
+    assert all(str(item.tenant_id) == me.tenant_id for item, _ in found)
+    if path == "exact":
+        assert {str(item.id) for item, _ in found} == exact
+    else:  # approximate: nearly all of the exact top 20 past 3,000 nearer foreign vectors
+        assert len({str(item.id) for item, _ in found} & exact) >= 18
+    similarities = [s for _, s in found]
+    assert similarities == sorted(similarities, reverse=True)
