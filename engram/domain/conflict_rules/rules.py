@@ -9,9 +9,10 @@ from collections.abc import Callable
 
 from engram.domain.conflict_rules.claims import exclusive_predicate
 from engram.domain.conflict_rules.quantities import Quantity, same_value
+from engram.domain.conflict_rules.slots import changed_value, opposite_value, replaced
 from engram.domain.conflict_rules.texts import Clause, Text, analyse, analyse_head, different_names
 from engram.domain.conflict_rules.verdicts import Verdict
-from engram.domain.conflict_rules.words import overlap
+from engram.domain.conflict_rules.words import overlap, says_no_longer
 from engram.domain.conflict_rules.work import MAX_ANALYSED_CHARS, MAX_QUANTITIES, OutOfWork, Work
 from engram.domain.content import preview
 
@@ -75,6 +76,9 @@ def _judge(
     return (
         _negation(old, fresh, work)
         or _numbers_differ(old, fresh, work)
+        or replaced(old, fresh, work)
+        or changed_value(old, fresh, work)
+        or opposite_value(old, fresh, work)
         or _same_words(old, fresh)
         or _near_identical(old, fresh, similarity, near_identical, work)
         or _containment(old, fresh, work)
@@ -104,7 +108,7 @@ def _negation(old: Text, new: Text, work: Work) -> Verdict | None:
                 where[word].append(index)
         for clause in negating.clauses:
             claim = clause.content
-            if clause.negation is None or not claim or (len(claim) == 1 and not _opens(clause)):
+            if clause.negation is None or not claim or (len(claim) == 1 and not _opens(clause) and not _ends(clause)):
                 continue
             work.charge(1 + sum(len(where.get(word, ())) for word in claim))
             hits = Counter(index for word in claim for index in where.get(word, ()))
@@ -119,6 +123,11 @@ def _negation(old: Text, new: Text, work: Work) -> Verdict | None:
                     f'"{preview(affirmed[best].text, 80)}".',
                 )
     return None
+
+
+def _ends(clause: Clause) -> bool:
+    """The negation ends a state ("I'm not vegetarian anymore", "quit smoking"): a one-word claim counts."""
+    return says_no_longer([t.lower for t in clause.tokens])
 
 
 def _opens(clause: Clause) -> bool:
