@@ -28,6 +28,10 @@ CONTRADICTIONS = [
     ("I take the 7:40 train to work.", "I stopped taking the 7:40 train to work.", "negation"),
     ("I'm learning the cello.", "I gave up learning the cello.", "negation"),
     ("I'm vegan.", "I'm not vegan anymore.", "negation"),
+    ("Team chat is on Slack.", "team chat is on discord now", "changed_value"),
+    ("The on-call lead is Farid.", "Yusuf is the new on-call lead.", "changed_value"),
+    ("Our newsletter goes out through Substack.", "Substack was replaced by Ghost for the newsletter.", "replaced"),
+    ("Our monitoring runs on Nagios.", "We migrated monitoring off Nagios to Prometheus.", "replaced"),
 ]
 
 LOOK_ALIKES = [
@@ -52,6 +56,8 @@ LOOK_ALIKES = [
     ("Joanna: Sure thing Nate! See you later!", "Joanna: Thanks Nate! See you later!"),
     ("Nate: Bye Joanna! Take care!", "Nate: See you then! Take care!"),
     ("Mia: Sure thing! Talk soon!", "Mia: Sure thing! Bye for now!"),
+    # a date of another thing the new text names apart
+    ("The fair is on June 9.", "The setup starts on June 7, two days before the fair."),
     # identifiers are not values
     ("We keep the logs in S3", "We keep the logs in S4"),
 ]

@@ -150,6 +150,8 @@ def _numbers_differ(old: Text, new: Text, work: Work) -> Verdict | None:
         if not _changed(a, rivals, work):
             continue
         b = next((b for b in rivals if id(b) in changed), None)
+        if b is not None and (_anchored_elsewhere(a, b, new) or _anchored_elsewhere(b, a, old)):
+            continue  # "The launch is on March 14" / "The beta opens on February 20, ahead of the launch"
         if b is not None:
             slot = a.anchor_text or b.anchor_text or a.kind
             return Verdict(
@@ -159,6 +161,15 @@ def _numbers_differ(old: Text, new: Text, work: Work) -> Verdict | None:
                 f'{slot}: "{a.text}" in the existing memory, "{b.text}" in the new one.',
             )
     return None
+
+
+def _anchored_elsewhere(a: Quantity, b: Quantity, text: Text) -> bool:
+    """``a``'s anchor word is in ``text`` but not in the clause holding ``b``, which is anchored elsewhere: the
+    two values belong to two things the text tells apart."""
+    if a.anchor == b.anchor:
+        return False
+    holding = next((c for c in text.clauses if any(t.quantity is b for t in c.tokens)), None)
+    return holding is not None and a.anchor in text.words and a.anchor not in holding.content
 
 
 def _rivals(mine: list[Quantity], theirs: list[Quantity]) -> Callable[[Quantity], list[Quantity]]:

@@ -49,6 +49,9 @@ _CHANGE_CUES = frozenset(
         "migrated",
         "swapped",
         "turned",
+        "new",
+        "currently",
+        "latest",
     }
 )
 # in the new text only, these add a second value or only consider one
@@ -85,8 +88,9 @@ _OPPOSITE = {a: b for a, b in _OPPOSITES} | {b: a for a, b in _OPPOSITES}
 _COPULAS = frozenset({"is", "are", "was", "were"})
 _DETERMINERS = frozenset({"a", "an", "the", "my", "our", "his", "her", "their", "your", "its"})
 _PLACING = frozenset({"in", "at", "on", "with", "by", "to"})
-_REPLACING = frozenset({"replaced", "swapped", "traded", "substituted"})
+_REPLACING = frozenset({"replaced", "swapped", "traded", "substituted", "ditched", "dumped"})
 _MOVING = frozenset({"moved", "switched", "migrated", "changed", "went", "shifted", "transitioned", "ported"})
+_AWAY = ("from", "off")
 _PHRASE_ENDS = frozenset(
     {"for", "as", "in", "on", "at", "with", "by", "to", "from", "and", "or", "but", "because", "since", "last"}
 )
@@ -96,11 +100,13 @@ _PHRASE_ENDS = frozenset(
 class _Word:
     stem: str
     token: Token
+    lowercase_text: bool = False  # the text it comes from has no capital at all (chat style)
 
 
 def _words(text: Text) -> list[_Word]:
     """The text's content words in order, fillers left out ("these days" too)."""
     out: list[_Word] = []
+    lowercase = not any(t.text[:1].isupper() for t in text.tokens)
     for clause in text.clauses:
         tokens = clause.tokens
         for i, token in enumerate(tokens):
@@ -108,7 +114,7 @@ def _words(text: Text) -> list[_Word]:
                 continue
             content = token.content
             if content is not None:
-                out.append(_Word(content, token))
+                out.append(_Word(content, token, lowercase))
     return out
 
 
@@ -150,8 +156,15 @@ def _other_units(was: Sequence[_Word], now: Sequence[_Word]) -> bool:
 def _values(run: Sequence[_Word], other: Sequence[_Word]) -> int:
     """How many words of ``run`` read as values; a capitalised first word of a text counts when the other run
     is all values ("Mei is on call" / "… is Ravi")."""
-    named = all(_value_like(w) for w in other)
-    return sum(1 for w in run if _value_like(w) or (named and w.token.opens and w.token.text[:1].isupper()))
+    named = bool(other) and all(_value_like(w) for w in other)
+    return sum(1 for w in run if _value_like(w) or (named and _unwritten_name(w)))
+
+
+def _unwritten_name(word: _Word) -> bool:
+    """A word that may be a name whose capital the writing does not show: the first word of a sentence, or a
+    lower-case word of a text written all in lower case ("jon is based in vancouver")."""
+    token = word.token
+    return (token.opens and token.text[:1].isupper()) or (word.lowercase_text and token.quantity is None)
 
 
 def _after_copula(text: Text, word: _Word) -> bool:
@@ -250,12 +263,15 @@ def _replacement(tokens: Sequence[Token]) -> tuple[list[Token], list[Token]] | N
     """(what went, what came) when the clause says one replaced the other."""
     lowers = [t.lower for t in tokens]
     for i, word in enumerate(lowers):
+        if word in _REPLACING and i + 1 < len(lowers) and lowers[i + 1] == "by" and i >= 2:
+            return _phrase(tokens[: i - 1]), _phrase(tokens[i + 2 :])  # "Mailchimp was replaced by Brevo"
         if word in _REPLACING:
             link = next((j for j in range(i + 1, len(lowers)) if lowers[j] in ("with", "by", "for")), None)
             if link is not None:
                 return _phrase(tokens[i + 1 : link]), _phrase(tokens[link + 1 :])
-        if word in _MOVING and "from" in lowers[i + 1 :]:
-            start = lowers.index("from", i + 1)
+        away = next((j for j in range(i + 1, len(lowers)) if lowers[j] in _AWAY), None)
+        if word in _MOVING and away is not None:
+            start = away
             link = next((j for j in range(start + 1, len(lowers)) if lowers[j] in ("to", "onto")), None)
             if link is not None:
                 return _phrase(tokens[start + 1 : link]), _phrase(tokens[link + 1 :])
