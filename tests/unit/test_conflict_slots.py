@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import pytest
 
-from engram.domain.conflict_rules import judge
+from engram.domain.conflict_rules import Work, judge
 from engram.domain.conflict_rules.texts import analyse
 
 SIMILAR = 0.92
@@ -106,3 +106,12 @@ def test_sentence_openings_are_not_names() -> None:
 def test_gave_up_reads_as_a_cessation() -> None:
     text = analyse("I gave up learning the cello")
     assert text.negated and text.clauses[0].negation == "gave up"
+
+
+def test_changed_value_keeps_the_quantity_bound() -> None:
+    ports = [8000 + i for i in range(150)]
+    listed = "The open ports are " + " ".join(map(str, ports)) + "."
+    changed = "The open ports are " + " ".join(map(str, [*ports[:-1], 9999])) + "."
+    work = Work()
+    assert judge(listed, changed, SIMILAR, work=work) is None
+    assert work.gave_up is not None and "more than 100 quantities" in work.gave_up

@@ -26,7 +26,7 @@ from engram.domain.conflict_rules.quantities import same_value
 from engram.domain.conflict_rules.texts import Text, Token
 from engram.domain.conflict_rules.verdicts import Verdict
 from engram.domain.conflict_rules.words import is_content, stem
-from engram.domain.conflict_rules.work import Work
+from engram.domain.conflict_rules.work import MAX_QUANTITIES, Work
 from engram.domain.content import preview
 
 # words that say nothing about the value, only that it is current: left out of the comparison
@@ -91,6 +91,7 @@ _PLACING = frozenset({"in", "at", "on", "with", "by", "to"})
 _REPLACING = frozenset({"replaced", "swapped", "traded", "substituted", "ditched", "dumped"})
 _MOVING = frozenset({"moved", "switched", "migrated", "changed", "went", "shifted", "transitioned", "ported"})
 _AWAY = ("from", "off")
+_LONGEST_RUN = 6  # words of a run before any quantity of the same value is set aside (three are kept)
 _PHRASE_ENDS = frozenset(
     {"for", "as", "in", "on", "at", "with", "by", "to", "from", "and", "or", "but", "because", "since", "last"}
 )
@@ -192,6 +193,9 @@ def changed_value(old: Text, new: Text, work: Work) -> Verdict | None:
     work.charge(len(old.tokens) + len(new.tokens))
     if old.negated or new.negated:
         return None
+    if len(old.quantities) > MAX_QUANTITIES or len(new.quantities) > MAX_QUANTITIES:
+        work.skip(f"a text holds more than {MAX_QUANTITIES} quantities: the rules comparing values were not tried")
+        return None
     new_only = _lowers(new) - _lowers(old)
     if new_only & (_ADDING | _HEDGING):
         return None
@@ -200,6 +204,9 @@ def changed_value(old: Text, new: Text, work: Work) -> Verdict | None:
     old_run, new_run = _run(old_words, frame), _run(new_words, frame)
     if not frame or old_run is None or new_run is None:
         return None
+    if old_run[1] - old_run[0] > _LONGEST_RUN or new_run[1] - new_run[0] > _LONGEST_RUN:
+        return None
+    work.charge((old_run[1] - old_run[0] + new_run[1] - new_run[0]) * (1 + len(old.quantities) + len(new.quantities)))
     was, now = _unmatched(old_words[slice(*old_run)], new_words), _unmatched(new_words[slice(*new_run)], old_words)
     if not was or not now:
         return None  # the same value written two ways ("March 3" / "2026-03-03")
@@ -260,25 +267,31 @@ def replaced(old: Text, new: Text, work: Work) -> Verdict | None:
 
 
 def _replacement(tokens: Sequence[Token]) -> tuple[list[Token], list[Token]] | None:
-    """(what went, what came) when the clause says one replaced the other."""
+    """(what went, what came) when the clause says one replaced the other. One pass each way over the clause."""
     lowers = [t.lower for t in tokens]
+    link, away, to = _next(lowers, {"with", "by", "for"}), _next(lowers, set(_AWAY)), _next(lowers, {"to", "onto"})
     for i, word in enumerate(lowers):
         if word in _REPLACING and i + 1 < len(lowers) and lowers[i + 1] == "by" and i >= 2:
             return _phrase(tokens[: i - 1]), _phrase(tokens[i + 2 :])  # "Mailchimp was replaced by Brevo"
-        if word in _REPLACING:
-            link = next((j for j in range(i + 1, len(lowers)) if lowers[j] in ("with", "by", "for")), None)
-            if link is not None:
-                return _phrase(tokens[i + 1 : link]), _phrase(tokens[link + 1 :])
-        away = next((j for j in range(i + 1, len(lowers)) if lowers[j] in _AWAY), None)
-        if word in _MOVING and away is not None:
-            start = away
-            link = next((j for j in range(start + 1, len(lowers)) if lowers[j] in ("to", "onto")), None)
-            if link is not None:
-                return _phrase(tokens[start + 1 : link]), _phrase(tokens[link + 1 :])
+        if word in _REPLACING and link[i] is not None:
+            return _phrase(tokens[i + 1 : link[i]]), _phrase(tokens[link[i] + 1 :])
+        start = away[i]
+        if word in _MOVING and start is not None and to[start] is not None:
+            return _phrase(tokens[start + 1 : to[start]]), _phrase(tokens[to[start] + 1 :])
         if word == "instead" and i + 1 < len(lowers) and lowers[i + 1] == "of":
-            came = [t for t in tokens[:i] if t.content is not None][-1:]
-            return _phrase(tokens[i + 2 :]), came
+            came = next((t for t in reversed(tokens[:i]) if t.content is not None), None)
+            return _phrase(tokens[i + 2 :]), [came] if came is not None else []
     return None
+
+
+def _next(lowers: Sequence[str], wanted: set[str]) -> list[int | None]:
+    """For each position, the next later position holding one of ``wanted``."""
+    out: list[int | None] = [None] * len(lowers)
+    last: int | None = None
+    for i in reversed(range(len(lowers))):
+        out[i] = last
+        last = i if lowers[i] in wanted else last
+    return out
 
 
 def _phrase(tokens: Sequence[Token]) -> list[Token]:
