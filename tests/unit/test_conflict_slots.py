@@ -18,7 +18,7 @@ CONTRADICTIONS = [
     ("The board meets on Wednesdays.", "The board meets on Fridays.", "changed_value"),
     ("The hallway is painted yellow.", "The hallway is painted grey.", "changed_value"),
     ("Ingrid's physio is Dr. Haddad.", "Ingrid's physio is Dr. Moreau.", "changed_value"),
-    ("The printer sits in the copy room.", "The printer sits in the lobby now.", "changed_value"),
+    ("The printer sits in the copy room.", "The printer sits in the lobby now.", None),  # no name: not read
     ("Deployments are approved by Kofi.", "Mirela is who approves deployments.", None),  # reordered, no copula
     ("The build server runs Jenkins.", "We moved the build server from Jenkins to Buildkite.", "replaced"),
     ("Invoices are sent with QuickBooks.", "We replaced QuickBooks with Xero for invoices.", "replaced"),
@@ -56,6 +56,8 @@ LOOK_ALIKES = [
     ("Joanna: Sure thing Nate! See you later!", "Joanna: Thanks Nate! See you later!"),
     ("Nate: Bye Joanna! Take care!", "Nate: See you then! Take care!"),
     ("Mia: Sure thing! Talk soon!", "Mia: Sure thing! Bye for now!"),
+    ("Deborah: You got this!", "Deborah: I really want to eat this now."),
+    ("Jolene: I'm finding my zen again!", "Jolene: Now I'll see when it's more convenient for me."),
     # a date of another thing the new text names apart
     ("The fair is on June 9.", "The setup starts on June 7, two days before the fair."),
     # identifiers are not values
@@ -66,7 +68,7 @@ LOOK_ALIKES = [
 @pytest.mark.parametrize(("existing", "new", "rule"), CONTRADICTIONS)
 def test_slot_contradictions(existing: str, new: str, rule: str | None) -> None:
     verdict = judge(existing, new, SIMILAR)
-    if rule is None:  # documented limit: a reordering without a copula is not read as one slot
+    if rule is None:  # documented limits: a reordering without a copula, a change of common nouns
         assert verdict is None or verdict.label != "contradiction"
         return
     assert verdict is not None and verdict.label == "contradiction", verdict

