@@ -9,9 +9,10 @@ from collections.abc import Callable
 
 from engram.domain.conflict_rules.claims import exclusive_predicate
 from engram.domain.conflict_rules.quantities import Quantity, same_value
+from engram.domain.conflict_rules.slots import changed_value, opposite_value, replaced
 from engram.domain.conflict_rules.texts import Clause, Text, analyse, analyse_head, different_names
 from engram.domain.conflict_rules.verdicts import Verdict
-from engram.domain.conflict_rules.words import overlap
+from engram.domain.conflict_rules.words import overlap, says_no_longer
 from engram.domain.conflict_rules.work import MAX_ANALYSED_CHARS, MAX_QUANTITIES, OutOfWork, Work
 from engram.domain.content import preview
 
@@ -75,6 +76,9 @@ def _judge(
     return (
         _negation(old, fresh, work)
         or _numbers_differ(old, fresh, work)
+        or replaced(old, fresh, work)
+        or changed_value(old, fresh, work)
+        or opposite_value(old, fresh, work)
         or _same_words(old, fresh)
         or _near_identical(old, fresh, similarity, near_identical, work)
         or _containment(old, fresh, work)
@@ -104,7 +108,7 @@ def _negation(old: Text, new: Text, work: Work) -> Verdict | None:
                 where[word].append(index)
         for clause in negating.clauses:
             claim = clause.content
-            if clause.negation is None or not claim or (len(claim) == 1 and not _opens(clause)):
+            if clause.negation is None or not claim or (len(claim) == 1 and not _opens(clause) and not _ends(clause)):
                 continue
             work.charge(1 + sum(len(where.get(word, ())) for word in claim))
             hits = Counter(index for word in claim for index in where.get(word, ()))
@@ -119,6 +123,11 @@ def _negation(old: Text, new: Text, work: Work) -> Verdict | None:
                     f'"{preview(affirmed[best].text, 80)}".',
                 )
     return None
+
+
+def _ends(clause: Clause) -> bool:
+    """The negation ends a state ("I'm not vegetarian anymore", "quit smoking"): a one-word claim counts."""
+    return says_no_longer([t.lower for t in clause.tokens])
 
 
 def _opens(clause: Clause) -> bool:
@@ -141,6 +150,8 @@ def _numbers_differ(old: Text, new: Text, work: Work) -> Verdict | None:
         if not _changed(a, rivals, work):
             continue
         b = next((b for b in rivals if id(b) in changed), None)
+        if b is not None and (_anchored_elsewhere(a, b, new) or _anchored_elsewhere(b, a, old)):
+            continue  # "The launch is on March 14" / "The beta opens on February 20, ahead of the launch"
         if b is not None:
             slot = a.anchor_text or b.anchor_text or a.kind
             return Verdict(
@@ -150,6 +161,15 @@ def _numbers_differ(old: Text, new: Text, work: Work) -> Verdict | None:
                 f'{slot}: "{a.text}" in the existing memory, "{b.text}" in the new one.',
             )
     return None
+
+
+def _anchored_elsewhere(a: Quantity, b: Quantity, text: Text) -> bool:
+    """``a``'s anchor word is in ``text`` but not in the clause holding ``b``, which is anchored elsewhere: the
+    two values belong to two things the text tells apart."""
+    if a.anchor == b.anchor:
+        return False
+    holding = next((c for c in text.clauses if any(t.quantity is b for t in c.tokens)), None)
+    return holding is not None and a.anchor in text.words and a.anchor not in holding.content
 
 
 def _rivals(mine: list[Quantity], theirs: list[Quantity]) -> Callable[[Quantity], list[Quantity]]:

@@ -10,9 +10,13 @@ from dataclasses import dataclass, replace
 from functools import cached_property
 
 from engram.domain.conflict_rules.quantities import Quantity, find_quantities
-from engram.domain.conflict_rules.words import is_content, is_negation, stem
+from engram.domain.conflict_rules.words import is_cessation, is_content, is_negation, stem
 
 _CLAUSE_WORDS = frozenset({"but", "whereas", "however", "although", "though"})
+_GIVE = frozenset({"give", "gives", "gave", "giving", "given"})
+_OPENING = re.compile(r"[.!?:][\s\"'“(]+(?=[^\W_])")
+_FIRST_WORD = re.compile(r"[\s\"'“(]*(?=[^\W_])")
+_ABBREVIATIONS = frozenset({"dr", "mr", "mrs", "ms", "st", "prof", "mt", "jr", "sr", "vs", "no"})
 _WORD_OR_BREAK = re.compile(r"(?P<brk>[.;!?]+(?=\s|$)|,(?=\s|$)|[()\[\]\n]|\s[-–—]+\s)|(?P<word>[^\W_]+(?:'[^\W_]+)*)")
 
 
@@ -21,6 +25,7 @@ class Token:
     text: str  # as written
     lower: str
     quantity: Quantity | None = None
+    opens: bool = False  # the first word of the text or of a sentence ("…. Then", "Name: Sure"): its capital is no name
 
     @property
     def content(self) -> str | None:
@@ -84,11 +89,12 @@ def analyse(text: str) -> Text:
     text = unicodedata.normalize("NFC", text).replace("’", "'").replace("‘", "'")
     pieces: list[Token | None] = []  # None marks a clause break
     pos = 0
+    openings = _openings(text)
     for start, end, quantity in find_quantities(text):
-        pieces.extend(_words(text[pos:start]))
+        pieces.extend(_words(text[pos:start], pos, openings))
         pieces.append(Token(quantity.text, quantity.text.lower(), quantity))
         pos = end
-    pieces.extend(_words(text[pos:]))
+    pieces.extend(_words(text[pos:], pos, openings))
     clauses: list[Clause] = []
     current: list[Token] = []
     for piece in [*pieces, None]:
@@ -113,13 +119,38 @@ def analyse_head(text: str, limit: int) -> Text:
     return Text(clauses, " ".join(t.lower for clause in clauses for t in clause.tokens))
 
 
-def _words(segment: str) -> Iterator[Token | None]:
+def _openings(text: str) -> frozenset[int]:
+    """Where the words that open a sentence start: the text's first word, a word after a full stop, "!", "?" or
+    a colon ("Joanna: Sure thing"), but not after an abbreviation such as "Dr." or "St."."""
+    first = _FIRST_WORD.match(text)
+    found = {first.end()} if first else set()
+    for m in _OPENING.finditer(text):
+        before = text[max(0, m.start() - 5) : m.start()].split()[-1:]  # an abbreviation is short
+        if text[m.start()] == "." and before and before[0].lower().lstrip("(") in _ABBREVIATIONS:
+            continue
+        found.add(m.end())
+    return frozenset(found)
+
+
+def _words(segment: str, offset: int = 0, openings: frozenset[int] = frozenset()) -> Iterator[Token | None]:
+    previous: Token | None = None
     for match in _WORD_OR_BREAK.finditer(segment):
         word = match["word"]
         if word is None or word.lower() in _CLAUSE_WORDS:
+            if previous is not None:
+                yield previous
+            previous = None
             yield None
-        else:
-            yield Token(word, word.lower())
+            continue
+        token = Token(word, word.lower(), opens=offset + match.start() in openings)
+        if previous is not None and token.lower == "up" and previous.lower in _GIVE:
+            token = Token(f"{previous.text} up", "quit", opens=previous.opens)  # "gave up": a cessation, as "quit"
+            previous = None
+        if previous is not None:
+            yield previous
+        previous = token
+    if previous is not None:
+        yield previous
 
 
 def _clause(tokens: Sequence[Token]) -> Clause:
@@ -144,7 +175,10 @@ def _clause(tokens: Sequence[Token]) -> Clause:
             quantity = replace(token.quantity, anchor=stem(near.lower), anchor_text=near.text)
             token = replace(token, quantity=quantity)
         anchored.append(token)
-    negation = next((t.text for t in tokens if t.quantity is None and is_negation(t.lower)), None)
+    negating = [t for t in tokens if t.quantity is None and is_negation(t.lower)]
+    if any(is_cessation(t.lower) for t in negating) and not all(is_cessation(t.lower) for t in negating):
+        negating = []  # "I won't quit", "never stopped": a cessation denied affirms
+    negation = negating[0].text if negating else None
     return Clause(tuple(anchored), negation)
 
 

@@ -17,10 +17,24 @@ you're he's she's it's that's there's i've we've they've let's
 _NEGATIONS = frozenset(
     {"not", "no", "never", "none", "nobody", "nothing", "nowhere", "neither", "nor", "cannot", "without"}
 )
+# verbs that end what the rest of their clause states: "Lucy quit the swim team" denies "Lucy is on the swim
+# team" as "no longer" does ("gave up" is read as one of them, texts.py)
+_CESSATIONS = frozenset({"quit", "quits", "stopped", "discontinued", "cancelled", "canceled", "dropped", "ceased"})
+# words that make a negation "no longer": its claim may be one word ("I'm not vegetarian anymore")
+_NO_LONGER = frozenset({"longer", "anymore"})
 
 
 def is_negation(word: str) -> bool:
-    return word in _NEGATIONS or word.endswith("n't")
+    return word in _NEGATIONS or word in _CESSATIONS or word.endswith("n't")
+
+
+def is_cessation(word: str) -> bool:
+    return word in _CESSATIONS
+
+
+def says_no_longer(words: list[str]) -> bool:
+    """ "no longer", "not … anymore", "not … any longer", "quit", "stopped": the negation ends a state."""
+    return any(w in _NO_LONGER or w in _CESSATIONS for w in words)
 
 
 def stem(word: str) -> str:

@@ -5,7 +5,7 @@
 - ``MAX_ANALYSED_CHARS``: of a longer text only the whole clauses of its first ``MAX_ANALYSED_CHARS``
   characters are read, and only by the negation rule (what it finds there holds for the whole text).
 - ``MAX_QUANTITIES``: the rules that compare the values of the two texts pairwise (``numbers_differ``,
-  ``near_identical``, ``containment``) are skipped when either text holds more quantities.
+  ``changed_value``, ``near_identical``, ``containment``) are skipped when either text holds more quantities.
 - ``MAX_CLAIMS``: ``exclusive_predicate`` is skipped when either text makes more claims of an exclusive
   predicate.
 - ``MAX_STEPS``: every judgement carries a ``Work`` allowance counted in steps (a comparison of two

@@ -1,0 +1,330 @@
+"""Slots: two texts that say the same thing about the same subject except for one value, and texts that say a
+value was replaced by another.
+
+- ``changed_value``: once the words both texts share (the frame: subject and attribute) are set aside, each
+  text has one run of other words left, in the same place of the frame, and the runs read as values (names,
+  numbers, dates, days, colours), or the new text says it changed ("now", "moved", "switched", …). "Leo's swim
+  coach is Marta" / "Leo's swim coach is Dan", "Payments go through Stripe" / "Payments go through Adyen now".
+  Two runs ("Leo's swim lessons are on Tuesdays" / "Leo's piano lessons are on Thursdays") are two slots
+  changed at once: another fact, not a contradiction. A run at the very start is the subject ("Emma's recital
+  is on March 14" / "The launch is on March 14"): other things, not other values.
+- ``replaced``: the new text says the existing one's value gave way to another ("moved CI from Jenkins to
+  GitHub Actions", "replaced Auth0 with Keycloak", "swapped RabbitMQ for NATS", "Y instead of X").
+- ``opposite_value``: the texts are the same word for word but for one word swapped for its opposite ("the
+  flag is on" / "the flag is off").
+
+None of them fires when the new text adds rather than replaces ("also", "too", "as well", "another") or only
+plans or wonders ("might", "considering"), or when either text negates (the negation rule's business).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from engram.domain.conflict_rules.quantities import same_value
+from engram.domain.conflict_rules.texts import Text, Token
+from engram.domain.conflict_rules.verdicts import Verdict
+from engram.domain.conflict_rules.words import is_content, stem
+from engram.domain.conflict_rules.work import MAX_QUANTITIES, Work
+from engram.domain.content import preview
+
+# words that say nothing about the value, only that it is current: left out of the comparison
+_FILLERS = frozenset(
+    {"now", "actually", "nowadays", "lately", "anymore", "today", "apparently", "think", "guess", "believe", "reckon"}
+)
+# in the new text only, these say the value changed
+_CHANGE_CUES = frozenset(
+    {
+        "now",
+        "moved",
+        "switched",
+        "changed",
+        "replaced",
+        "instead",
+        "anymore",
+        "actually",
+        "nowadays",
+        "became",
+        "migrated",
+        "swapped",
+        "turned",
+        "new",
+        "currently",
+        "latest",
+    }
+)
+# in the new text only, these add a second value or only consider one
+_ADDING = frozenset({"also", "too", "another", "additional", "added", "second", "extra", "both", "plus", "well"})
+_HEDGING = frozenset(
+    {"might", "may", "could", "maybe", "perhaps", "considering", "evaluating", "thinking", "planning", "if", "hope"}
+)
+_NUMBER_WORDS = frozenset(
+    "zero one two three four five six seven eight nine ten eleven twelve thirteen fourteen fifteen sixteen "
+    "seventeen eighteen nineteen twenty thirty forty fifty sixty seventy eighty ninety hundred thousand million "
+    "half quarter dozen noon midnight".split()
+)
+_CALENDAR = frozenset(
+    "monday tuesday wednesday thursday friday saturday sunday mondays tuesdays wednesdays thursdays fridays "
+    "saturdays sundays weekend weekends weekday weekdays january february march april may june july august "
+    "september october november december".split()
+)
+_COLOURS = frozenset(
+    "red green blue yellow orange purple black white grey gray silver gold pink brown amber violet".split()
+)
+_OPPOSITES = (
+    ("on", "off"),
+    ("enabled", "disabled"),
+    ("open", "closed"),
+    ("true", "false"),
+    ("yes", "no"),
+    ("allowed", "forbidden"),
+    ("public", "private"),
+    ("mandatory", "optional"),
+    ("required", "optional"),
+    ("up", "down"),
+)
+_OPPOSITE = {a: b for a, b in _OPPOSITES} | {b: a for a, b in _OPPOSITES}
+_COPULAS = frozenset({"is", "are", "was", "were"})
+_DETERMINERS = frozenset({"a", "an", "the", "my", "our", "his", "her", "their", "your", "its"})
+_PLACING = frozenset({"in", "at", "on", "with", "by", "to"})
+_REPLACING = frozenset({"replaced", "swapped", "traded", "substituted", "ditched", "dumped"})
+_MOVING = frozenset({"moved", "switched", "migrated", "changed", "went", "shifted", "transitioned", "ported"})
+_AWAY = ("from", "off")
+_LONGEST_RUN = 6  # words of a run before any quantity of the same value is set aside (three are kept)
+_PHRASE_ENDS = frozenset(
+    {"for", "as", "in", "on", "at", "with", "by", "to", "from", "and", "or", "but", "because", "since", "last"}
+)
+
+
+@dataclass(frozen=True)
+class _Word:
+    stem: str
+    token: Token
+    lowercase_text: bool = False  # the text it comes from has no capital at all (chat style)
+
+
+def _words(text: Text) -> list[_Word]:
+    """The text's content words in order, fillers left out ("these days" too)."""
+    out: list[_Word] = []
+    lowercase = not any(t.text[:1].isupper() for t in text.tokens)
+    for clause in text.clauses:
+        tokens = clause.tokens
+        for i, token in enumerate(tokens):
+            if token.lower in _FILLERS or (token.lower == "days" and i and tokens[i - 1].lower == "these"):
+                continue
+            content = token.content
+            if content is not None:
+                out.append(_Word(content, token, lowercase))
+    return out
+
+
+def _run(words: list[_Word], frame: set[str]) -> tuple[int, int] | None:
+    """Where the words outside ``frame`` lie, as (start, end) in ``words``, when they form one run."""
+    at = [i for i, w in enumerate(words) if w.stem not in frame]
+    if not at or at[-1] - at[0] + 1 != len(at):
+        return None
+    return at[0], at[-1] + 1
+
+
+def _value_like(word: _Word) -> bool:
+    token = word.token
+    return (
+        token.quantity is not None
+        or token.lower in _NUMBER_WORDS
+        or token.lower in _CALENDAR
+        or token.lower in _COLOURS
+        or (token.text[:1].isupper() and not token.opens and not any(c.isdigit() for c in token.text))
+    )
+
+
+def _unmatched(run: Sequence[_Word], other: Sequence[_Word]) -> list[_Word]:
+    """The words of ``run`` but a quantity of the same value as one of ``other``."""
+    theirs = [q for w in other if (q := w.token.quantity) is not None]
+    return [w for w in run if w.token.quantity is None or not any(same_value(w.token.quantity, q) for q in theirs)]
+
+
+def _other_units(was: Sequence[_Word], now: Sequence[_Word]) -> bool:
+    """Both runs are quantities of one kind in different units or periods."""
+    quantities = [w.token.quantity for w in (*was, *now)]
+    if any(q is None for q in quantities):
+        return False
+    kinds = {q.kind for q in quantities if q is not None}
+    dimensions = {q.dimension for q in quantities if q is not None}
+    return len(kinds) == 1 and len(dimensions) > 1
+
+
+def _values(run: Sequence[_Word], other: Sequence[_Word]) -> int:
+    """How many words of ``run`` read as values; a capitalised first word of a text counts when the other run
+    is all values ("Mei is on call" / "… is Ravi")."""
+    named = bool(other) and all(_value_like(w) for w in other)
+    return sum(1 for w in run if _value_like(w) or (named and _unwritten_name(w)))
+
+
+def _unwritten_name(word: _Word) -> bool:
+    """A word that may be a name whose capital the writing does not show: the first word of a sentence, or a
+    lower-case word of a text written all in lower case ("jon is based in vancouver")."""
+    token = word.token
+    return (token.opens and token.text[:1].isupper()) or (word.lowercase_text and token.quantity is None)
+
+
+def _after_copula(text: Text, word: _Word) -> bool:
+    """The word comes right after "is", "are" or a colon ("Release manager for 3.2: Lena"), determiners aside."""
+    for clause in text.clauses:
+        tokens = clause.tokens
+        for i, token in enumerate(tokens):
+            if token is not word.token:
+                continue
+            j = i - 1
+            while j >= 0 and tokens[j].lower in _DETERMINERS:
+                j -= 1
+            if j >= 1 and tokens[j].lower in _PLACING:
+                j -= 1  # "is in Lisbon", "is with Aetna"
+            return j >= 0 and tokens[j].lower in _COPULAS
+    return False
+
+
+def _lowers(text: Text) -> set[str]:
+    return {t.lower for t in text.tokens}
+
+
+def changed_value(old: Text, new: Text, work: Work) -> Verdict | None:
+    """One slot of a shared frame holds another value (see the module docstring)."""
+    work.charge(len(old.tokens) + len(new.tokens))
+    if old.negated or new.negated:
+        return None
+    if len(old.quantities) > MAX_QUANTITIES or len(new.quantities) > MAX_QUANTITIES:
+        work.skip(f"a text holds more than {MAX_QUANTITIES} quantities: the rules comparing values were not tried")
+        return None
+    new_only = _lowers(new) - _lowers(old)
+    if new_only & (_ADDING | _HEDGING):
+        return None
+    old_words, new_words = _words(old), _words(new)
+    frame = {w.stem for w in old_words} & {w.stem for w in new_words}
+    old_run, new_run = _run(old_words, frame), _run(new_words, frame)
+    if not frame or old_run is None or new_run is None:
+        return None
+    if old_run[1] - old_run[0] > _LONGEST_RUN or new_run[1] - new_run[0] > _LONGEST_RUN:
+        return None
+    work.charge((old_run[1] - old_run[0] + new_run[1] - new_run[0]) * (1 + len(old.quantities) + len(new.quantities)))
+    was, now = _unmatched(old_words[slice(*old_run)], new_words), _unmatched(new_words[slice(*new_run)], old_words)
+    if not was or not now:
+        return None  # the same value written two ways ("March 3" / "2026-03-03")
+    if _other_units(was, now):
+        return None  # "$20 per month" / "$240 per year": the numbers rule compares units
+    cue = bool(new_only & _CHANGE_CUES) and not _lowers(old) & _CHANGE_CUES and "for now" not in new.normalised
+    old_frame = [w.stem for w in old_words if w.stem in frame]
+    new_frame = [w.stem for w in new_words if w.stem in frame]
+    same_place = old_frame == new_frame and old_run[0] == new_run[0]
+    after_copula = _after_copula(old, was[0]) or _after_copula(new, now[0])
+    if not (same_place and (old_run[0] > 0 or cue)) and not (after_copula and len(frame) >= 2):
+        return None  # the runs are not one slot of one frame, or they are the subjects
+    both_after_copula = _after_copula(old, was[0]) and _after_copula(new, now[0])
+    named_frame = all(_value_like(w) for w in old_words if w.stem in frame)
+    if len(frame) < 2 and not (both_after_copula or (cue and not named_frame)):
+        return None  # a frame of one name is a speaker ("Deborah: You got this!"), not an attribute
+    if len(was) > 3 or len(now) > 3:
+        return None
+    was_values, now_values = _values(was, now), _values(now, was)
+    others = (len(was) - was_values, len(now) - now_values)
+    if was_values and now_values and sum(others) <= 1:
+        pass  # names, numbers, dates: "in Lisbon" / "happening in Barcelona"
+    elif cue and was_values and now_values:
+        pass  # the new text says it changed: "I switched to VS Code as my editor"
+    elif not (both_after_copula and len(frame) >= 2):
+        return None  # "her blood type is A positive" / "… O negative": one attribute, two values
+    before, after = _text(was), _text(now)
+    slot = " ".join(w.token.text for w in old_words if w.stem in frame)
+    return Verdict(
+        "contradiction",
+        "changed_value",
+        0.85,
+        f'{preview(slot, 60)}: "{before}" in the existing memory, "{after}" in the new one.',
+    )
+
+
+def replaced(old: Text, new: Text, work: Work) -> Verdict | None:
+    """The new text says a value of the existing one was replaced by another."""
+    work.charge(len(old.tokens) + len(new.tokens))
+    if old.negated:
+        return None
+    known = {w.stem for w in _words(old)}
+    for clause in new.clauses:
+        tokens = clause.tokens
+        found = _replacement(tokens)
+        if found is None:
+            continue
+        gone, came = found
+        gone_stems = {c for t in gone if (c := t.content) is not None}
+        came_stems = {c for t in came if (c := t.content) is not None} - known
+        if gone_stems and came_stems and gone_stems <= known:
+            return Verdict(
+                "contradiction",
+                "replaced",
+                0.85,
+                f'The new memory says "{_tokens(gone)}" gave way to "{_tokens(came)}".',
+            )
+    return None
+
+
+def _replacement(tokens: Sequence[Token]) -> tuple[list[Token], list[Token]] | None:
+    """(what went, what came) when the clause says one replaced the other. One pass each way over the clause."""
+    lowers = [t.lower for t in tokens]
+    link, away, to = _next(lowers, {"with", "by", "for"}), _next(lowers, set(_AWAY)), _next(lowers, {"to", "onto"})
+    for i, word in enumerate(lowers):
+        if word in _REPLACING and i + 1 < len(lowers) and lowers[i + 1] == "by" and i >= 2:
+            return _phrase(tokens[: i - 1]), _phrase(tokens[i + 2 :])  # "Mailchimp was replaced by Brevo"
+        joint = link[i]
+        if word in _REPLACING and joint is not None:
+            return _phrase(tokens[i + 1 : joint]), _phrase(tokens[joint + 1 :])
+        start = away[i]
+        end = to[start] if start is not None else None
+        if word in _MOVING and start is not None and end is not None:
+            return _phrase(tokens[start + 1 : end]), _phrase(tokens[end + 1 :])
+        if word == "instead" and i + 1 < len(lowers) and lowers[i + 1] == "of":
+            came = next((t for t in reversed(tokens[:i]) if t.content is not None), None)
+            return _phrase(tokens[i + 2 :]), [came] if came is not None else []
+    return None
+
+
+def _next(lowers: Sequence[str], wanted: set[str]) -> list[int | None]:
+    """For each position, the next later position holding one of ``wanted``."""
+    out: list[int | None] = [None] * len(lowers)
+    last: int | None = None
+    for i in reversed(range(len(lowers))):
+        out[i] = last
+        last = i if lowers[i] in wanted else last
+    return out
+
+
+def _phrase(tokens: Sequence[Token]) -> list[Token]:
+    """The words of a value, up to the first word that ends it ("GitHub Actions for CI" → GitHub Actions)."""
+    out: list[Token] = []
+    for token in tokens:
+        if token.lower in _PHRASE_ENDS:
+            break
+        if token.lower not in _DETERMINERS:
+            out.append(token)
+    return out
+
+
+def opposite_value(old: Text, new: Text, work: Work) -> Verdict | None:
+    """The same words but one swapped for its opposite ("on" / "off")."""
+    work.charge(len(old.tokens) + len(new.tokens))
+    a = [t.lower for t in old.tokens if (t.lower not in _FILLERS and is_content(t.lower)) or t.lower in _OPPOSITE]
+    b = [t.lower for t in new.tokens if (t.lower not in _FILLERS and is_content(t.lower)) or t.lower in _OPPOSITE]
+    if len(a) != len(b) or len(a) < 3:
+        return None
+    differ = [(x, y) for x, y in zip(a, b, strict=True) if stem(x) != stem(y)]
+    if len(differ) == 1 and _OPPOSITE.get(differ[0][0]) == differ[0][1]:
+        x, y = differ[0]
+        return Verdict("contradiction", "opposite_value", 0.85, f'"{x}" in the existing memory, "{y}" in the new one.')
+    return None
+
+
+def _text(words: Sequence[_Word]) -> str:
+    return " ".join(w.token.text for w in words)
+
+
+def _tokens(tokens: Sequence[Token]) -> str:
+    return " ".join(t.text for t in tokens)

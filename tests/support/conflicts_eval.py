@@ -1,0 +1,119 @@
+"""Scoring contradiction detection on the labelled pairs of bench/data/conflicts the way the conflicts consumer
+judges a pair: the e5 passage vectors of both memories (committed in vectors.npz), the candidate floor
+(``conflict_similarity_floor`` less the consumer's margin), ``conflict_rules.judge`` at the floor and
+``conflict_rules.outcome`` (two memories of one author, not turns of one session). Used by
+bench/contradictions.py and by the floors in tests/unit/test_contradiction_quality.py."""
+
+from __future__ import annotations
+
+import json
+from collections import Counter
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+
+from engram.domain import conflict_rules
+
+PAIRS = Path(__file__).resolve().parents[2] / "bench" / "data" / "conflicts" / "pairs.jsonl"
+VECTORS = PAIRS.parent / "vectors.npz"
+FLOOR = 0.85  # Settings.conflict_similarity_floor's default
+CANDIDATE_MARGIN = 0.05  # services/conflicts/service.py
+AUTHORITY = 50
+
+
+@dataclass(frozen=True)
+class Pair:
+    id: str
+    split: str
+    label: str  # contradiction | compatible
+    type: str
+    existing: str
+    new: str
+
+
+@dataclass(frozen=True)
+class Judged:
+    pair: Pair
+    similarity: float
+    candidate: bool  # similar enough for the consumer to hand the pair to the rules
+    verdict: conflict_rules.Verdict | None
+    flagged: bool  # a contradiction conflict is opened
+
+
+@dataclass
+class Scores:
+    judged: list[Judged] = field(default_factory=list)
+
+    def _count(self, truth: bool, flagged: bool) -> int:
+        return sum(1 for j in self.judged if (j.pair.label == "contradiction") == truth and j.flagged == flagged)
+
+    @property
+    def true_positives(self) -> int:
+        return self._count(True, True)
+
+    @property
+    def false_positives(self) -> int:
+        return self._count(False, True)
+
+    @property
+    def false_negatives(self) -> int:
+        return self._count(True, False)
+
+    @property
+    def true_negatives(self) -> int:
+        return self._count(False, False)
+
+    @property
+    def precision(self) -> float:
+        flagged = self.true_positives + self.false_positives
+        return self.true_positives / flagged if flagged else 1.0
+
+    @property
+    def recall(self) -> float:
+        actual = self.true_positives + self.false_negatives
+        return self.true_positives / actual if actual else 1.0
+
+    @property
+    def f1(self) -> float:
+        p, r = self.precision, self.recall
+        return 2 * p * r / (p + r) if p + r else 0.0
+
+    def by_type(self) -> dict[str, tuple[int, int]]:
+        """type → (pairs flagged as contradictions, pairs)."""
+        total, flagged = Counter[str](), Counter[str]()
+        for j in self.judged:
+            total[j.pair.type] += 1
+            flagged[j.pair.type] += j.flagged
+        return {t: (flagged[t], total[t]) for t in sorted(total)}
+
+
+def load_pairs(split: str | None = None) -> list[Pair]:
+    rows = [Pair(**json.loads(line)) for line in PAIRS.read_text().splitlines() if line.strip()]
+    return [p for p in rows if split in (None, "all", p.split)]
+
+
+def stored_vectors() -> dict[str, np.ndarray]:
+    """The committed passage vectors of the pairs' texts (``python bench/contradictions.py vectors``)."""
+    with np.load(VECTORS, allow_pickle=False) as data:
+        return {str(t): v.astype(np.float32) for t, v in zip(data["texts"], data["vectors"], strict=True)}
+
+
+def similarity(vectors: dict[str, np.ndarray], a: str, b: str) -> float:
+    x, y = vectors[a], vectors[b]
+    return float(x @ y / (np.linalg.norm(x) * np.linalg.norm(y)))
+
+
+def judge_pair(pair: Pair, vectors: dict[str, np.ndarray], floor: float = FLOOR) -> Judged:
+    sim = similarity(vectors, pair.existing, pair.new)
+    candidate = sim >= floor - CANDIDATE_MARGIN
+    verdict = conflict_rules.judge(pair.existing, pair.new, sim, floor=floor) if candidate else None
+    flagged = False
+    if verdict is not None and verdict.label == "contradiction":
+        plan = conflict_rules.outcome(verdict, AUTHORITY, AUTHORITY)
+        flagged = plan.opens_conflict and plan.action.startswith("dispute")
+    return Judged(pair, sim, candidate, verdict, flagged)
+
+
+def score(pairs: list[Pair], vectors: dict[str, np.ndarray], floor: float = FLOOR) -> Scores:
+    return Scores([judge_pair(p, vectors, floor) for p in pairs])

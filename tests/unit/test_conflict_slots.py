@@ -1,0 +1,119 @@
+"""The slot rules of the conflict rules (changed_value, replaced, opposite_value) and the cessation reading of
+the negation rule ("quit", "stopped", "gave up", "not … anymore"): what they flag, with a reason a reviewer can
+read, and the look-alikes they must leave alone. The pairs here are not those of bench/data/conflicts."""
+
+from __future__ import annotations
+
+import pytest
+
+from engram.domain.conflict_rules import Work, judge
+from engram.domain.conflict_rules.texts import analyse
+
+SIMILAR = 0.92
+
+CONTRADICTIONS = [
+    # (existing, new, rule)
+    ("The piano tuner is Maurice.", "The piano tuner is Beatrix.", "changed_value"),
+    ("Our registrar is Namecheap.", "Our registrar is Gandi now.", "changed_value"),
+    ("The board meets on Wednesdays.", "The board meets on Fridays.", "changed_value"),
+    ("The hallway is painted yellow.", "The hallway is painted grey.", "changed_value"),
+    ("Ingrid's physio is Dr. Haddad.", "Ingrid's physio is Dr. Moreau.", "changed_value"),
+    ("The printer sits in the copy room.", "The printer sits in the lobby now.", None),  # no name: not read
+    ("Deployments are approved by Kofi.", "Mirela is who approves deployments.", None),  # reordered, no copula
+    ("The build server runs Jenkins.", "We moved the build server from Jenkins to Buildkite.", "replaced"),
+    ("Invoices are sent with QuickBooks.", "We replaced QuickBooks with Xero for invoices.", "replaced"),
+    ("Alerts page through Opsgenie.", "Alerts page through PagerDuty instead of Opsgenie.", "replaced"),
+    ("The dark_launch flag is on for staff.", "The dark_launch flag is off for staff.", "opposite_value"),
+    ("Priti plays in the chess club.", "Priti quit the chess club.", "negation"),
+    ("I take the 7:40 train to work.", "I stopped taking the 7:40 train to work.", "negation"),
+    ("I'm learning the cello.", "I gave up learning the cello.", "negation"),
+    ("I'm vegan.", "I'm not vegan anymore.", "negation"),
+    ("Team chat is on Slack.", "team chat is on discord now", "changed_value"),
+    ("The on-call lead is Farid.", "Yusuf is the new on-call lead.", "changed_value"),
+    ("Our newsletter goes out through Substack.", "Substack was replaced by Ghost for the newsletter.", "replaced"),
+    ("Our monitoring runs on Nagios.", "We migrated monitoring off Nagios to Prometheus.", "replaced"),
+]
+
+LOOK_ALIKES = [
+    # two slots changed at once: another fact
+    ("Ada's violin lessons are on Mondays.", "Ada's judo lessons are on Saturdays."),
+    ("The staging queue has 4 workers.", "The billing queue has 16 workers."),
+    # the run is the subject, not the value
+    ("The gala is on May 2.", "Tomas's birthday is on May 2."),
+    ("Rania reports to Igor.", "Igor reports to the COO."),
+    # something added, planned or visited, not replaced
+    ("We use Figma for design.", "We also use Miro for workshops."),
+    ("Lena works at Siemens.", "Lena might move to Bosch next year."),
+    ("Omar lives in Cairo.", "Omar is visiting Rome this week."),
+    ("Backups go to Backblaze.", "Backups go to Backblaze and are kept for 90 days."),
+    # the same value written twice, or a paraphrase
+    ("The retro is on March 3", "The retro is on 2026-03-03"),
+    ("Our vet is Dr. Sato.", "Dr. Sato is our vet."),
+    ("Priti quit the chess club.", "Priti is no longer in the chess club."),
+    # a cessation denied affirms
+    ("I play in the chess club.", "I won't quit the chess club."),
+    # chat: openings and sign-offs carry no values
+    ("Joanna: Sure thing Nate! See you later!", "Joanna: Thanks Nate! See you later!"),
+    ("Nate: Bye Joanna! Take care!", "Nate: See you then! Take care!"),
+    ("Mia: Sure thing! Talk soon!", "Mia: Sure thing! Bye for now!"),
+    ("Deborah: You got this!", "Deborah: I really want to eat this now."),
+    ("Jolene: I'm finding my zen again!", "Jolene: Now I'll see when it's more convenient for me."),
+    # a date of another thing the new text names apart
+    ("The fair is on June 9.", "The setup starts on June 7, two days before the fair."),
+    # identifiers are not values
+    ("We keep the logs in S3", "We keep the logs in S4"),
+]
+
+
+@pytest.mark.parametrize(("existing", "new", "rule"), CONTRADICTIONS)
+def test_slot_contradictions(existing: str, new: str, rule: str | None) -> None:
+    verdict = judge(existing, new, SIMILAR)
+    if rule is None:  # documented limits: a reordering without a copula, a change of common nouns
+        assert verdict is None or verdict.label != "contradiction"
+        return
+    assert verdict is not None and verdict.label == "contradiction", verdict
+    assert verdict.rule == rule
+    assert verdict.explanation and len(verdict.explanation) < 200
+
+
+@pytest.mark.parametrize(("existing", "new"), LOOK_ALIKES)
+def test_look_alikes_are_not_contradictions(existing: str, new: str) -> None:
+    verdict = judge(existing, new, SIMILAR)
+    assert verdict is None or verdict.label != "contradiction", verdict
+
+
+def test_changed_value_names_both_values() -> None:
+    verdict = judge("Leo's fencing coach is Marta.", "Leo's fencing coach is Dan.", SIMILAR)
+    assert verdict is not None and verdict.rule == "changed_value"
+    assert '"Marta"' in verdict.explanation and '"Dan"' in verdict.explanation
+
+
+def test_replaced_names_what_went_and_what_came() -> None:
+    verdict = judge("Our CRM is HubSpot.", "We switched the CRM from HubSpot to Pipedrive.", SIMILAR)
+    assert verdict is not None and verdict.rule == "replaced"
+    assert "HubSpot" in verdict.explanation and "Pipedrive" in verdict.explanation
+
+
+def test_changed_value_needs_the_similarity_floor() -> None:
+    assert judge("The piano tuner is Maurice.", "The piano tuner is Beatrix.", 0.84, floor=0.85) is None
+
+
+def test_sentence_openings_are_not_names() -> None:
+    tokens = analyse("Joanna: Sure thing. My GP is Dr. Okafor!").tokens
+    opens = {t.text: t.opens for t in tokens}
+    assert opens["Joanna"] and opens["Sure"] and opens["My"]
+    assert not opens["Okafor"] and not opens["GP"]
+
+
+def test_gave_up_reads_as_a_cessation() -> None:
+    text = analyse("I gave up learning the cello")
+    assert text.negated and text.clauses[0].negation == "gave up"
+
+
+def test_changed_value_keeps_the_quantity_bound() -> None:
+    ports = [8000 + i for i in range(150)]
+    listed = "The open ports are " + " ".join(map(str, ports)) + "."
+    changed = "The open ports are " + " ".join(map(str, [*ports[:-1], 9999])) + "."
+    work = Work()
+    assert judge(listed, changed, SIMILAR, work=work) is None
+    assert work.gave_up is not None and "more than 100 quantities" in work.gave_up
