@@ -244,6 +244,13 @@ class Settings(BaseSettings):
         description="pg_trgm similarity from which a same-kind live item is reported as possibly superseded "
         "(best F1 on MSRP train+val; see bench/calibrate_trigram.py).",
     )
+    possible_supersedes_window: int = Field(
+        default=500,
+        ge=1,
+        le=100_000,
+        description="How many of the most recent live items of the tenant and kind a remember compares its "
+        "text with for possible_supersedes (older near-copies are left to the conflicts consumer).",
+    )
 
     max_content_bytes: int = 16_384
     observe_ttl_hours: int = Field(

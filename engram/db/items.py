@@ -215,24 +215,36 @@ class Similar:
 
 
 async def similar_live(
-    conn: asyncpg.Connection, content: str, kind: str, viewer: str, exclude: list[str], threshold: float, limit: int = 5
+    conn: asyncpg.Connection,
+    content: str,
+    kind: str,
+    viewer: str,
+    exclude: list[str],
+    threshold: float,
+    window: int,
+    limit: int = 5,
 ) -> list[Similar]:
-    """Live items of ``kind`` the viewer can see whose text is trigram-similar to ``content``: a nearest-first
-    scan of the GiST index, cut at ``threshold``."""
+    """Of the ``window`` most recent live items of ``kind`` in the caller's tenant, those the viewer can see whose
+    text is trigram-similar to ``content`` (at least ``threshold``), most similar first. The window is read
+    newest first from ``memory_items_recent_live`` (migration 025), so the cost does not grow with the store."""
     rows = await conn.fetch(
         f"""SELECT id, content, s FROM (
-                SELECT i.id, i.content, similarity(i.content, $1) AS s FROM memory_items i
-                WHERE i.kind = $2 AND NOT (i.id = ANY($3::uuid[])) AND i.tenant_id = engram_current_tenant()
-                  AND i.invalidated_at IS NULL AND i.superseded_by IS NULL AND {NOT_EXPIRED}
-                  AND i.review_status IN ('proposed', 'active', 'disputed') AND {visible_to("$4")}
-                ORDER BY i.content <-> $1 LIMIT $5) nearest
-            WHERE s >= $6 ORDER BY s DESC""",
+                SELECT i.id, i.content, similarity(i.content, $1) AS s FROM (
+                    SELECT id, content, tenant_id, workspace_id, principal_id, visibility, expires_at
+                    FROM memory_items
+                    WHERE tenant_id = engram_current_tenant() AND kind = $2
+                      AND invalidated_at IS NULL AND superseded_by IS NULL
+                      AND review_status IN ('proposed', 'active', 'disputed')
+                    ORDER BY created_at DESC LIMIT $5) i
+                WHERE NOT (i.id = ANY($3::uuid[])) AND {NOT_EXPIRED} AND {visible_to("$4")}) scored
+            WHERE s >= $6 ORDER BY s DESC LIMIT $7""",
         content,
         kind,
         exclude,
         viewer,
-        limit,
+        window,
         threshold,
+        limit,
     )
     return [Similar(str(r["id"]), round(float(r["s"]), 4), r["content"]) for r in rows]
 

@@ -93,7 +93,8 @@ class Tools:
         Recall or search first. If a memory on the same subject exists and has changed, call `supersede` with
         its id instead: a second memory that contradicts the first is flagged as a conflict for review. The
         answer's `status` is created, superseded or deduplicated (the same text is stored once), and
-        `possible_supersedes` lists similar memories this one may replace: supersede them if it does. For raw
+        `possible_supersedes` lists similar recent memories of the same kind this one may replace (older ones
+        are flagged later as conflicts): supersede them if it does. For raw
         conversation turns or tool output use `observe`. Secrets (keys, passwords) are refused."""
         fields = given(
             kind=kind,

@@ -96,8 +96,9 @@ class RememberAnswer(Answer):
     )
     authority: int = Field(description="The memory's authority (0–100), from the source type and the principal.")
     possible_supersedes: list[PossibleSupersede] = Field(
-        description="Live memories the new one may replace, at most five, most similar first; reported only. "
-        "Empty for `deduplicated`."
+        description="Live memories of the same kind the new one may replace, at most five, most similar first; "
+        "reported only. Only the most recent memories of the kind are compared (ENGRAM_POSSIBLE_SUPERSEDES_WINDOW); "
+        "older near-copies are flagged later as conflicts. Empty for `deduplicated`."
     )
     superseded: list[str] = Field(description="The ids this memory replaced, in the order given.")
     item: ItemAnswer = Field(description="The stored memory, as `GET /v1/items/{item_id}` returns it.")

@@ -395,6 +395,7 @@ class IngestService:
                 ctx.principal_id,
                 [str(stored.id), *(str(t.id) for t in targets)],
                 self._settings.possible_supersedes_threshold,
+                self._settings.possible_supersedes_window,
             )
 
 
