@@ -120,12 +120,13 @@ async def test_services_can_log_in_as_the_app_role_itself(owner_pool: asyncpg.Po
         await conn.close()
 
 
-async def test_the_trigram_index_leads_with_tenant_and_kind(owner_pool: asyncpg.Pool) -> None:
-    definition = await owner_pool.fetchval("SELECT indexdef FROM pg_indexes WHERE indexname = 'memory_items_trgm'")
-    assert "gist(tenant_id,kind,contentgist_trgm_ops(siglen='64'))" in definition.replace(" ", "")
+async def test_the_unread_trigram_index_is_gone_and_the_recent_window_index_is_there(owner_pool: asyncpg.Pool) -> None:
+    names = {r["indexname"] for r in await owner_pool.fetch("SELECT indexname FROM pg_indexes")}
+    assert "memory_items_recent_live" in names  # positive control: the index the window search reads
+    assert "memory_items_trgm" not in names
 
 
-async def test_the_nearest_text_search_is_bounded_by_tenant_and_kind(
+async def test_the_possible_supersedes_window_is_read_by_tenant_and_kind_newest_first(
     owner_pool: asyncpg.Pool, app_pool: asyncpg.Pool
 ) -> None:
     ctx = await create_tenant(owner_pool)
@@ -134,9 +135,11 @@ async def test_the_nearest_text_search_is_bounded_by_tenant_and_kind(
         plan = "\n".join(
             r[0]
             for r in await conn.fetch(
-                "EXPLAIN SELECT id FROM memory_items i WHERE i.kind = 'fact' AND i.tenant_id = engram_current_tenant() "
-                "ORDER BY i.content <-> 'probe text' LIMIT 5"
+                "EXPLAIN SELECT id FROM memory_items WHERE tenant_id = engram_current_tenant() AND kind = 'fact' "
+                "AND invalidated_at IS NULL AND superseded_by IS NULL "
+                "AND review_status IN ('proposed', 'active', 'disputed') ORDER BY created_at DESC LIMIT 500"
             )
         )
     condition = next(line for line in plan.splitlines() if "Index Cond" in line)
-    assert "memory_items_trgm" in plan and "(tenant_id = " in condition and "(kind = 'fact'::text)" in condition
+    assert "memory_items_recent_live" in plan and "Sort" not in plan
+    assert "(tenant_id = " in condition and "(kind = 'fact'::text)" in condition
