@@ -96,3 +96,18 @@ async def test_another_kinds_or_tenants_near_copy_is_never_reported(
     assert _reported(new) == set()
     same_kind = await _remember(gateway, user, f"{marker} The staging database runs on port 6543 today.")
     assert _reported(same_kind) == {new["id"]}  # within the same tenant and kind, it is found
+
+
+async def test_long_memories_are_compared_by_their_opening(gateway: httpx.AsyncClient, user: Headers) -> None:
+    """similarity() costs time in proportion to length, so each side is read to SIMILARITY_PREFIX characters:
+    two long memories that open alike are reported though their long tails differ, and one that opens
+    differently is not, though its tail is the same."""
+    marker = f"zl{uuid.uuid4().hex[:8]}"
+    opening = f"{marker} Runbook for the payments cluster failover, revision notes and owners. " * 14  # > 1,000
+    tail_a = " ".join(f"alpha{n} step" for n in range(900))
+    tail_b = " ".join(f"omega{n} check" for n in range(900))
+    original = await _remember(gateway, user, opening + tail_a)
+    other_opening = await _remember(gateway, user, f"{marker} Holiday rota for the front desk. " * 30 + tail_b)
+    answer = await _remember(gateway, user, opening + tail_b)
+    assert original["id"] in _reported(answer)
+    assert other_opening["id"] not in _reported(answer)
