@@ -42,6 +42,8 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+from latency import QUERIES
+
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
@@ -55,16 +57,7 @@ VARIANTS: dict[str, dict[str, Any]] = {
     "openai": {"workers": 2, "threads": 0, "batch": 8, "wait": "passive"},
     "openai-single": {"workers": 1, "threads": 0, "batch": 1, "wait": "passive"},
 }
-LATENCY_QUERIES = [  # bench/latency.py's QUERIES
-    "who looks after the billing service?",
-    "what does Grace like to drink?",
-    "problems with the VPN",
-    "who moved to Lisbon?",
-    "which office owns the staging cluster?",
-    "what can't be used on Fridays?",
-    "who manages the onboarding checklist?",
-    "hardware key issues in Oslo",
-]
+LATENCY_QUERIES = QUERIES  # bench/latency.py's eight queries
 NAMES = ["Alice", "Bob", "Carol", "Dmitri", "Esther", "Farid", "Grace", "Hiro", "Ines", "Jonas", "Kemi", "Luca"]
 PLACES = ["Berlin", "Lisbon", "Nairobi", "Osaka", "Toronto", "Lima", "Oslo", "Cairo", "Seoul", "Austin"]
 THINGS = ["green tea", "the VPN", "the billing service", "a standing desk", "the staging cluster", "dark roast"]

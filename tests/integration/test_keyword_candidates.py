@@ -14,6 +14,7 @@ from engram.db.pool import tenant_tx
 from engram.db.search import Filters
 from engram.domain.content import content_hash
 from engram.domain.models import CallerContext
+from tests.support.bulk import ITEM_COLUMNS
 from tests.support.tenants import create_tenant
 
 START = datetime(2026, 1, 1, tzinfo=UTC)
@@ -49,21 +50,7 @@ async def _store(owner_pool: asyncpg.Pool, who: CallerContext, texts: list[str])
         await conn.copy_records_to_table(
             "memory_items",
             records=rows,
-            columns=[
-                "tenant_id",
-                "id",
-                "workspace_id",
-                "principal_id",
-                "content",
-                "content_hash",
-                "kind",
-                "importance",
-                "review_status",
-                "authority",
-                "source_type",
-                "source_trust",
-                "created_at",
-            ],
+            columns=[*ITEM_COLUMNS, "created_at"],
         )
     return [str(r[1]) for r in rows]
 

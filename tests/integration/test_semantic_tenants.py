@@ -17,22 +17,10 @@ from engram.db.pool import tenant_tx
 from engram.domain.content import content_hash
 from engram.domain.models import CallerContext
 from engram.embeddings.provider import EmbeddingProvider
+from tests.support.bulk import ITEM_COLUMNS
 from tests.support.tenants import create_tenant
 
-COLUMNS = [
-    "tenant_id",
-    "id",
-    "workspace_id",
-    "principal_id",
-    "content",
-    "content_hash",
-    "kind",
-    "importance",
-    "review_status",
-    "authority",
-    "source_type",
-    "source_trust",
-]
+COLUMNS = list(ITEM_COLUMNS)
 FACT_COLUMNS_VALUES = ("fact", 0.5, "active", 50, "explicit", 1.0)
 
 
