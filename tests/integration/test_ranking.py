@@ -79,3 +79,41 @@ async def test_mmr_moves_a_near_duplicate_down_when_the_tenant_asks(
     hits = (await gateway.post("/v1/recall", json=query, headers=who)).json()["items"]
     assert [h["item"]["id"] for h in hits] == [plain[0], ids[2], plain[1]]
     assert any(r.startswith("diversified (λ 0.50)") for r in hits[2]["reasons"])
+
+
+async def test_the_reranker_orders_hybrid_recall_and_says_why_when_the_tenant_turns_it_on(
+    gateway: httpx.AsyncClient,
+    app_pool: asyncpg.Pool,
+    owner_pool: asyncpg.Pool,
+    settings: Settings,
+    embedder: EmbeddingProvider,
+) -> None:
+    tenant = await create_tenant(owner_pool)
+    issued = await identity.create_key(app_pool, tenant.tenant_id, tenant.principal_id, ["read", "write", "admin"], "r")
+    who = {"authorization": f"Bearer {issued.key}"}
+    texts = [
+        "Melanie painted a sunrise over the lake with her kids last summer.",
+        "Melanie signed up for a pottery class in the spring.",
+        "The water of the lake was too cold for swimming in March.",
+    ]
+    ids = [(await gateway.post("/v1/remember", json={"content": t}, headers=who)).json()["id"] for t in texts]
+    await deliver(
+        owner_pool, EmbedderService(app_pool, settings, embedder).handle, tenant=tenant, types=["memory.created"]
+    )
+    query = {"query": "When did Melanie paint a sunrise at the lake?", "mode": "hybrid"}
+    plain = (await gateway.post("/v1/recall", json=query, headers=who)).json()["items"]
+    assert plain and not any(r.startswith("reranked") for h in plain for r in h["reasons"])  # off by default
+
+    on = await gateway.patch("/v1/admin/tenant-config", json={"recall": {"reranker": True}}, headers=who)
+    assert on.status_code == 200 and on.json()["config"]["recall"]["reranker"] is True
+    hits = (await gateway.post("/v1/recall", json=query, headers=who)).json()["items"]
+    assert hits[0]["item"]["id"] == ids[0]  # the memory with every word of the question leads
+    assert {h["item"]["id"] for h in hits} <= set(ids)
+    for hit in hits:
+        reason = next(r for r in hit["reasons"] if r.startswith("reranked "))
+        assert 0 < float(reason.split()[1]) < 1
+    assert "keyword 1.00" in next(r for r in hits[0]["reasons"] if r.startswith("reranked "))
+    again = (await gateway.post("/v1/recall", json=query, headers=who)).json()["items"]
+    assert [(h["item"]["id"], h["score"], h["reasons"]) for h in again] == [
+        (h["item"]["id"], h["score"], h["reasons"]) for h in hits
+    ]

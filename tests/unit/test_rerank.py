@@ -48,3 +48,17 @@ def test_light_stemming_keeps_short_words_whole() -> None:
     assert rerank.stem("painted") == "paint" and rerank.stem("paints") == "paint" and rerank.stem("painting") == "paint"
     assert rerank.stem("bus") == "bus" and rerank.stem("is") == "is"
     assert rerank.content_stems("The kids and I were painting!") == {"kid", "paint"}
+
+
+def test_the_fitted_weights_rank_the_memory_that_covers_the_question_first() -> None:
+    given, keyword, semantic = _candidates()
+    vectors = rerank.features("When did Melanie paint a sunrise at the lake?", given, keyword, semantic)
+    relevance = {key: rerank.relevance(vector) for key, vector in vectors.items()}
+    # b: first of the semantic list, in both lists, every content word of the question; a: first of the keyword
+    # list and its subject named, but none of the question's words; c: second by similarity, one word of four
+    assert sorted(relevance, key=lambda k: -relevance[k]) == ["b", "a", "c"]
+    assert (
+        rerank.explain(vectors["b"])
+        == f"reranked {relevance['b']:.3f} (semantic_place 1.00, length 0.46, semantic 1.00)"
+    )
+    assert rerank.explain(vectors["a"]).endswith("(keyword 1.00, subject 1.00, length 0.46)")
