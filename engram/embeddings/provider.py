@@ -13,7 +13,7 @@ from typing import Protocol
 import numpy as np
 
 from engram.config import Settings
-from engram.embeddings import openmp
+from engram.embeddings import model_threads
 from engram.errors import EngramError, Unavailable
 
 log = logging.getLogger(__name__)
@@ -45,14 +45,14 @@ class LocalE5Provider:
     The engine keeps no state between calls (weights are read-only), so calls may run concurrently."""
 
     def __init__(self, profile: str, dimensions: int, query_workers: int = 1, query_threads: int = 0) -> None:
-        self._model = openmp.load_e5()
+        self._model = model_threads.load_e5()
         self.profile = profile
         self.dimensions = dimensions
         self._lock = asyncio.Lock()  # passages: one call at a time
         self._query_pool = ThreadPoolExecutor(
             max_workers=query_workers,
             thread_name_prefix="e5-query",
-            initializer=partial(openmp.set_threads, self._model, query_threads),
+            initializer=partial(model_threads.set_threads, self._model, query_threads),
         )
 
     async def embed_passages(self, texts: list[str]) -> list[np.ndarray]:

@@ -18,7 +18,7 @@ import numpy as np
 
 from engram.domain.classification import KIND_TEXT_LIMIT, KindModel
 from engram.domain.classification.features import FEATURE_NAMES
-from engram.embeddings import openmp
+from engram.embeddings import model_threads
 
 MODEL_PATH = Path(__file__).with_name("kind_model.npz")
 
@@ -45,7 +45,7 @@ def load_kind_model(path: Path = MODEL_PATH) -> KindModel:
 
 @lru_cache(maxsize=1)
 def _e5() -> Any:
-    return openmp.load_e5()  # idle OpenMP threads sleep instead of spinning (see engram/embeddings/openmp.py)
+    return model_threads.load_e5()  # idle OpenMP threads sleep instead of spinning (see model_threads)
 
 
 def embed(text: str) -> np.ndarray:

@@ -8,7 +8,7 @@ from collections.abc import Sequence
 import asyncpg
 
 from engram.config import Settings
-from engram.embeddings.threads import limit_model_threads
+from engram.embeddings.model_threads import limit_model_threads
 from engram.events.consumer import ConsumerSpec
 from engram.events.durables import DURABLES
 from engram.events.worker import Subscription, run_worker

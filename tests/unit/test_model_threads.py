@@ -7,7 +7,7 @@ import os
 import pytest
 
 from engram.config import Settings
-from engram.embeddings.threads import limit_model_threads
+from engram.embeddings.model_threads import limit_model_threads
 
 
 def test_a_positive_count_caps_the_threads(monkeypatch: pytest.MonkeyPatch) -> None:
