@@ -1,6 +1,6 @@
 """Fixtures for tests that go through gRPC or the gateway: the real ingest (IngestService and Admin) and recall
 servers in-process (with the internal token on), and the gateway app on top of them through httpx's ASGI
-transport; and a JetStream context with this test's own streams."""
+transport; a JetStream context with this test's own streams; and API keys for the tests' callers."""
 
 from __future__ import annotations
 
@@ -25,6 +25,7 @@ from services.gateway.app import create_app
 from services.ingest.app import SERVICE_NAMES, servicers
 from services.recall.service import RecallService
 from services.recall.servicer import RecallServicer
+from tests.support.gateway import Headers
 from tests.support.keys import KeyMaker
 
 
@@ -91,3 +92,10 @@ async def make_key(app_pool: asyncpg.Pool) -> KeyMaker:
         return f"Bearer {issued.key}"
 
     return make
+
+
+@pytest_asyncio.fixture
+async def who(tenant: CallerContext, make_key: KeyMaker) -> Headers:
+    """The headers of the ``tenant`` fixture's principal with a read, write and admin key: a caller that writes,
+    reads and tunes its own tenant's config."""
+    return {"authorization": await make_key(tenant, ["read", "write", "admin"])}

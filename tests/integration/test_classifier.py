@@ -15,33 +15,43 @@ import pytest
 import pytest_asyncio
 
 from engram.config import Settings
-from engram.db import identity
 from engram.domain.classification import Classification, PlacementRule
 from engram.domain.classification import classify as classify_by_rules
 from engram.domain.classification.placement import compiled
+from engram.domain.models import CallerContext
 from engram.domain.values import BUILT_IN_KINDS
+from engram.events.envelope import Event
 from engram.llm import JsonChat
 from engram.pipeline import classify as pipeline_classify
 from engram.pipeline import kind_model
 from services.classifier.service import CONSUMER, ClassifierService
+from tests.support.gateway import Headers, read_item, remember
 from tests.support.llm_stub import ERROR, TIMEOUT, running_stub
 from tests.support.outbox import deliver, outbox_envelopes, outbox_events
-from tests.support.tenants import create_tenant
 
-Headers = dict[str, str]
+STEPS = "Clone the repo, run the setup script, then start the dev server."
+
+
+class Classify:
+    """The classifier consumer on the memory.created events of the given memories, in one batch, as the relay
+    would deliver them; every event must be handled."""
+
+    def __init__(self, app_pool: asyncpg.Pool, owner_pool: asyncpg.Pool, settings: Settings) -> None:
+        self.app_pool = app_pool
+        self.owner_pool = owner_pool
+        self.service = ClassifierService(app_pool, settings)
+
+    async def __call__(self, *item_ids: str, settings: Settings | None = None) -> list[Event]:
+        """The events handled; ``settings`` runs a consumer of other settings instead of this one."""
+        service = self.service if settings is None else ClassifierService(self.app_pool, settings)
+        events = await outbox_events(self.owner_pool, types=["memory.created"], subjects=item_ids)
+        assert await service.handle(events) == {}
+        return events
 
 
 @pytest_asyncio.fixture
-async def caller(app_pool: asyncpg.Pool, owner_pool: asyncpg.Pool) -> dict[str, Any]:
-    tenant = await create_tenant(owner_pool)
-    issued = await identity.create_key(app_pool, tenant.tenant_id, tenant.principal_id, ["read", "write", "admin"], "c")
-    return {"tenant_id": tenant.tenant_id, "headers": {"authorization": f"Bearer {issued.key}"}}
-
-
-async def _remember(gateway: httpx.AsyncClient, who: Headers, content: str, **fields: object) -> str:
-    response = await gateway.post("/v1/remember", json={"content": content, **fields}, headers=who)
-    assert response.status_code == 201, response.text
-    return response.json()["id"]  # type: ignore[no-any-return]
+async def classify(app_pool: asyncpg.Pool, owner_pool: asyncpg.Pool, settings: Settings) -> Classify:
+    return Classify(app_pool, owner_pool, settings)
 
 
 async def _receipts(owner_pool: asyncpg.Pool, item_id: str) -> list[dict[str, Any]]:
@@ -55,38 +65,31 @@ async def _receipts(owner_pool: asyncpg.Pool, item_id: str) -> list[dict[str, An
 
 
 async def test_rules_classify_and_apply_only_what_they_may(
-    gateway: httpx.AsyncClient,
-    caller: dict[str, Any],
-    app_pool: asyncpg.Pool,
-    owner_pool: asyncpg.Pool,
-    settings: Settings,
+    gateway: httpx.AsyncClient, who: Headers, classify: Classify, owner_pool: asyncpg.Pool
 ) -> None:
-    who = caller["headers"]
     placed = await gateway.patch(
         "/v1/admin/tenant-config",
         json={"placement_rules": [{"wing": "engineering", "room": "databases", "any_of": ["postgres", "ledger"]}]},
         headers=who,
     )
     assert placed.status_code == 200
-    decided = await _remember(gateway, who, "We decided to move the ledger to Postgres 16.")
-    chosen = await _remember(gateway, who, "We decided to keep the old dashboard.", kind="fact")
-    personal = await _remember(gateway, who, "Dana's phone number is +44 20 7946 0958.", visibility="tenant")
-    chatter = await _remember(gateway, who, "ok thanks!")
-    service = ClassifierService(app_pool, settings)
-    events = await outbox_events(owner_pool, types=["memory.created"], subjects=[decided, chosen, personal, chatter])
-    assert await service.handle(events) == {}
-    assert await service.handle(events) == {}  # redelivered: nothing changes twice
+    decided = await remember(gateway, who, "We decided to move the ledger to Postgres 16.")
+    chosen = await remember(gateway, who, "We decided to keep the old dashboard.", kind="fact")
+    personal = await remember(gateway, who, "Dana's phone number is +44 20 7946 0958.", visibility="tenant")
+    chatter = await remember(gateway, who, "ok thanks!")
+    events = await classify(decided, chosen, personal, chatter)
+    assert await classify.service.handle(events) == {}  # redelivered: nothing changes twice
 
-    item = (await gateway.get(f"/v1/items/{decided}", headers=who)).json()
+    item = await read_item(gateway, who, decided)
     assert item["kind"] == "decision" and item["kind_explicit"] is False
     assert (item["wing"], item["room"]) == ("engineering", "databases")
     assert item["retention"] == "retain" and 0 < item["taxonomy_confidence"] <= 0.95 and item["classified_at"]
-    assert (await gateway.get(f"/v1/items/{chosen}", headers=who)).json()["kind"] == "fact"  # the writer's choice
+    assert (await read_item(gateway, who, chosen))["kind"] == "fact"  # the writer's choice
     receipts = await _receipts(owner_pool, chosen)
     assert len(receipts) == 1 and "the writer chose the kind" in receipts[0]["output"]["notes"][0]
-    narrowed = (await gateway.get(f"/v1/items/{personal}", headers=who)).json()
+    narrowed = await read_item(gateway, who, personal)
     assert narrowed["visibility"] == "private" and narrowed["sensitivity"] == "personal"
-    noise = (await gateway.get(f"/v1/items/{chatter}", headers=who)).json()
+    noise = await read_item(gateway, who, chatter)
     assert noise["retention"] == "noise" and noise["retention_confidence"] <= 0.95
 
     receipt = (await _receipts(owner_pool, decided))[0]
@@ -118,13 +121,8 @@ async def test_rules_classify_and_apply_only_what_they_may(
 
 
 async def test_a_configured_model_is_used_and_any_bad_answer_falls_back_to_the_rules(
-    gateway: httpx.AsyncClient,
-    caller: dict[str, Any],
-    app_pool: asyncpg.Pool,
-    owner_pool: asyncpg.Pool,
-    settings: Settings,
+    gateway: httpx.AsyncClient, who: Headers, app_pool: asyncpg.Pool, owner_pool: asyncpg.Pool, settings: Settings
 ) -> None:
-    who = caller["headers"]
     good = {
         "kind": "procedure",
         "retention": "retain",
@@ -147,8 +145,8 @@ async def test_a_configured_model_is_used_and_any_bad_answer_falls_back_to_the_r
             (ERROR, "rules", "unavailable"),
             ({**good, "sensitivity": "normal"}, "llm:stub-model", None),
         ]
-        ids = [await _remember(gateway, who, f"Restart the worker pool, case {n}.") for n in range(len(cases) - 1)]
-        ids.append(await _remember(gateway, who, "Email dana@example.com to restart the worker pool."))
+        ids = [await remember(gateway, who, f"Restart the worker pool, case {n}.") for n in range(len(cases) - 1)]
+        ids.append(await remember(gateway, who, "Email dana@example.com to restart the worker pool."))
         for item_id, (answer, classifier, fallback) in zip(ids, cases, strict=True):
             stub.answers.append(answer)
             assert await deliver(owner_pool, service.handle, types=["memory.created"], subjects=[item_id]) == {}
@@ -156,10 +154,10 @@ async def test_a_configured_model_is_used_and_any_bad_answer_falls_back_to_the_r
             assert receipt["classifier"] == classifier, (answer, receipt)
             assert (receipt["fallback_reason"] is None) if fallback is None else fallback in receipt["fallback_reason"]
         await llm.close()
-    model_said = (await gateway.get(f"/v1/items/{ids[0]}", headers=who)).json()
+    model_said = await read_item(gateway, who, ids[0])
     assert model_said["kind"] == "procedure" and model_said["wing"] == "ops"
     assert model_said["taxonomy_confidence"] == 0.95  # clamped: never certain
-    personal = (await gateway.get(f"/v1/items/{ids[-1]}", headers=who)).json()
+    personal = await read_item(gateway, who, ids[-1])
     assert personal["sensitivity"] == "personal"  # the model said normal; it may not lower what the rules found
     request = stub.requests[0]
     assert request["response_format"]["json_schema"]["strict"] is True
@@ -167,11 +165,10 @@ async def test_a_configured_model_is_used_and_any_bad_answer_falls_back_to_the_r
 
 
 async def test_classify_suggests_without_writing(
-    gateway: httpx.AsyncClient, caller: dict[str, Any], owner_pool: asyncpg.Pool
+    gateway: httpx.AsyncClient, who: Headers, tenant: CallerContext, owner_pool: asyncpg.Pool
 ) -> None:
-    who = caller["headers"]
     async with owner_pool.acquire() as conn:
-        before = await conn.fetchval("SELECT count(*) FROM memory_items WHERE tenant_id = $1", caller["tenant_id"])
+        before = await conn.fetchval("SELECT count(*) FROM memory_items WHERE tenant_id = $1", tenant.tenant_id)
     answer = await gateway.post("/v1/classify", json={"content": "I prefer dark mode in every editor."}, headers=who)
     assert answer.status_code == 200, answer.text
     body = answer.json()
@@ -181,14 +178,14 @@ async def test_classify_suggests_without_writing(
     refused = await gateway.post("/v1/classify", json={"content": ""}, headers=who)
     assert refused.status_code == 422 and refused.json()["field"] == "content"
     async with owner_pool.acquire() as conn:
-        after = await conn.fetchval("SELECT count(*) FROM memory_items WHERE tenant_id = $1", caller["tenant_id"])
+        after = await conn.fetchval("SELECT count(*) FROM memory_items WHERE tenant_id = $1", tenant.tenant_id)
     assert after == before
     bad_rules = await gateway.patch("/v1/admin/tenant-config", json={"placement_rules": [{"room": "x"}]}, headers=who)
     assert bad_rules.status_code == 422 and bad_rules.json()["field"] == "placement_rules"
 
 
 async def test_a_model_never_sees_a_credential(
-    gateway: httpx.AsyncClient, caller: dict[str, Any], app_pool: asyncpg.Pool, settings: Settings
+    tenant: CallerContext, app_pool: asyncpg.Pool, settings: Settings
 ) -> None:
     from services.ingest.service import IngestService
 
@@ -204,9 +201,7 @@ async def test_a_model_never_sees_a_credential(
             "retention_confidence": 0.5,
         }
         llm = JsonChat(stub.base_url, "stub-model", "k", timeout_s=1)
-        from engram.domain.models import CallerContext
-
-        ctx = CallerContext(caller["tenant_id"], str(uuid4()), "user", frozenset({"read"}))
+        ctx = CallerContext(tenant.tenant_id, str(uuid4()), "user", frozenset({"read"}))
         result, fallback = await IngestService(app_pool, settings, llm).classify(ctx, f"The deploy key is {secret}.")
         await llm.close()
     assert fallback is None and result.sensitivity == "secret"  # the rules saw it; the model's "normal" cannot lower it
@@ -222,9 +217,8 @@ def _phrases(count: int, length: int, start: int = 0) -> list[str]:
 
 
 async def test_placement_rules_beyond_the_caps_are_refused_and_nothing_is_written(
-    gateway: httpx.AsyncClient, caller: dict[str, Any]
+    gateway: httpx.AsyncClient, who: Headers
 ) -> None:
-    who = caller["headers"]
     kept = [{"wing": "engineering", "any_of": ["postgres"]}]
     assert (
         await gateway.patch("/v1/admin/tenant-config", json={"placement_rules": kept}, headers=who)
@@ -249,9 +243,8 @@ async def test_placement_rules_beyond_the_caps_are_refused_and_nothing_is_writte
 
 
 async def test_placement_rules_at_the_caps_compile_once_and_run_off_the_event_loop(
-    gateway: httpx.AsyncClient, caller: dict[str, Any], monkeypatch: pytest.MonkeyPatch
+    gateway: httpx.AsyncClient, who: Headers, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    who = caller["headers"]
     at_cap = [
         {"wing": "noise", "any_of": _phrases(100, 200)},
         {"wing": "engineering", "room": "databases", "any_of": [*_phrases(99, 200, start=100), "postgres"]},
@@ -276,42 +269,29 @@ async def test_placement_rules_at_the_caps_compile_once_and_run_off_the_event_lo
 
 
 async def test_natural_phrasing_gets_its_kind_from_the_local_model_with_nearest_examples(
-    gateway: httpx.AsyncClient,
-    caller: dict[str, Any],
-    app_pool: asyncpg.Pool,
-    owner_pool: asyncpg.Pool,
-    settings: Settings,
+    gateway: httpx.AsyncClient, who: Headers, classify: Classify, owner_pool: asyncpg.Pool
 ) -> None:
-    who = caller["headers"]
-    steps = await _remember(gateway, who, "Clone the repo, run the setup script, then start the dev server.")
-    hello = await _remember(gateway, who, "hey, how's it going?")
-    events = await outbox_events(owner_pool, types=["memory.created"], subjects=[steps, hello])
-    assert await ClassifierService(app_pool, settings).handle(events) == {}
+    steps = await remember(gateway, who, STEPS)
+    hello = await remember(gateway, who, "hey, how's it going?")
+    await classify(steps, hello)
 
-    item = (await gateway.get(f"/v1/items/{steps}", headers=who)).json()
+    item = await read_item(gateway, who, steps)
     assert item["kind"] == "procedure" and item["retention"] == "retain"
     receipt = (await _receipts(owner_pool, steps))[0]
     assert receipt["classifier"] == "rules" and receipt["applied"]["kind"] == ["fact", "procedure"]
     assert receipt["output"]["reasons"][0].startswith("kind model: procedure ")
     assert any(r.startswith("nearest examples: '") for r in receipt["output"]["reasons"])
-    assert (await gateway.get(f"/v1/items/{hello}", headers=who)).json()["retention"] == "noise"
+    assert (await read_item(gateway, who, hello))["retention"] == "noise"
 
     answer = await gateway.post("/v1/classify", json={"content": "Dark mode for everything, please"}, headers=who)
     assert answer.status_code == 200 and answer.json()["kind"] == "preference"
 
 
 async def test_without_the_local_model_the_cue_phrases_decide_as_before(
-    gateway: httpx.AsyncClient,
-    caller: dict[str, Any],
-    app_pool: asyncpg.Pool,
-    owner_pool: asyncpg.Pool,
-    settings: Settings,
+    gateway: httpx.AsyncClient, who: Headers, classify: Classify, owner_pool: asyncpg.Pool, settings: Settings
 ) -> None:
-    who = caller["headers"]
-    steps = await _remember(gateway, who, "Clone the repo, run the setup script, then start the dev server.")
-    events = await outbox_events(owner_pool, types=["memory.created"], subjects=[steps])
-    cues_only = settings.model_copy(update={"classifier_local_model": False})
-    assert await ClassifierService(app_pool, cues_only).handle(events) == {}
+    steps = await remember(gateway, who, STEPS)
+    await classify(steps, settings=settings.model_copy(update={"classifier_local_model": False}))
     receipt = (await _receipts(owner_pool, steps))[0]
     assert receipt["output"]["kind"] == "fact" and receipt["output"]["reasons"][0] == "no kind cue; default fact"
     assert not any(r.startswith("nearest examples") for r in receipt["output"]["reasons"])
@@ -319,21 +299,19 @@ async def test_without_the_local_model_the_cue_phrases_decide_as_before(
 
 async def test_a_batch_is_embedded_in_one_model_call_and_classified_as_one_at_a_time(
     gateway: httpx.AsyncClient,
-    caller: dict[str, Any],
-    app_pool: asyncpg.Pool,
+    who: Headers,
+    classify: Classify,
     owner_pool: asyncpg.Pool,
-    settings: Settings,
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    who = caller["headers"]
     contents = [
-        "Clone the repo, run the setup script, then start the dev server.",
+        STEPS,
         "hey, how's it going?",
         "Honestly I'd go for the quieter hotel even if it's further out.",
         "We decided to keep the old dashboard.",
         "Card numbers are never written to logs.",
     ]
-    ids = [await _remember(gateway, who, content) for content in contents]
+    ids = [await remember(gateway, who, content) for content in contents]
     calls: list[int] = []
     embed_many = kind_model.embed_many
 
@@ -342,8 +320,7 @@ async def test_a_batch_is_embedded_in_one_model_call_and_classified_as_one_at_a_
         return embed_many(texts)
 
     monkeypatch.setattr(kind_model, "embed_many", counted)
-    events = await outbox_events(owner_pool, types=["memory.created"], subjects=ids)
-    assert await ClassifierService(app_pool, settings).handle(events) == {}
+    await classify(*ids)
     assert calls == [len(contents)]  # one model call for the batch
 
     kinds = sorted(BUILT_IN_KINDS)

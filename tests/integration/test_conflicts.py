@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import threading
+from dataclasses import dataclass
 from typing import Any
 
 import asyncpg
@@ -18,11 +19,11 @@ from engram.embeddings.provider import EmbeddingProvider
 from engram.llm import JsonChat
 from services.conflicts.service import ConflictsService
 from services.embedder.service import EmbedderService
+from tests.support.gateway import Headers, read_item, recall, remember
+from tests.support.keys import principal_with_key
 from tests.support.llm_stub import running_stub
 from tests.support.outbox import deliver, outbox_envelopes
 from tests.support.tenants import create_tenant
-
-Headers = dict[str, str]
 
 
 @pytest_asyncio.fixture
@@ -35,10 +36,27 @@ async def people(app_pool: asyncpg.Pool, owner_pool: asyncpg.Pool) -> dict[str, 
         ("agent", "agent", ["read", "write", "review"]),
         ("colleague", "user", ["read", "write"]),
     ):
-        principal = await identity.create_principal(app_pool, base.tenant_id, name, kind)
-        issued = await identity.create_key(app_pool, base.tenant_id, principal, scopes, name)
-        people[name] = {"authorization": f"Bearer {issued.key}"}
+        _, people[name] = await principal_with_key(app_pool, base.tenant_id, name, kind, scopes)
     return people
+
+
+@dataclass(frozen=True)
+class Workspace:
+    """A tenant's "ops" workspace with its one member, the author, and a reader of the tenant outside it."""
+
+    id: str
+    author: Headers
+    reader: Headers
+
+
+@pytest_asyncio.fixture
+async def ops(app_pool: asyncpg.Pool, owner_pool: asyncpg.Pool) -> Workspace:
+    base = await create_tenant(owner_pool)
+    workspace = await identity.create_workspace(app_pool, base.tenant_id, "ops")
+    author, author_headers = await principal_with_key(app_pool, base.tenant_id, "author")
+    await identity.add_member(app_pool, base.tenant_id, workspace, author, "member")
+    _, reader_headers = await principal_with_key(app_pool, base.tenant_id, "reader")
+    return Workspace(workspace, author_headers, reader_headers)
 
 
 class Pipeline:
@@ -68,14 +86,14 @@ async def pipeline(
     return Pipeline(owner_pool, app_pool, settings, embedder)
 
 
-async def _remember(gateway: httpx.AsyncClient, who: Headers, content: str, **fields: object) -> str:
-    response = await gateway.post("/v1/remember", json={"content": content, **fields}, headers=who)
-    assert response.status_code == 201, response.text
-    return response.json()["id"]  # type: ignore[no-any-return]
+async def _conflict_check(gateway: httpx.AsyncClient, who: Headers, item_id: str) -> dict[str, Any]:
+    """The conflict_check stage of the memory's pipeline status."""
+    stages = (await gateway.get(f"/v1/items/{item_id}/status", headers=who)).json()["stages"]
+    return next(s for s in stages if s["name"] == "conflict_check")  # type: ignore[no-any-return]
 
 
-async def _item(gateway: httpx.AsyncClient, who: Headers, item_id: str) -> dict[str, Any]:
-    return (await gateway.get(f"/v1/items/{item_id}", headers=who)).json()  # type: ignore[no-any-return]
+async def _check_detail(gateway: httpx.AsyncClient, who: Headers, item_id: str) -> str:
+    return str((await _conflict_check(gateway, who, item_id))["detail"])
 
 
 async def _conflicts(gateway: httpx.AsyncClient, who: Headers, **params: str) -> list[dict[str, Any]]:
@@ -88,21 +106,18 @@ async def test_a_weaker_contradiction_is_disputed_and_a_reviewer_keeps_the_exist
     gateway: httpx.AsyncClient, people: dict[str, Any], pipeline: Pipeline, owner_pool: asyncpg.Pool
 ) -> None:
     user, agent, reviewer = people["user"], people["agent"], people["reviewer"]
-    strong = await _remember(gateway, user, "The API gateway timeout is 30 seconds.")
-    weak = await _remember(gateway, agent, "The API gateway timeout is 60 seconds.", source_type="inferred")
+    strong = await remember(gateway, user, "The API gateway timeout is 30 seconds.")
+    weak = await remember(gateway, agent, "The API gateway timeout is 60 seconds.", source_type="inferred")
     await pipeline.run(strong, weak)
-    assert (await _item(gateway, user, weak))["review_status"] == "disputed"
-    assert (await _item(gateway, user, strong))["review_status"] == "active"
+    assert (await read_item(gateway, user, weak))["review_status"] == "disputed"
+    assert (await read_item(gateway, user, strong))["review_status"] == "active"
     [conflict] = await _conflicts(gateway, user, item_id=strong)
     assert conflict["type"] == "contradiction" and conflict["status"] == "open"
     assert (conflict["existing_item_id"], conflict["new_item_id"]) == (strong, weak)
     assert conflict["detector"].startswith("rules:numbers_differ") and "30" in conflict["explanation"]
-    stages = (await gateway.get(f"/v1/items/{weak}/status", headers=user)).json()["stages"]
-    check = next(s for s in stages if s["name"] == "conflict_check")
+    check = await _conflict_check(gateway, user, weak)
     assert check["status"] == "done" and "contradiction" in check["detail"]
-    hits = (
-        await gateway.post("/v1/recall", json={"mode": "keyword", "query": "API gateway timeout"}, headers=user)
-    ).json()["items"]
+    hits = await recall(gateway, user, "API gateway timeout")
     assert hits[0]["item"]["id"] == strong
     assert any(r.startswith("open conflict with") for r in hits[0]["reasons"])
 
@@ -138,46 +153,46 @@ async def test_outcomes_follow_authority(
 ) -> None:
     user, agent = people["user"], people["agent"]
     # a stronger contradiction disputes the existing memory
-    old = await _remember(gateway, agent, "Alice lives in Paris.", source_type="inferred")
-    new = await _remember(gateway, user, "Alice lives in Berlin.")
+    old = await remember(gateway, agent, "Alice lives in Paris.", source_type="inferred")
+    new = await remember(gateway, user, "Alice lives in Berlin.")
     await pipeline.run(old, new)
-    assert (await _item(gateway, user, old))["review_status"] == "disputed"
-    assert (await _item(gateway, user, new))["review_status"] == "active"
+    assert (await read_item(gateway, user, old))["review_status"] == "disputed"
+    assert (await read_item(gateway, user, new))["review_status"] == "active"
     # an equal-authority refinement is suggested to a reviewer: nothing is superseded automatically
-    base = await _remember(gateway, user, "We deploy on Tuesdays.")
-    detail = await _remember(gateway, user, "We deploy on Tuesdays after the standup, with two approvals.")
+    base = await remember(gateway, user, "We deploy on Tuesdays.")
+    detail = await remember(gateway, user, "We deploy on Tuesdays after the standup, with two approvals.")
     await pipeline.run(base, detail)
-    assert (await _item(gateway, user, base))["superseded_by"] is None
-    assert (await _item(gateway, user, detail))["review_status"] == "active"
+    assert (await read_item(gateway, user, base))["superseded_by"] is None
+    assert (await read_item(gateway, user, detail))["review_status"] == "active"
     [suggested] = await _conflicts(gateway, user, item_id=detail)
     assert suggested["type"] == "refinement" and suggested["existing_item_id"] == base
     # a weaker refinement becomes a proposal with an open refinement conflict
-    rule = await _remember(gateway, user, "Backups run nightly.")
-    more = await _remember(
+    rule = await remember(gateway, user, "Backups run nightly.")
+    more = await remember(
         gateway, agent, "Backups run nightly and are kept for 30 days in cold storage.", source_type="inferred"
     )
     await pipeline.run(rule, more)
-    assert (await _item(gateway, user, more))["review_status"] == "proposed"
-    assert (await _item(gateway, user, rule))["superseded_by"] is None
+    assert (await read_item(gateway, user, more))["review_status"] == "proposed"
+    assert (await read_item(gateway, user, rule))["superseded_by"] is None
     [refinement] = await _conflicts(gateway, user, item_id=more)
     assert refinement["type"] == "refinement"
     # a duplicate is recorded and changes neither memory
-    lone = await _remember(gateway, user, "The office plants are watered on Fridays.")
-    twin = await _remember(gateway, people["colleague"], "The office plants are watered on Fridays.")
+    lone = await remember(gateway, user, "The office plants are watered on Fridays.")
+    twin = await remember(gateway, people["colleague"], "The office plants are watered on Fridays.")
     await pipeline.run(lone, twin)
     [duplicate] = await _conflicts(gateway, user, item_id=lone, status="")
     assert duplicate["type"] == "duplicate" and duplicate["new_item_id"] == twin
-    assert [(await _item(gateway, user, i))["review_status"] for i in (lone, twin)] == ["active", "active"]
+    assert [(await read_item(gateway, user, i))["review_status"] for i in (lone, twin)] == ["active", "active"]
 
 
 async def test_private_memories_of_others_are_not_compared(
     gateway: httpx.AsyncClient, people: dict[str, Any], pipeline: Pipeline
 ) -> None:
-    mine = await _remember(gateway, people["colleague"], "The build cache lives on disk B.", visibility="private")
-    theirs = await _remember(gateway, people["user"], "The build cache lives on disk C.")
+    mine = await remember(gateway, people["colleague"], "The build cache lives on disk B.", visibility="private")
+    theirs = await remember(gateway, people["user"], "The build cache lives on disk C.")
     await pipeline.run(mine, theirs)
-    assert (await _item(gateway, people["user"], theirs))["review_status"] == "active"
-    assert (await _item(gateway, people["colleague"], mine))["review_status"] == "active"
+    assert (await read_item(gateway, people["user"], theirs))["review_status"] == "active"
+    assert (await read_item(gateway, people["colleague"], mine))["review_status"] == "active"
     assert await _conflicts(gateway, people["colleague"], item_id=mine, status="") == []
 
 
@@ -191,8 +206,8 @@ async def test_reviewer_decisions_accept_keep_both_and_merge(
         "both": ("The release branch is cut on day 3.", "The release branch is cut on day 5."),
         "merge": ("The SLA is 99.9 percent.", "The SLA is 99.5 percent."),
     }.items():
-        first = await _remember(gateway, user, a)
-        second = await _remember(gateway, agent, b, source_type="inferred")
+        first = await remember(gateway, user, a)
+        second = await remember(gateway, agent, b, source_type="inferred")
         await pipeline.run(first, second)
         [conflict] = await _conflicts(gateway, user, item_id=second)
         pairs[name] = (first, second, conflict["id"])
@@ -239,38 +254,37 @@ async def test_a_configured_judge_labels_what_the_rules_leave_and_bad_answers_ch
         judged = Pipeline(owner_pool, app_pool, settings, embedder, llm)
         stub.answers.append({"label": "none", "confidence": 0.9, "explanation": "unrelated"})  # parsed, no change
         stub.default = "definitely contradicts"  # not JSON: refused
-        a = await _remember(gateway, user, "The payments team owns the ledger service.")
-        b = await _remember(gateway, agent, "The platform team owns the ledger service.", source_type="inferred")
+        a = await remember(gateway, user, "The payments team owns the ledger service.")
+        b = await remember(gateway, agent, "The platform team owns the ledger service.", source_type="inferred")
         await judged.run(a, b)
         assert await _conflicts(gateway, user, item_id=a, status="") == []
         stub.answers.append({"label": "contradiction", "confidence": 0.8, "explanation": "two owners"})
-        c = await _remember(gateway, agent, "The data team owns the ledger service.", source_type="inferred")
+        c = await remember(gateway, agent, "The data team owns the ledger service.", source_type="inferred")
         await judged.run(c)
         await llm.close()
     found = await _conflicts(gateway, user, item_id=c)
     assert len(found) == 1 and found[0]["detector"] == "llm:judge-model" and found[0]["explanation"] == "two owners"
-    assert (await _item(gateway, user, c))["review_status"] == "disputed"
+    assert (await read_item(gateway, user, c))["review_status"] == "disputed"
 
 
 async def test_episodic_memories_are_not_compared(
     gateway: httpx.AsyncClient, people: dict[str, Any], pipeline: Pipeline
 ) -> None:
     user = people["user"]
-    noon = await _remember(gateway, user, "Saw 120 errors on the checkout page at noon.", kind="observation")
-    later = await _remember(gateway, user, "Saw 480 errors on the checkout page at noon.", kind="observation")
+    noon = await remember(gateway, user, "Saw 120 errors on the checkout page at noon.", kind="observation")
+    later = await remember(gateway, user, "Saw 480 errors on the checkout page at noon.", kind="observation")
     await pipeline.run(noon, later)
-    assert [(await _item(gateway, user, i))["review_status"] for i in (noon, later)] == ["active", "active"]
+    assert [(await read_item(gateway, user, i))["review_status"] for i in (noon, later)] == ["active", "active"]
     assert await _conflicts(gateway, user, item_id=noon, status="") == []
-    stages = (await gateway.get(f"/v1/items/{later}/status", headers=user)).json()["stages"]
-    assert next(s for s in stages if s["name"] == "conflict_check")["detail"] == "observation is episodic: not compared"
+    assert await _check_detail(gateway, user, later) == "observation is episodic: not compared"
 
 
 async def test_accepting_a_new_memory_that_is_gone_is_refused(
     gateway: httpx.AsyncClient, people: dict[str, Any], pipeline: Pipeline
 ) -> None:
     user, agent, reviewer = people["user"], people["agent"], people["reviewer"]
-    strong = await _remember(gateway, user, "The staging database has 64 GB of memory.")
-    weak = await _remember(gateway, agent, "The staging database has 32 GB of memory.", source_type="inferred")
+    strong = await remember(gateway, user, "The staging database has 64 GB of memory.")
+    weak = await remember(gateway, agent, "The staging database has 32 GB of memory.", source_type="inferred")
     await pipeline.run(strong, weak)
     [conflict] = await _conflicts(gateway, user, item_id=weak)
     assert (
@@ -280,7 +294,7 @@ async def test_accepting_a_new_memory_that_is_gone_is_refused(
         f"/v1/conflicts/{conflict['id']}/resolve", json={"resolution": "accept_new"}, headers=reviewer
     )
     assert refused.status_code == 409 and refused.json()["code"] == "not_live"
-    assert (await _item(gateway, user, strong))["superseded_by"] is None
+    assert (await read_item(gateway, user, strong))["superseded_by"] is None
     assert (
         await gateway.post("/v1/conflicts/nope/resolve", json={"resolution": "keep_both"}, headers=reviewer)
     ).json()["detail"] == "no conflict nope"
@@ -298,44 +312,34 @@ async def test_the_rules_run_off_the_event_loop_and_a_pair_past_their_bounds_is_
         return real_judge(*args, **kwargs)
 
     monkeypatch.setattr(conflict_rules, "judge", spy)
-    strong = await _remember(gateway, user, "The API gateway timeout is 30 seconds.")
-    weak = await _remember(gateway, agent, "The API gateway timeout is 60 seconds.", source_type="inferred")
+    strong = await remember(gateway, user, "The API gateway timeout is 30 seconds.")
+    weak = await remember(gateway, agent, "The API gateway timeout is 60 seconds.", source_type="inferred")
     await pipeline.run(strong, weak)
-    assert (await _item(gateway, user, weak))["review_status"] == "disputed"  # the rules still decide
+    assert (await read_item(gateway, user, weak))["review_status"] == "disputed"  # the rules still decide
     assert threads and threading.get_ident() not in threads  # never on the consumer's event loop
 
     ports = [8000 + i for i in range(150)]
-    listed = await _remember(gateway, user, "The open ports are " + " ".join(map(str, ports)) + ".")
-    changed = await _remember(gateway, user, "The open ports are " + " ".join(map(str, [*ports[:-1], 9999])) + ".")
+    listed = await remember(gateway, user, "The open ports are " + " ".join(map(str, ports)) + ".")
+    changed = await remember(gateway, user, "The open ports are " + " ".join(map(str, [*ports[:-1], 9999])) + ".")
     await pipeline.run(listed, changed)
     assert await _conflicts(gateway, user, item_id=changed, status="") == []
-    stages = (await gateway.get(f"/v1/items/{changed}/status", headers=user)).json()["stages"]
-    detail = next(s for s in stages if s["name"] == "conflict_check")["detail"]
+    detail = await _check_detail(gateway, user, changed)
     assert "no conflict; rules bounded on 1 pair (a text holds more than 100 quantities" in detail
 
 
 async def test_a_reader_of_one_side_learns_nothing_of_the_side_it_cannot_read(
-    gateway: httpx.AsyncClient, app_pool: asyncpg.Pool, owner_pool: asyncpg.Pool, pipeline: Pipeline
+    gateway: httpx.AsyncClient, ops: Workspace, pipeline: Pipeline
 ) -> None:
     """The conflict outcomes on a readable memory (its audit reasons, its successor, its stage details) name
     neither the words nor the id of the author's private memory on the other side; the recall count is the
     author's and the workspace writers' to see."""
-    base = await create_tenant(owner_pool)
-    ops = await identity.create_workspace(app_pool, base.tenant_id, "ops")
-    who: dict[str, Headers] = {}
-    for name in ("author", "reader"):
-        principal = await identity.create_principal(app_pool, base.tenant_id, name, "user")
-        if name == "author":
-            await identity.add_member(app_pool, base.tenant_id, ops, principal, "member")
-        issued = await identity.create_key(app_pool, base.tenant_id, principal, ["read", "write"], name)
-        who[name] = {"authorization": f"Bearer {issued.key}"}
-    author, reader = who["author"], who["reader"]
-    shared = {"workspace_id": ops, "visibility": "tenant"}
-    hidden_fields = {"workspace_id": ops, "visibility": "private"}
-    disputed = await _remember(gateway, author, "Alice lives in Paris.", source_type="inferred", **shared)
-    rival = await _remember(gateway, author, "Alice lives in Berlin.", **hidden_fields)
-    replaced = await _remember(gateway, author, "We deploy on Tuesdays.", **shared)
-    refined = await _remember(  # the conflicts consumer supersedes nothing itself: the author does
+    author, reader = ops.author, ops.reader
+    shared = {"workspace_id": ops.id, "visibility": "tenant"}
+    hidden_fields = {"workspace_id": ops.id, "visibility": "private"}
+    disputed = await remember(gateway, author, "Alice lives in Paris.", source_type="inferred", **shared)
+    rival = await remember(gateway, author, "Alice lives in Berlin.", **hidden_fields)
+    replaced = await remember(gateway, author, "We deploy on Tuesdays.", **shared)
+    refined = await remember(  # the conflicts consumer supersedes nothing itself: the author does
         gateway,
         author,
         "We deploy on Tuesdays after the standup, with two approvals.",
@@ -379,26 +383,15 @@ async def test_a_reader_of_one_side_learns_nothing_of_the_side_it_cannot_read(
     assert refined not in listed.text and rival not in listed.text
 
 
-async def _recall(gateway: httpx.AsyncClient, who: Headers, query: str) -> list[dict[str, Any]]:
-    response = await gateway.post("/v1/recall", json={"mode": "keyword", "query": query}, headers=who)
-    assert response.status_code == 200, response.text
-    return response.json()["items"]  # type: ignore[no-any-return]
-
-
-async def _check_detail(gateway: httpx.AsyncClient, who: Headers, item_id: str) -> str:
-    stages = (await gateway.get(f"/v1/items/{item_id}/status", headers=who)).json()["stages"]
-    return str(next(s for s in stages if s["name"] == "conflict_check")["detail"])
-
-
 async def test_a_paraphrase_takes_one_recall_slot_held_by_the_stronger_which_names_the_other(
     gateway: httpx.AsyncClient, people: dict[str, Any], pipeline: Pipeline, owner_pool: asyncpg.Pool
 ) -> None:
     user, agent = people["user"], people["agent"]
-    strong = await _remember(gateway, user, "The team deploys the billing service every Thursday afternoon.")
-    weak = await _remember(
+    strong = await remember(gateway, user, "The team deploys the billing service every Thursday afternoon.")
+    weak = await remember(
         gateway, agent, "Every Thursday afternoon, the team deploys the billing service.", source_type="inferred"
     )
-    other = await _remember(gateway, user, "The billing service keeps its logs for ninety days.")
+    other = await remember(gateway, user, "The billing service keeps its logs for ninety days.")
     await pipeline.run(strong, weak, other)
 
     [recorded] = await _conflicts(gateway, user, item_id=weak)
@@ -406,9 +399,9 @@ async def test_a_paraphrase_takes_one_recall_slot_held_by_the_stronger_which_nam
     assert f"duplicate with {strong} (record)" in await _check_detail(gateway, user, weak)
     [event] = await outbox_envelopes(owner_pool, types=["conflict.detected"], subjects=[recorded["id"]])
     assert event["data"]["type"] == "duplicate"
-    assert [(await _item(gateway, user, i))["review_status"] for i in (strong, weak)] == ["active", "active"]
+    assert [(await read_item(gateway, user, i))["review_status"] for i in (strong, weak)] == ["active", "active"]
 
-    hits = await _recall(gateway, user, "billing service")
+    hits = await recall(gateway, user, "billing service")
     shown = [h["item"]["id"] for h in hits]
     assert weak not in shown and shown.count(strong) == 1
     assert other in shown  # a different fact keeps its own slot
@@ -422,56 +415,51 @@ async def test_turns_of_one_session_neither_contradict_nor_replace_each_other(
 ) -> None:
     user = people["user"]
     chat = {"source_session": "chat-1"}
-    said = await _remember(gateway, user, "Alice lives in Paris.", **chat)
-    later = await _remember(gateway, user, "Alice lives in Berlin.", **chat)
-    short = await _remember(gateway, user, "We deploy on Tuesdays.", **chat)
-    longer = await _remember(gateway, user, "We deploy on Tuesdays after the standup, with two approvals.", **chat)
+    said = await remember(gateway, user, "Alice lives in Paris.", **chat)
+    later = await remember(gateway, user, "Alice lives in Berlin.", **chat)
+    short = await remember(gateway, user, "We deploy on Tuesdays.", **chat)
+    longer = await remember(gateway, user, "We deploy on Tuesdays after the standup, with two approvals.", **chat)
     await pipeline.run(said, later, short, longer)
     for item_id in (said, later, short, longer):
-        item = await _item(gateway, user, item_id)
+        item = await read_item(gateway, user, item_id)
         assert (item["review_status"], item["superseded_by"]) == ("active", None)
         assert await _conflicts(gateway, user, item_id=item_id, status="") == []
     assert f"contradiction with {said} (none: same session)" in await _check_detail(gateway, user, later)
 
     # positive control: the same kinds of pairs from two sessions are handled as before
     first, second = {"source_session": "chat-2"}, {"source_session": "chat-3"}
-    rome = await _remember(gateway, user, "Bob lives in Rome.", **first)
-    oslo = await _remember(gateway, user, "Bob lives in Oslo.", **second)
+    rome = await remember(gateway, user, "Bob lives in Rome.", **first)
+    oslo = await remember(gateway, user, "Bob lives in Oslo.", **second)
     await pipeline.run(rome, oslo)
     [contradiction] = await _conflicts(gateway, user, item_id=oslo)
     assert contradiction["type"] == "contradiction"
-    assert (await _item(gateway, user, oslo))["review_status"] == "disputed"
-    backups = await _remember(gateway, user, "Backups run nightly.", **first)
-    kept = await _remember(gateway, user, "Backups run nightly and are kept in cold storage for a month.", **second)
+    assert (await read_item(gateway, user, oslo))["review_status"] == "disputed"
+    backups = await remember(gateway, user, "Backups run nightly.", **first)
+    kept = await remember(gateway, user, "Backups run nightly and are kept in cold storage for a month.", **second)
     await pipeline.run(backups, kept)
     [refinement] = await _conflicts(gateway, user, item_id=kept)
     assert refinement["type"] == "refinement"
-    assert (await _item(gateway, user, backups))["superseded_by"] is None
+    assert (await read_item(gateway, user, backups))["superseded_by"] is None
 
 
 async def test_a_duplicate_the_reader_cannot_see_is_not_named(
-    gateway: httpx.AsyncClient, app_pool: asyncpg.Pool, owner_pool: asyncpg.Pool, pipeline: Pipeline
+    gateway: httpx.AsyncClient, ops: Workspace, pipeline: Pipeline
 ) -> None:
-    base = await create_tenant(owner_pool)
-    ops = await identity.create_workspace(app_pool, base.tenant_id, "ops")
-    who: dict[str, Headers] = {}
-    for name in ("author", "reader"):
-        principal = await identity.create_principal(app_pool, base.tenant_id, name, "user")
-        if name == "author":
-            await identity.add_member(app_pool, base.tenant_id, ops, principal, "member")
-        issued = await identity.create_key(app_pool, base.tenant_id, principal, ["read", "write"], name)
-        who[name] = {"authorization": f"Bearer {issued.key}"}
-    author, reader = who["author"], who["reader"]
-    shared = await _remember(
-        gateway, author, "The ledger service rotates its keys every quarter.", workspace_id=ops, visibility="tenant"
+    author, reader = ops.author, ops.reader
+    shared = await remember(
+        gateway, author, "The ledger service rotates its keys every quarter.", workspace_id=ops.id, visibility="tenant"
     )
-    hidden = await _remember(
-        gateway, author, "Every quarter, the ledger service rotates its keys.", workspace_id=ops, visibility="private"
+    hidden = await remember(
+        gateway,
+        author,
+        "Every quarter, the ledger service rotates its keys.",
+        workspace_id=ops.id,
+        visibility="private",
     )
     await pipeline.run(shared, hidden)
 
     # the author reads both: one slot, held by the newer of two equals, naming the other
-    [hit] = [h for h in await _recall(gateway, author, "ledger keys quarter") if h["item"]["id"] in (shared, hidden)]
+    [hit] = [h for h in await recall(gateway, author, "ledger keys quarter") if h["item"]["id"] in (shared, hidden)]
     assert hit["item"]["id"] == hidden
     assert f"duplicate of {shared}, shown once: this is the stronger" in hit["reasons"]
     # the reader gets the memory it may read, told there is a duplicate, never which

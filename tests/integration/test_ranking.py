@@ -3,36 +3,61 @@
 from __future__ import annotations
 
 import uuid
+from collections.abc import Awaitable, Callable, Sequence
+from typing import Any
 
 import asyncpg
 import httpx
+import pytest_asyncio
 
 from engram.config import Settings
-from engram.db import identity
+from engram.domain.models import CallerContext
 from engram.embeddings.provider import EmbeddingProvider
 from services.embedder.service import EmbedderService
+from tests.support.gateway import Headers, recall, remember
 from tests.support.outbox import deliver
-from tests.support.tenants import create_tenant
+
+Embedded = Callable[[Sequence[str]], Awaitable[list[str]]]
+
+
+@pytest_asyncio.fixture
+async def embedded(
+    gateway: httpx.AsyncClient,
+    who: Headers,
+    tenant: CallerContext,
+    owner_pool: asyncpg.Pool,
+    app_pool: asyncpg.Pool,
+    settings: Settings,
+    embedder: EmbeddingProvider,
+) -> Embedded:
+    """``await embedded(texts)``: the ids of memories of these texts, remembered by ``who`` and embedded."""
+    embed = EmbedderService(app_pool, settings, embedder)
+
+    async def write(texts: Sequence[str]) -> list[str]:
+        ids = [await remember(gateway, who, text) for text in texts]
+        await deliver(owner_pool, embed.handle, tenant=tenant, types=["memory.created"])
+        return ids
+
+    return write
+
+
+async def _tune(gateway: httpx.AsyncClient, who: Headers, **recall_config: Any) -> httpx.Response:
+    return await gateway.patch("/v1/admin/tenant-config", json={"recall": recall_config}, headers=who)
 
 
 async def test_a_query_naming_the_subject_lifts_that_memory_unless_the_tenant_turns_it_off(
-    gateway: httpx.AsyncClient, app_pool: asyncpg.Pool, owner_pool: asyncpg.Pool
+    gateway: httpx.AsyncClient, who: Headers
 ) -> None:
-    tenant = await create_tenant(owner_pool)
-    issued = await identity.create_key(app_pool, tenant.tenant_id, tenant.principal_id, ["read", "write", "admin"], "r")
-    who = {"authorization": f"Bearer {issued.key}"}
     tag = uuid.uuid4().hex[:6]
-    plain = await gateway.post("/v1/remember", json={"content": f"The {tag} lunch order is vegetarian."}, headers=who)
-    named = await gateway.post(
-        "/v1/remember", json={"content": f"The {tag} lunch order is vegetarian too.", "subject": "dana"}, headers=who
-    )
-    query = {"query": f"{tag} lunch order for Dana", "mode": "keyword"}
-    hits = (await gateway.post("/v1/recall", json=query, headers=who)).json()["items"]
-    assert [h["item"]["id"] for h in hits] == [named.json()["id"], plain.json()["id"]]
+    plain = await remember(gateway, who, f"The {tag} lunch order is vegetarian.")
+    named = await remember(gateway, who, f"The {tag} lunch order is vegetarian too.", subject="dana")
+    query = f"{tag} lunch order for Dana"
+    hits = await recall(gateway, who, query)
+    assert [h["item"]["id"] for h in hits] == [named, plain]
     assert "the query names its subject 'dana' (×2.00)" in hits[0]["reasons"]
     boosted = hits[0]["score"]
 
-    off = await gateway.patch("/v1/admin/tenant-config", json={"recall": {"subject_boost": 0}}, headers=who)
+    off = await _tune(gateway, who, subject_boost=0)
     assert off.status_code == 200 and off.json()["config"]["recall"] == {
         "dense_weight": 0.25,
         "subject_boost": 0.0,
@@ -42,78 +67,58 @@ async def test_a_query_naming_the_subject_lifts_that_memory_unless_the_tenant_tu
         "accept_public": False,
         "reranker": False,
     }
-    hits = (await gateway.post("/v1/recall", json=query, headers=who)).json()["items"]
-    unboosted = next(h["score"] for h in hits if h["item"]["id"] == named.json()["id"])
+    hits = await recall(gateway, who, query)
+    unboosted = next(h["score"] for h in hits if h["item"]["id"] == named)
     assert abs(boosted - 2 * unboosted) < 1e-4
     assert not any("names its subject" in r for h in hits for r in h["reasons"])
     for bad in ({"dense_weight": 2}, {"subject_boost": "high"}, {"speed": 1}):
-        refused = await gateway.patch("/v1/admin/tenant-config", json={"recall": bad}, headers=who)
+        refused = await _tune(gateway, who, **bad)
         assert refused.status_code == 422 and refused.json()["field"] == "recall", bad
 
 
 async def test_mmr_moves_a_near_duplicate_down_when_the_tenant_asks(
-    gateway: httpx.AsyncClient,
-    app_pool: asyncpg.Pool,
-    owner_pool: asyncpg.Pool,
-    settings: Settings,
-    embedder: EmbeddingProvider,
+    gateway: httpx.AsyncClient, who: Headers, embedded: Embedded
 ) -> None:
-    tenant = await create_tenant(owner_pool)
-    issued = await identity.create_key(app_pool, tenant.tenant_id, tenant.principal_id, ["read", "write", "admin"], "r")
-    who = {"authorization": f"Bearer {issued.key}"}
-    texts = [
-        "The Lisbon office opens at nine.",
-        "The Lisbon office opens at nine every weekday.",
-        "Parking near the Lisbon office is free after six.",
-    ]
-    ids = [(await gateway.post("/v1/remember", json={"content": t}, headers=who)).json()["id"] for t in texts]
-    await deliver(
-        owner_pool, EmbedderService(app_pool, settings, embedder).handle, tenant=tenant, types=["memory.created"]
+    ids = await embedded(
+        [
+            "The Lisbon office opens at nine.",
+            "The Lisbon office opens at nine every weekday.",
+            "Parking near the Lisbon office is free after six.",
+        ]
     )
-    query = {"query": "When does the Lisbon office open?", "mode": "semantic"}
-    plain = [h["item"]["id"] for h in (await gateway.post("/v1/recall", json=query, headers=who)).json()["items"]]
+    query = "When does the Lisbon office open?"
+    plain = [h["item"]["id"] for h in await recall(gateway, who, query, mode="semantic")]
     assert set(plain[:2]) == set(ids[:2]) and plain[2] == ids[2]  # the two near-duplicates lead
-    assert (
-        await gateway.patch("/v1/admin/tenant-config", json={"recall": {"mmr_lambda": 0.5}}, headers=who)
-    ).status_code == 200
-    hits = (await gateway.post("/v1/recall", json=query, headers=who)).json()["items"]
+    assert (await _tune(gateway, who, mmr_lambda=0.5)).status_code == 200
+    hits = await recall(gateway, who, query, mode="semantic")
     assert [h["item"]["id"] for h in hits] == [plain[0], ids[2], plain[1]]
     assert any(r.startswith("diversified (λ 0.50)") for r in hits[2]["reasons"])
 
 
 async def test_the_reranker_orders_hybrid_recall_and_says_why_when_the_tenant_turns_it_on(
-    gateway: httpx.AsyncClient,
-    app_pool: asyncpg.Pool,
-    owner_pool: asyncpg.Pool,
-    settings: Settings,
-    embedder: EmbeddingProvider,
+    gateway: httpx.AsyncClient, who: Headers, embedded: Embedded
 ) -> None:
-    tenant = await create_tenant(owner_pool)
-    issued = await identity.create_key(app_pool, tenant.tenant_id, tenant.principal_id, ["read", "write", "admin"], "r")
-    who = {"authorization": f"Bearer {issued.key}"}
-    texts = [
-        "Melanie painted a sunrise over the lake with her kids last summer.",
-        "Melanie signed up for a pottery class in the spring.",
-        "The water of the lake was too cold for swimming in March.",
-    ]
-    ids = [(await gateway.post("/v1/remember", json={"content": t}, headers=who)).json()["id"] for t in texts]
-    await deliver(
-        owner_pool, EmbedderService(app_pool, settings, embedder).handle, tenant=tenant, types=["memory.created"]
+    ids = await embedded(
+        [
+            "Melanie painted a sunrise over the lake with her kids last summer.",
+            "Melanie signed up for a pottery class in the spring.",
+            "The water of the lake was too cold for swimming in March.",
+        ]
     )
-    query = {"query": "When did Melanie paint a sunrise at the lake?", "mode": "hybrid"}
-    plain = (await gateway.post("/v1/recall", json=query, headers=who)).json()["items"]
+    query = "When did Melanie paint a sunrise at the lake?"
+    plain = await recall(gateway, who, query, mode="hybrid")
     assert plain and not any(r.startswith("reranked") for h in plain for r in h["reasons"])  # off by default
 
-    on = await gateway.patch("/v1/admin/tenant-config", json={"recall": {"reranker": True}}, headers=who)
+    on = await _tune(gateway, who, reranker=True)
     assert on.status_code == 200 and on.json()["config"]["recall"]["reranker"] is True
-    hits = (await gateway.post("/v1/recall", json=query, headers=who)).json()["items"]
+    hits = await recall(gateway, who, query, mode="hybrid")
     assert hits[0]["item"]["id"] == ids[0]  # the memory with every word of the question leads
     assert {h["item"]["id"] for h in hits} <= set(ids)
     for hit in hits:
         reason = next(r for r in hit["reasons"] if r.startswith("reranked "))
         assert 0 < float(reason.split()[1]) < 1
     assert "keyword 1.00" in next(r for r in hits[0]["reasons"] if r.startswith("reranked "))
-    again = (await gateway.post("/v1/recall", json=query, headers=who)).json()["items"]
+    again = await recall(gateway, who, query, mode="hybrid")
     assert [(h["item"]["id"], h["score"], h["reasons"]) for h in again] == [
         (h["item"]["id"], h["score"], h["reasons"]) for h in hits
     ]
