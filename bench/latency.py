@@ -53,6 +53,10 @@ from typing import Any
 import httpx
 
 ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))  # tests.support: the queries and the bulk rows bench shares with the tests
+
+from tests.support.queries import QUERIES  # noqa: E402
+
 NAMES = ["Alice", "Bob", "Carol", "Dmitri", "Esther", "Farid", "Grace", "Hiro", "Ines", "Jonas", "Kemi", "Luca"]
 PLACES = ["Berlin", "Lisbon", "Nairobi", "Osaka", "Toronto", "Lima", "Oslo", "Cairo", "Seoul", "Austin"]
 THINGS = [
@@ -74,16 +78,6 @@ TEMPLATES = [
     "{name} reported a problem with {thing} last week in {place}.",
     "Remember that {name} cannot use {thing} on Fridays in {place}.",
     "{name} moved to {place} and now manages {thing}.",
-]
-QUERIES = [
-    "who looks after the billing service?",
-    "what does Grace like to drink?",
-    "problems with the VPN",
-    "who moved to Lisbon?",
-    "which office owns the staging cluster?",
-    "what can't be used on Fridays?",
-    "who manages the onboarding checklist?",
-    "hardware key issues in Oslo",
 ]
 
 
@@ -283,7 +277,7 @@ async def bulk_load(
     from pgvector.asyncpg import register_vector
 
     from engram.config import Settings
-    from engram.domain.content import content_hash
+    from tests.support.bulk import ITEM_COLUMNS, fact_row
 
     started = time.perf_counter()
     settings = Settings()
@@ -298,44 +292,12 @@ async def bulk_load(
             for i in range(first, min(first + 5000, start + n)):
                 item_id = uuid.uuid4()
                 content = f"{texts[i % distinct]} (bulk {i})"
-                rows.append(
-                    (
-                        owner.tenant_id,
-                        item_id,
-                        owner.workspace_id,
-                        owner.principal_id,
-                        content,
-                        content_hash(content),
-                        "fact",
-                        0.5,
-                        "active",
-                        50,
-                        "explicit",
-                        1.0,
-                    )
-                )
+                rows.append(fact_row(owner.tenant_id, item_id, owner.workspace_id, owner.principal_id, content))
                 vector = base[i % distinct] + rng.normal(0, noise, base.shape[1]).astype(np.float32)
                 vectors.append((owner.tenant_id, item_id, settings.embedding_profile, vector / np.linalg.norm(vector)))
             async with conn.transaction():
                 await conn.execute("SELECT set_config('app.tenant_id', $1, true)", str(owner.tenant_id))
-                await conn.copy_records_to_table(
-                    "memory_items",
-                    records=rows,
-                    columns=[
-                        "tenant_id",
-                        "id",
-                        "workspace_id",
-                        "principal_id",
-                        "content",
-                        "content_hash",
-                        "kind",
-                        "importance",
-                        "review_status",
-                        "authority",
-                        "source_type",
-                        "source_trust",
-                    ],
-                )
+                await conn.copy_records_to_table("memory_items", records=rows, columns=list(ITEM_COLUMNS))
                 await conn.copy_records_to_table(
                     "memory_embeddings", records=vectors, columns=["tenant_id", "item_id", "profile", "embedding"]
                 )

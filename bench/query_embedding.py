@@ -42,7 +42,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-from latency import QUERIES
+from latency import NAMES, PLACES, QUERIES
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
@@ -58,8 +58,6 @@ VARIANTS: dict[str, dict[str, Any]] = {
     "openai-single": {"workers": 1, "threads": 0, "batch": 1, "wait": "passive"},
 }
 LATENCY_QUERIES = QUERIES  # bench/latency.py's eight queries
-NAMES = ["Alice", "Bob", "Carol", "Dmitri", "Esther", "Farid", "Grace", "Hiro", "Ines", "Jonas", "Kemi", "Luca"]
-PLACES = ["Berlin", "Lisbon", "Nairobi", "Osaka", "Toronto", "Lima", "Oslo", "Cairo", "Seoul", "Austin"]
 THINGS = ["green tea", "the VPN", "the billing service", "a standing desk", "the staging cluster", "dark roast"]
 TEMPLATES = [
     "who looks after {thing} in {place}?",

@@ -12,9 +12,8 @@ import asyncpg
 from engram.db import search
 from engram.db.pool import tenant_tx
 from engram.db.search import Filters
-from engram.domain.content import content_hash
 from engram.domain.models import CallerContext
-from tests.support.bulk import ITEM_COLUMNS
+from tests.support.bulk import ITEM_COLUMNS, fact_row
 from tests.support.tenants import create_tenant
 
 START = datetime(2026, 1, 1, tzinfo=UTC)
@@ -31,18 +30,7 @@ async def _store(owner_pool: asyncpg.Pool, who: CallerContext, texts: list[str])
         workspace = await conn.fetchval("SELECT id FROM workspaces WHERE tenant_id = $1", uuid.UUID(who.tenant_id))
         rows = [
             (
-                uuid.UUID(who.tenant_id),
-                uuid.uuid4(),
-                workspace,
-                uuid.UUID(who.principal_id),
-                text,
-                content_hash(text),
-                "fact",
-                0.5,
-                "active",
-                50,
-                "explicit",
-                1.0,
+                *fact_row(uuid.UUID(who.tenant_id), uuid.uuid4(), workspace, uuid.UUID(who.principal_id), text),
                 START + timedelta(hours=n),
             )
             for n, text in enumerate(texts)

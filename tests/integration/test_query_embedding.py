@@ -22,19 +22,9 @@ from services.ingest.service import IngestService, RememberCommand
 from services.recall.ranking import RecallQuery
 from services.recall.service import RecallService
 from tests.support.outbox import deliver
+from tests.support.queries import QUERIES as LATENCY_QUERIES
 
-QUERIES = [
-    "who looks after the billing service?",
-    "what does Grace like to drink?",
-    "problems with the VPN",
-    "who moved to Lisbon?",
-    "which office owns the staging cluster?",
-    "what can't be used on Fridays?",
-    "who manages the onboarding checklist?",
-    "hardware key issues in Oslo",
-    "quem mudou para Lisboa?",  # e5 is multilingual
-    "",
-]
+QUERIES = [*LATENCY_QUERIES, "quem mudou para Lisboa?", ""]  # e5 is multilingual; and the empty query
 
 
 class CountingProvider:

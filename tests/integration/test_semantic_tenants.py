@@ -14,14 +14,10 @@ from pgvector.asyncpg import register_vector
 from engram.config import Settings
 from engram.db import search
 from engram.db.pool import tenant_tx
-from engram.domain.content import content_hash
 from engram.domain.models import CallerContext
 from engram.embeddings.provider import EmbeddingProvider
-from tests.support.bulk import ITEM_COLUMNS
+from tests.support.bulk import ITEM_COLUMNS, fact_row
 from tests.support.tenants import create_tenant
-
-COLUMNS = list(ITEM_COLUMNS)
-FACT_COLUMNS_VALUES = ("fact", 0.5, "active", 50, "explicit", 1.0)
 
 
 async def _load(owner_pool: asyncpg.Pool, ctx: CallerContext, vectors: np.ndarray, settings: Settings) -> list[str]:
@@ -33,11 +29,8 @@ async def _load(owner_pool: asyncpg.Pool, ctx: CallerContext, vectors: np.ndarra
         await conn.execute("SELECT set_config('app.tenant_id', $1, true)", ctx.tenant_id)
         workspace = await conn.fetchval("SELECT id FROM workspaces WHERE tenant_id = $1", tenant)
         author = uuid.UUID(ctx.principal_id)
-        rows = [
-            (tenant, i, workspace, author, f"memory {i}", content_hash(f"memory {i}"), *FACT_COLUMNS_VALUES)
-            for i in ids
-        ]
-        await conn.copy_records_to_table("memory_items", records=rows, columns=COLUMNS)
+        rows = [fact_row(tenant, i, workspace, author, f"memory {i}") for i in ids]
+        await conn.copy_records_to_table("memory_items", records=rows, columns=list(ITEM_COLUMNS))
         await conn.copy_records_to_table(
             "memory_embeddings",
             records=[(tenant, i, settings.embedding_profile, v) for i, v in zip(ids, vectors, strict=True)],
