@@ -429,15 +429,16 @@ def process_cpu(root_pid: int) -> dict[str, float]:
     return totals
 
 
-async def remember_cpu(
-    client: httpx.AsyncClient, texts: list[str], writers: int, root_pid: int | None
-) -> dict[str, object]:
-    """``remember_load`` with the CPU milliseconds each process spent per acknowledged memory meanwhile."""
+async def with_cpu(load: Awaitable[dict[str, Any]], requests: int, root_pid: int | None) -> dict[str, Any]:
+    """``load``'s result with the CPU milliseconds each process of the stack spent per request meanwhile
+    (nothing added without the stack's pid: a stack this benchmark did not start)."""
     before = process_cpu(root_pid) if root_pid else {}
-    load = await remember_load(client, texts, writers)
-    after = process_cpu(root_pid) if root_pid else {}
-    per_request = {k: round((v - before.get(k, 0.0)) / len(texts) * 1000, 2) for k, v in after.items()}
-    return {**load, "cpu_ms_per_request": per_request}
+    result = await load
+    if not root_pid:
+        return result
+    after = process_cpu(root_pid)
+    per_request = {k: round((v - before.get(k, 0.0)) / requests * 1000, 2) for k, v in after.items()}
+    return {**result, "cpu_ms_per_request": per_request}
 
 
 class Phases:
@@ -466,6 +467,11 @@ def print_profile(size: int, profiles: list[dict[str, Any]]) -> None:
         name = load.get("mode") or f"remember x{load.get('writers')}"
         stages = sorted(entry["mean_ms"].items(), key=lambda kv: -kv[1])
         print(f"  {name}: " + ", ".join(f"{k} {v}" for k, v in stages))
+        if "cpu_ms_per_request" in load:
+            cpu = sorted(load["cpu_ms_per_request"].items(), key=lambda kv: -kv[1])
+            print(
+                f"    CPU ms per request: total {sum(v for _, v in cpu):.1f}: " + ", ".join(f"{k} {v}" for k, v in cpu)
+            )
 
 
 async def measure(
@@ -481,12 +487,14 @@ async def measure(
         writes = [await remember_load(client, texts[:split], 1), await remember_load(client, texts[split:], 4)]
     stack_file = getattr(args, "stack_file", None)
     stack = json.loads(stack_file.read_text()) if stack_file and stack_file.exists() else {}
+    root = getattr(args, "root_pid", None)
     if args.remember_only:  # the remember rows, then a 4-writer profile with each process's CPU per write
         metrics = list(stack.get("metrics", {}).values()) or [f"{url_of(client)}/metrics"]
         probe_texts = [f"Profile probe {round_}-{n}: " + t for n, t in enumerate(synthetic(args.requests, seed=21))]
-        root = getattr(args, "root_pid", None)
         with phases("remember profile"):
-            cpu = await profile(client, metrics, lambda: remember_cpu(client, probe_texts, 4, root))
+            cpu = await profile(
+                client, metrics, lambda: with_cpu(remember_load(client, probe_texts, 4), len(probe_texts), root)
+            )
         return {"remember": writes, "profile_4_writers": cpu}
     with phases("pipeline drain"):
         probe = (await client.post("/v1/remember", json={"content": f"drain probe {uuid.uuid4()}"})).json()["id"]
@@ -497,8 +505,13 @@ async def measure(
     metrics = list(stack.get("metrics", {}).values()) or [f"{url_of(client)}/metrics"]
     with phases("profile at 4 clients"):
         await wait_pipeline_idle(database_url, stack.get("nats_url"))
-        profiles = [
-            await profile(client, metrics, lambda m=mode: recall_load(client, m, 4, max(args.requests // 4, 5)))  # type: ignore[misc]
+        per_client = max(args.requests // 4, 5)
+        profiles = [  # with each process's CPU per recall: at 4 clients on 2 cores it bounds the latency
+            await profile(
+                client,
+                metrics,
+                lambda m=mode: with_cpu(recall_load(client, m, 4, per_client), 4 * per_client, root),  # type: ignore[misc]
+            )
             for mode in ("semantic", "hybrid")
         ]
         probe_texts = [f"Profile probe {round_}-{n}: " + t for n, t in enumerate(synthetic(200, seed=21))]

@@ -20,7 +20,9 @@ from tests.support.bulk import ITEM_COLUMNS, fact_row
 from tests.support.tenants import create_tenant
 
 
-async def _load(owner_pool: asyncpg.Pool, ctx: CallerContext, vectors: np.ndarray, settings: Settings) -> list[str]:
+async def _load(
+    owner_pool: asyncpg.Pool, ctx: CallerContext, vectors: np.ndarray, settings: Settings, analyze: bool = True
+) -> list[str]:
     """Active memories of ``ctx``'s tenant with these vectors, written straight into the database."""
     tenant = uuid.UUID(ctx.tenant_id)
     ids = [uuid.uuid4() for _ in vectors]
@@ -36,7 +38,8 @@ async def _load(owner_pool: asyncpg.Pool, ctx: CallerContext, vectors: np.ndarra
             records=[(tenant, i, settings.embedding_profile, v) for i, v in zip(ids, vectors, strict=True)],
             columns=["tenant_id", "item_id", "profile", "embedding"],
         )
-        await conn.execute("ANALYZE memory_embeddings")
+        if analyze:
+            await conn.execute("ANALYZE memory_embeddings")
     return [str(i) for i in ids]
 
 
@@ -86,3 +89,76 @@ async def test_a_tenant_gets_its_exact_nearest_and_no_foreign_memory(
         assert len({str(item.id) for item, _ in found} & exact) >= 18
     similarities = [s for _, s in found]
     assert similarities == sorted(similarities, reverse=True)
+
+
+@pytest.mark.parametrize("path", ["exact", "hnsw"])
+async def test_filters_that_keep_out_the_nearest_widen_the_candidates_until_enough_pass(
+    path: str,
+    monkeypatch: pytest.MonkeyPatch,
+    app_pool: asyncpg.Pool,
+    owner_pool: asyncpg.Pool,
+    settings: Settings,
+    embedder: EmbeddingProvider,
+) -> None:
+    rng = np.random.default_rng(23)
+    query = np.asarray(await embedder.embed_query("which database does the billing service use?"), dtype=np.float32)
+    me = await create_tenant(owner_pool)
+    vectors = _around(query, 400, 0.05, rng)
+    ids = await _load(owner_pool, me, vectors, settings)
+    farthest = [ids[i] for i in np.argsort(1 - vectors @ query / np.linalg.norm(query))[-6:]]
+    async with owner_pool.acquire() as conn:  # only the six farthest from the query are preferences
+        await conn.execute("UPDATE memory_items SET kind = 'preference' WHERE id = ANY($1::uuid[])", farthest)
+
+    monkeypatch.setattr(search, "EXACT_SCAN_RATIO", 10**9 if path == "exact" else 0)
+    async with tenant_tx(app_pool, me.tenant_id) as conn:
+        found = await search.semantic(
+            conn,
+            query,
+            settings.embedding_profile,
+            settings.embedding_dimensions,
+            search.Filters(kinds=["preference"]),
+            me.principal_id,
+            5,
+        )
+
+    # the first read (30 vectors) holds none of them: only widening the candidates reaches them
+    assert len(found) == 5
+    assert {str(item.id) for item, _ in found} <= set(farthest)
+    assert all(item.kind == "preference" for item, _ in found)
+
+
+async def test_the_count_that_chooses_the_search_is_reused_for_a_minute(
+    monkeypatch: pytest.MonkeyPatch,
+    app_pool: asyncpg.Pool,
+    owner_pool: asyncpg.Pool,
+    settings: Settings,
+    embedder: EmbeddingProvider,
+) -> None:
+    rng = np.random.default_rng(29)
+    query = np.asarray(await embedder.embed_query("where is the team offsite this year?"), dtype=np.float32)
+    me = await create_tenant(owner_pool)
+    await _load(owner_pool, me, _around(query, 40, 0.05, rng), settings)
+    counts: dict[tuple[tuple[str, ...], str, int], tuple[float, int]] = {}
+    monkeypatch.setattr(search, "_held_counts", counts)
+
+    async def held() -> int:
+        async with tenant_tx(app_pool, me.tenant_id) as conn:
+            await search.semantic(
+                conn,
+                query,
+                settings.embedding_profile,
+                settings.embedding_dimensions,
+                search.Filters(),
+                me.principal_id,
+                5,
+            )
+        [(_, value)] = [v for k, v in counts.items() if me.tenant_id in k[0]]
+        return value
+
+    assert await held() == 40
+    # (no ANALYZE: the table's size, and with it the exact-scan bound in the key, stays as it was)
+    await _load(owner_pool, me, _around(query, 25, 0.05, rng), settings, analyze=False)
+    assert await held() == 40  # within the minute the count stands
+    monkeypatch.setattr(search, "HELD_COUNT_TTL_SECONDS", 0.0)
+    counts.clear()
+    assert await held() == 65  # counted again once it has expired
