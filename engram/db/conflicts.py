@@ -194,43 +194,27 @@ async def open_count(conn: asyncpg.Connection, item_id: str) -> int:
     )
 
 
-async def open_conflicts(conn: asyncpg.Connection, item_ids: list[str], viewer: str) -> dict[str, list[str]]:
-    """For each of ``item_ids`` in an open conflict other than a duplicate, the ids on the other side; an other
-    side ``viewer`` may not read is given as "" (the conflict counts, its id is not disclosed)."""
-    return await _others(conn, item_ids, viewer, duplicates=False)
-
-
-async def open_duplicates(conn: asyncpg.Connection, item_ids: list[str], viewer: str) -> dict[str, list[str]]:
-    """For each of ``item_ids`` in an open ``duplicate`` conflict, the ids of its duplicates; one ``viewer`` may
-    not read is given as ""."""
-    return await _others(conn, item_ids, viewer, duplicates=True)
-
-
-async def _others(
-    conn: asyncpg.Connection, item_ids: list[str], viewer: str, *, duplicates: bool
-) -> dict[str, list[str]]:
+async def open_among(
+    conn: asyncpg.Connection, item_ids: list[str], viewer: str
+) -> tuple[dict[str, list[str]], dict[str, list[str]]]:
+    """For each of ``item_ids`` in an open conflict, the ids on the other side: first the conflicts other than
+    duplicates, then the ``duplicate`` ones. An other side ``viewer`` may not read is given as "" (the conflict
+    counts, its id is not disclosed). One statement: the open conflicts touching the items, with whether the
+    viewer may read each other side."""
     rows = await conn.fetch(
-        "SELECT item_a, item_b FROM conflicts WHERE status = 'open' AND (type = 'duplicate') = $2 "
-        "AND (item_a = ANY($1::uuid[]) OR item_b = ANY($1::uuid[]))",
+        f"""SELECT c.item_a, c.item_b, c.type = 'duplicate' AS duplicate,
+                   EXISTS (SELECT 1 FROM memory_items i WHERE i.id = c.item_a AND {visible_to("$2")}) AS a_readable,
+                   EXISTS (SELECT 1 FROM memory_items i WHERE i.id = c.item_b AND {visible_to("$2")}) AS b_readable
+            FROM conflicts c
+            WHERE c.status = 'open' AND (c.item_a = ANY($1::uuid[]) OR c.item_b = ANY($1::uuid[]))""",
         item_ids,
-        duplicates,
+        viewer,
     )
-    pairs = [(str(row["item_a"]), str(row["item_b"])) for row in rows]
-    mentioned = sorted({item for pair in pairs for item in pair})
-    readable = (
-        {
-            str(r["id"])
-            for r in await conn.fetch(
-                f"SELECT i.id FROM memory_items i WHERE i.id = ANY($1::uuid[]) AND {visible_to('$2')}",
-                mentioned,
-                viewer,
-            )
-        }
-        if pairs
-        else set()
-    )
-    others: dict[str, list[str]] = {}
-    for a, b in pairs:
-        others.setdefault(a, []).append(b if b in readable else "")
-        others.setdefault(b, []).append(a if a in readable else "")
-    return others
+    conflicted: dict[str, list[str]] = {}
+    duplicated: dict[str, list[str]] = {}
+    for row in rows:
+        a, b = str(row["item_a"]), str(row["item_b"])
+        others = duplicated if row["duplicate"] else conflicted
+        others.setdefault(a, []).append(b if row["b_readable"] else "")
+        others.setdefault(b, []).append(a if row["a_readable"] else "")
+    return conflicted, duplicated

@@ -228,8 +228,8 @@ class Ranking:
                     found.dense[str(item.id)] = similarity
             ids = list(found.by_id)
             with timed("conflicts_sql"):
-                found.conflicted = await conflicts.open_conflicts(conn, ids, ctx.principal_id) if ids else {}
-                found.duplicated = await conflicts.open_duplicates(conn, ids, ctx.principal_id) if ids else {}
+                if ids:
+                    found.conflicted, found.duplicated = await conflicts.open_among(conn, ids, ctx.principal_id)
         return found
 
     @staticmethod
