@@ -80,10 +80,10 @@ def visible_to(viewer_param: str, alias: str = "i") -> str:
 
 
 def row_to_item(row: asyncpg.Record) -> MemoryItem:
-    values = dict(row)
-    if isinstance(values.get("metadata"), str):
-        values["metadata"] = json.loads(values["metadata"])
-    return MemoryItem.from_row(values)
+    item = MemoryItem.from_row(row)
+    if isinstance(item.metadata, str):
+        item.metadata = json.loads(item.metadata)
+    return item
 
 
 async def default_workspace(conn: asyncpg.Connection) -> str | None:

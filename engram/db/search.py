@@ -258,8 +258,8 @@ async def semantic(
         if len(rows) >= limit or len(near) < candidates or candidates >= MAX_VECTOR_CANDIDATES:
             break
         candidates = min(candidates * 4, MAX_VECTOR_CANDIDATES)
-    found = sorted(((row_to_item(r), 1 - float(r["distance"])) for r in rows), key=lambda pair: -pair[1])
-    return found[: int(limit)]
+    nearest = sorted(rows, key=lambda r: float(r["distance"]))[: int(limit)]
+    return [(row_to_item(r), 1 - float(r["distance"])) for r in nearest]
 
 
 async def session_window(
