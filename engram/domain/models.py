@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import dataclasses
-import functools
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
@@ -116,16 +115,13 @@ class MemoryItem:
     @classmethod
     def from_row(cls, row: Any) -> MemoryItem:
         """Build from a mapping (an asyncpg Record) holding at least the item's columns."""
-        names = _field_names(cls)
-        values = {k: v for k, v in row.items() if k in names}
+        values = {k: v for k, v in row.items() if k in _ITEM_FIELDS}
         values["tags"] = list(values.get("tags") or [])
         return cls(**values)
 
 
-@functools.cache
-def _field_names(cls: type) -> frozenset[str]:
-    """A dataclass's field names, read once (recall builds a hundred items per query)."""
-    return frozenset(f.name for f in dataclasses.fields(cls))
+# read once: recall builds a hundred items per query
+_ITEM_FIELDS = frozenset(f.name for f in dataclasses.fields(MemoryItem))
 
 
 @dataclass
