@@ -28,8 +28,9 @@ def test_look_alikes_of_the_test_split_stay_unflagged() -> None:
 
 
 def test_every_pair_has_vectors_and_a_known_label() -> None:
-    vectors, pairs = stored_vectors(), load_pairs()
-    assert len(pairs) >= 150
+    vectors, pairs = stored_vectors(), load_pairs(batch="all")
+    assert len(pairs) >= 400
+    assert len({p.id for p in pairs}) == len(pairs)
     assert {p.label for p in pairs} == {"contradiction", "compatible"}
     assert all(p.existing in vectors and p.new in vectors for p in pairs)
     assert {p.split for p in pairs} == {"tune", "test"}
