@@ -7,7 +7,8 @@ from __future__ import annotations
 import pytest
 
 from engram.domain.conflict_rules import Work, judge
-from engram.domain.conflict_rules.texts import analyse
+from engram.domain.conflict_rules.quantities import find_quantities
+from engram.domain.conflict_rules.texts import align_abbreviations, analyse
 
 SIMILAR = 0.92
 
@@ -32,6 +33,17 @@ CONTRADICTIONS = [
     ("The on-call lead is Farid.", "Yusuf is the new on-call lead.", "changed_value"),
     ("Our newsletter goes out through Substack.", "Substack was replaced by Ghost for the newsletter.", "replaced"),
     ("Our monitoring runs on Nagios.", "We migrated monitoring off Nagios to Prometheus.", "replaced"),
+    # periods written as adverbs (missed before 2026-12-02's second batch)
+    ("I swim 2 km every day.", "I swim 3 km daily.", "numbers_differ:length"),
+    ("Ad spend is $3k every month.", "ad spend is $5k monthly", "numbers_differ:money"),
+    ("The gardener comes once a month.", "The gardener comes fortnightly.", "numbers_differ:frequency"),
+    ("Feed the fish twice a day.", "Feed the fish three times daily.", "numbers_differ:frequency"),
+    ("Choir practice is every Tuesday.", "Choir practice is every Thursday.", "numbers_differ:frequency"),
+    # abbreviations of the other text's words
+    ("The staging database has 3 replicas.", "staging DB has 5 replicas", "numbers_differ:count"),
+    ("My dentist appointment is on Monday.", "dentist appt is wednesday", "changed_value"),
+    ("The Kubernetes version is 1.28", "k8s version is 1.30", "numbers_differ:number"),
+    ("The annual general meeting is on the 3rd.", "AGM is on the 10th.", "numbers_differ:number"),
 ]
 
 LOOK_ALIKES = [
@@ -62,6 +74,15 @@ LOOK_ALIKES = [
     ("The fair is on June 9.", "The setup starts on June 7, two days before the fair."),
     # identifiers are not values
     ("We keep the logs in S3", "We keep the logs in S4"),
+    # each value said of another thing (flagged before 2026-12-02's second batch)
+    ("Backups of the orders table run at 1am.", "Backups of the users table run at 3am."),
+    ("My niece is 4 years old.", "My nephew is 6 years old."),
+    # a place made more precise, the wider one kept next to it (flagged before)
+    ("Our warehouse is located in France.", "Our warehouse is located in Lyon, France."),
+    ("My cousin lives in Canada.", "My cousin lives in Halifax in Canada."),
+    # a frequency that says which day, against one that does not; an adjective is no frequency
+    ("I call my sister once a week.", "I call my sister every Sunday."),
+    ("Our quarterly report goes to Dana.", "Our quarterly report goes to Dana and Li."),
 ]
 
 
@@ -72,7 +93,7 @@ def test_slot_contradictions(existing: str, new: str, rule: str | None) -> None:
         assert verdict is None or verdict.label != "contradiction"
         return
     assert verdict is not None and verdict.label == "contradiction", verdict
-    assert verdict.rule == rule
+    assert verdict.rule == rule, verdict
     assert verdict.explanation and len(verdict.explanation) < 200
 
 
@@ -117,3 +138,26 @@ def test_changed_value_keeps_the_quantity_bound() -> None:
     work = Work()
     assert judge(listed, changed, SIMILAR, work=work) is None
     assert work.gave_up is not None and "more than 100 quantities" in work.gave_up
+
+
+def test_abbreviations_read_as_the_words_they_stand_for() -> None:
+    old, new = align_abbreviations(
+        analyse("The quarterly business review is at HQ."), analyse("QBR is at headquarters")
+    )
+    assert "quarterly business review" in new.normalised and "headquarters" in old.normalised
+    # a word the other text has is no abbreviation, and neither is one that could stand for two words
+    old, new = align_abbreviations(analyse("The dr said rest"), analyse("The doctor and the director said rest"))
+    assert old.normalised == "the dr said rest"
+
+
+def test_frequencies_are_read_as_times_per_day() -> None:
+    def frequency(text: str) -> tuple[float | None, ...]:
+        found = [q for _, _, q in find_quantities(text) if q.dimension == "frequency"]
+        assert len(found) == 1, found
+        return found[0].key
+
+    assert frequency("twice a week") == (round(2 / 7, 6), None)
+    assert frequency("every other day")[0] == 0.5 and frequency("three times a day")[0] == 3.0
+    assert frequency("fortnightly")[0] == frequency("every two weeks")[0] == round(1 / 14, 6)
+    assert frequency("every Sunday") != frequency("every Monday")
+    assert not [q for _, _, q in find_quantities("the monthly bill") if q.dimension == "frequency"]

@@ -162,7 +162,7 @@ def exclusive_predicate(old: Text, new: Text, similar: bool, work: Work) -> Verd
     for a in old_claims:
         rivals = by_slot.get(a.slot, [])
         work.charge(1 + len(rivals))
-        if not rivals or any(a.value <= b.value or b.value <= a.value for b in rivals):
+        if not rivals or any(a.value <= b.value or b.value <= a.value or _narrows(a, b, new) for b in rivals):
             continue
         b = rivals[0]
         return Verdict(
@@ -172,6 +172,13 @@ def exclusive_predicate(old: Text, new: Text, similar: bool, work: Work) -> Verd
             f'{b.label}: "{a.value_text}" in the existing memory, "{b.value_text}" in the new one.',
         )
     return None
+
+
+def _narrows(a: _Claim, b: _Claim, new: Text) -> bool:
+    """The new value sits inside the old one, which the new text names right after it: "based in Germany" /
+    "based in Berlin, Germany" or "… Berlin in Germany". A place made more precise, not another place."""
+    wider, narrower = a.value_text.lower(), b.value_text.lower()
+    return any(f"{narrower}{link}{wider}" in new.normalised for link in (" ", " in ", " near "))
 
 
 def _claims(text: Text, work: Work) -> list[_Claim] | None:

@@ -184,3 +184,80 @@ def _clause(tokens: Sequence[Token]) -> Clause:
 
 def different_names(old: Text, new: Text) -> bool:
     return bool(old.names - new.names) and bool(new.names - old.names)
+
+
+_NUMERONYM = re.compile(r"([a-z])(\d{1,2})([a-z])")
+
+
+def align_abbreviations(old: Text, new: Text) -> tuple[Text, Text]:
+    """Both texts with the abbreviations of one read as the words they abbreviate in the other: "DB" /
+    "database", "appt" / "appointment", "k8s" / "Kubernetes", "QBR" / "quarterly business review",
+    "Postgres" / "PostgreSQL". An abbreviation is a word of one text, missing from the other, that is an
+    initialism of consecutive words of the other, a numeronym, a prefix of one of its words, or the first
+    letter and some of the letters of one (in order, with the last letter or written in capitals); a word of
+    the other text that is itself in the first does not count, and an abbreviation that could stand for two
+    words is left alone."""
+    return _expand(old, new), _expand(new, old)
+
+
+def _expand(text: Text, other: Text) -> Text:
+    mine = {t.lower for t in text.tokens}
+    theirs = [t for t in other.tokens if t.quantity is None and is_content(t.lower) and t.lower not in mine]
+    if not theirs:
+        return text
+    lowers = {t.lower for t in other.tokens}
+    changed = False
+    clauses = []
+    for clause in text.clauses:
+        tokens: list[Token] = []
+        for token in clause.tokens:
+            expansion = None
+            if token.quantity is None and is_content(token.lower) and token.lower not in lowers:
+                expansion = _abbreviated(token, theirs, other)
+            if expansion:
+                changed = True
+                tokens.extend(replace(t, opens=token.opens and i == 0) for i, t in enumerate(expansion))
+            else:
+                tokens.append(token)
+        clauses.append(_clause(tokens) if tokens != list(clause.tokens) else clause)
+    if not changed:
+        return text
+    return Text(tuple(clauses), " ".join(t.lower for clause in clauses for t in clause.tokens))
+
+
+def _abbreviated(token: Token, candidates: Sequence[Token], other: Text) -> list[Token] | None:
+    short = token.lower.split("'")[0]
+    if len(short) < 2 or not short.isalnum():
+        return None
+    capitals = token.text.isupper() and len(token.text) > 1
+    initialism = _initialism(short, other) if capitals and short.isalpha() and 2 <= len(short) <= 5 else None
+    if initialism:
+        return initialism
+    found = {t.lower: t for t in candidates if _abbreviates(short, t.lower.split("'")[0], capitals)}
+    return [next(iter(found.values()))] if len(found) == 1 else None
+
+
+def _initialism(short: str, other: Text) -> list[Token] | None:
+    for clause in other.clauses:
+        words = [t for t in clause.tokens if t.quantity is None and is_content(t.lower)]
+        for i in range(len(words) - len(short) + 1):
+            run = words[i : i + len(short)]
+            if "".join(t.lower[0] for t in run) == short:
+                return run
+    return None
+
+
+def _abbreviates(short: str, word: str, capitals: bool) -> bool:
+    if len(word) < len(short) + 2 or short[0] != word[0] or not word.isalpha():
+        return False
+    numeronym = _NUMERONYM.fullmatch(short)
+    if numeronym:
+        return word[-1] == numeronym[3] and len(word) == int(numeronym[2]) + 2
+    if not short.isalpha():
+        return False
+    if word.startswith(short):
+        return len(short) >= 3
+    if not (capitals or short[-1] == word[-1]) or len(short) > 5:
+        return False
+    rest = iter(word[1:])
+    return all(c in rest for c in short[1:])
