@@ -9,6 +9,7 @@ import pytest
 from engram.domain.conflict_rules import Work, judge
 from engram.domain.conflict_rules.quantities import find_quantities
 from engram.domain.conflict_rules.texts import align_abbreviations, analyse
+from engram.domain.conflict_rules.words import stem
 
 SIMILAR = 0.92
 
@@ -44,6 +45,17 @@ CONTRADICTIONS = [
     ("My dentist appointment is on Monday.", "dentist appt is wednesday", "changed_value"),
     ("The Kubernetes version is 1.28", "k8s version is 1.30", "numbers_differ:number"),
     ("The annual general meeting is on the 3rd.", "AGM is on the 10th.", "numbers_differ:number"),
+    # one relation said with other verbs
+    ("The bakery is owned by Mr. Haines.", "The bakery belongs to the Costa family.", "exclusive_predicate:belongs to"),
+    ("Kai reports to Dana.", "Kai's manager is Bruno.", "exclusive_predicate:'s manager"),
+    ("The hostel is run by Inez.", "Tariq manages the hostel.", "exclusive_predicate:manages"),
+    ("Pia works at Zalando.", "Pia is employed by Otto.", "exclusive_predicate:is employed by"),
+    # ranks, quarters, noon; "stepped down"; a derived noun
+    ("The archive room is on the fourth floor.", "The archive room is on the second floor.", "changed_value"),
+    ("The audit is due in Q2.", "The audit is due in Q4.", "changed_value"),
+    ("Lunch is served at noon.", "Lunch is served at 1pm.", "numbers_differ:clock"),
+    ("Noah is on the parish council.", "Noah stepped down from the parish council.", "negation"),
+    ("I'm subscribed to Wired.", "Cancelled my Wired subscription.", "negation"),
 ]
 
 LOOK_ALIKES = [
@@ -83,6 +95,13 @@ LOOK_ALIKES = [
     # a frequency that says which day, against one that does not; an adjective is no frequency
     ("I call my sister once a week.", "I call my sister every Sunday."),
     ("Our quarterly report goes to Dana.", "Our quarterly report goes to Dana and Li."),
+    # the relations: a paraphrase, a preposition after the verb, a participle without "is"
+    ("The bakery is owned by Mr. Haines.", "Mr. Haines owns the bakery."),
+    ("This road leads to the lake.", "The trail leads to the lake."),
+    ("Tom manages the store.", "Tom manages to relax on Sundays."),
+    ("I run by the river in the morning.", "I run by the canal in the morning."),
+    # "a second" adds one when nothing was ranked
+    ("The printer is on the third floor.", "A second printer is on the third floor."),
 ]
 
 
@@ -161,3 +180,7 @@ def test_frequencies_are_read_as_times_per_day() -> None:
     assert frequency("fortnightly")[0] == frequency("every two weeks")[0] == round(1 / 14, 6)
     assert frequency("every Sunday") != frequency("every Monday")
     assert not [q for _, _, q in find_quantities("the monthly bill") if q.dimension == "frequency"]
+
+
+def test_irregular_past_forms_share_a_stem() -> None:
+    assert stem("sent") == stem("send") and stem("led") == stem("leads") and stem("subscription") == stem("subscribed")

@@ -203,7 +203,17 @@ def find_quantities(text: str) -> list[_Span]:
     specific reading of a stretch of text wins ("2026-03-01" is a date, not three numbers)."""
     claimed: list[_Span] = []
     taken = bytearray(len(text))
-    for finder in (_iso_dates, _month_dates, _clock_times, _versions, _frequencies, _money, _word_numbers, _numbers):
+    for finder in (
+        _iso_dates,
+        _month_dates,
+        _clock_times,
+        _noons,
+        _versions,
+        _frequencies,
+        _money,
+        _word_numbers,
+        _numbers,
+    ):
         for start, end, quantity in finder(text):
             if not any(taken[start:end]):
                 claimed.append((start, end, quantity))
@@ -242,6 +252,14 @@ def _clock_times(text: str) -> Iterator[_Span]:
             hour = hour % 12 + (12 if m["half"].lower().startswith("p") else 0)
         if hour <= 23:
             yield m.start(), m.end(), Quantity("clock", (float(hour * 60 + minute),), m[0])
+
+
+_NOON = re.compile(r"\b(?P<word>noon|midday|midnight)\b", re.I)
+
+
+def _noons(text: str) -> Iterator[_Span]:
+    for m in _NOON.finditer(text):
+        yield m.start(), m.end(), Quantity("clock", (0.0 if m["word"].lower() == "midnight" else 720.0,), m[0])
 
 
 def _versions(text: str) -> Iterator[_Span]:

@@ -19,6 +19,7 @@ plans or wonders ("might", "considering"), or when either text negates (the nega
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 
@@ -62,8 +63,10 @@ _HEDGING = frozenset(
 _NUMBER_WORDS = frozenset(
     "zero one two three four five six seven eight nine ten eleven twelve thirteen fourteen fifteen sixteen "
     "seventeen eighteen nineteen twenty thirty forty fifty sixty seventy eighty ninety hundred thousand million "
-    "half quarter dozen noon midnight".split()
+    "half quarter dozen noon midnight first second third fourth fifth sixth seventh eighth ninth tenth".split()
 )
+_ORDINALS = frozenset("first second third fourth fifth sixth seventh eighth ninth tenth".split())
+_PERIOD_CODE = re.compile(r"(?:q[1-4]|h[12]|fy\d{2,4})")  # quarters, halves, fiscal years: "Q3", "H2", "FY26"
 _CALENDAR = frozenset(
     "monday tuesday wednesday thursday friday saturday sunday mondays tuesdays wednesdays thursdays fridays "
     "saturdays sundays weekend weekends weekday weekdays january february march april may june july august "
@@ -134,6 +137,7 @@ def _value_like(word: _Word) -> bool:
         or token.lower in _NUMBER_WORDS
         or token.lower in _CALENDAR
         or token.lower in _COLOURS
+        or _PERIOD_CODE.fullmatch(token.lower) is not None
         or (token.text[:1].isupper() and not token.opens and not any(c.isdigit() for c in token.text))
     )
 
@@ -197,6 +201,8 @@ def changed_value(old: Text, new: Text, work: Work) -> Verdict | None:
         work.skip(f"a text holds more than {MAX_QUANTITIES} quantities: the rules comparing values were not tried")
         return None
     new_only = _lowers(new) - _lowers(old)
+    if _ORDINALS & _lowers(old):
+        new_only -= _ORDINALS  # "the third floor" / "the second floor": a rank, not a second one
     if new_only & (_ADDING | _HEDGING):
         return None
     old_words, new_words = _words(old), _words(new)

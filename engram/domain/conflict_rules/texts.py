@@ -14,9 +14,11 @@ from engram.domain.conflict_rules.words import is_cessation, is_content, is_nega
 
 _CLAUSE_WORDS = frozenset({"but", "whereas", "however", "although", "though"})
 _GIVE = frozenset({"give", "gives", "gave", "giving", "given"})
+_STEP = frozenset({"step", "steps", "stepped", "stepping"})
 _OPENING = re.compile(r"[.!?:][\s\"'“(]+(?=[^\W_])")
 _FIRST_WORD = re.compile(r"[\s\"'“(]*(?=[^\W_])")
 _ABBREVIATIONS = frozenset({"dr", "mr", "mrs", "ms", "st", "prof", "mt", "jr", "sr", "vs", "no"})
+_TITLES = _ABBREVIATIONS - {"no", "jr", "sr"}  # written before a name
 _WORD_OR_BREAK = re.compile(r"(?P<brk>[.;!?]+(?=\s|$)|,(?=\s|$)|[()\[\]\n]|\s[-–—]+\s)|(?P<word>[^\W_]+(?:'[^\W_]+)*)")
 
 
@@ -136,6 +138,8 @@ def _words(segment: str, offset: int = 0, openings: frozenset[int] = frozenset()
     previous: Token | None = None
     for match in _WORD_OR_BREAK.finditer(segment):
         word = match["word"]
+        if match["brk"] == "." and previous is not None and previous.lower in _TITLES:
+            continue  # "Dr. Sato", "Mr. Haines": the full stop of a title ends no clause
         if word is None or word.lower() in _CLAUSE_WORDS:
             if previous is not None:
                 yield previous
@@ -143,8 +147,11 @@ def _words(segment: str, offset: int = 0, openings: frozenset[int] = frozenset()
             yield None
             continue
         token = Token(word, word.lower(), opens=offset + match.start() in openings)
-        if previous is not None and token.lower == "up" and previous.lower in _GIVE:
-            token = Token(f"{previous.text} up", "quit", opens=previous.opens)  # "gave up": a cessation, as "quit"
+        if previous is not None and (
+            (token.lower == "up" and previous.lower in _GIVE) or (token.lower == "down" and previous.lower in _STEP)
+        ):
+            # "gave up", "stepped down": a cessation, as "quit"
+            token = Token(f"{previous.text} {token.text}", "quit", opens=previous.opens)
             previous = None
         if previous is not None:
             yield previous
