@@ -56,6 +56,15 @@ CONTRADICTIONS = [
     ("Lunch is served at noon.", "Lunch is served at 1pm.", "numbers_differ:clock"),
     ("Noah is on the parish council.", "Noah stepped down from the parish council.", "negation"),
     ("I'm subscribed to Wired.", "Cancelled my Wired subscription.", "negation"),
+    # one measure each, the thing measured shared; "these days" and "down to" say nothing of the subject
+    ("I weigh about 70 kg.", "I'm at 66 kg these days.", "numbers_differ:mass"),
+    ("The weekly retro lasts 45 minutes.", "Retro runs for 60 minutes.", "numbers_differ:duration"),
+    # a period word of the clause makes an amount a rate
+    ("Our yearly insurance premium is $900.", "The insurance premium costs us $1,100 a year.", "numbers_differ:money"),
+    ("Mum takes 5 mg of ramipril daily.", "Mum's ramipril dose is 10 mg a day now.", "numbers_differ:mass"),
+    # codes are values; moved over to another name
+    ("The search cluster runs in ap-south-1.", "Search cluster runs in eu-central-1.", "changed_value"),
+    ("I track my runs in Strava.", "I've switched my runs over to Garmin Connect.", "replaced"),
 ]
 
 LOOK_ALIKES = [
@@ -100,6 +109,13 @@ LOOK_ALIKES = [
     ("This road leads to the lake.", "The trail leads to the lake."),
     ("Tom manages the store.", "Tom manages to relax on Sundays."),
     ("I run by the river in the morning.", "I run by the canal in the morning."),
+    # a date inside the season, quarter or half named before
+    ("The wedding is in the summer.", "The wedding is on July 19."),
+    ("The migration is planned for Q3.", "The migration is planned for August 4."),
+    # one measure each, but of two things
+    ("Our weekly sync lasts 30 minutes.", "Our monthly review lasts 90 minutes."),
+    # "moved to" a place, with no name of the existing text it replaces
+    ("I went to the Pride parade with Mel.", "I went to the museum and then moved to the park."),
     # "a second" adds one when nothing was ranked
     ("The printer is on the third floor.", "A second printer is on the third floor."),
 ]

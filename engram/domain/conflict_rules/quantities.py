@@ -30,6 +30,19 @@ class Quantity:
         return f"{self.dimension}={self.key}"
 
 
+RATED_KINDS = frozenset({"money", "mass", "length", "size", "count"})  # kinds a period word makes a rate
+
+
+def period_of(word: str) -> str | None:
+    """The period a word such as "daily", "monthly" or "annual" names ("day", "month", "year"), else None."""
+    return _ADVERB_PERIODS.get(word.lower())
+
+
+def per(q: Quantity, period: str) -> Quantity:
+    """``q`` as a rate per ``period`` ("$8k" of "our monthly bill" is $8k a month)."""
+    return Quantity(f"{q.dimension}/{period}", q.key, q.text, q.anchor, q.anchor_text)
+
+
 def same_value(a: Quantity, b: Quantity) -> bool:
     if a.dimension != b.dimension or len(a.key) != len(b.key):
         return False
@@ -135,6 +148,7 @@ _RATE = re.compile(r"[ \t]*(?:/|per[ \t]+|an?[ \t]+|every[ \t]+|each[ \t]+)[ \t]
 # a period written as an adverb after a measure ("20 mg daily", "$5k monthly"): the unit of its rate
 _RATE_ADVERB = re.compile(r"[ \t]*(hourly|daily|nightly|weekly|monthly|yearly|annually)\b", re.I)
 _ADVERB_PERIODS = {
+    "annual": "year",
     "hourly": "hour",
     "daily": "day",
     "nightly": "day",

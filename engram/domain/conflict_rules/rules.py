@@ -21,6 +21,7 @@ NEAR_IDENTICAL = 0.97  # calibrated on MSRP (bench/calibrate_duplicates.py, docs
 CONTAINMENT = 0.8  # share of the existing memory's content words a refinement keeps
 NEGATION_COVER = 0.8  # share of a negated clause's words the other text must affirm
 SAME_SUBJECT = 0.6  # word overlap two texts need before their numbers or negations are compared
+MEASURE_SUBJECT = 0.5  # the overlap that will do when each text measures one thing in one unit
 ABBREVIATION_TOKENS = 80  # abbreviations are looked for between texts of at most this many words each
 
 
@@ -144,7 +145,9 @@ def _numbers_differ(old: Text, new: Text, work: Work) -> Verdict | None:
     """A slot both texts fill holds different values on each side (and neither side also keeps the other's).
     Two quantities share a slot when they have the same dimension and either the same anchor word or that
     dimension occurs once on each side ("costs $20" / "is $25")."""
-    if different_names(old, new) or overlap(old.words, new.words) < SAME_SUBJECT or not _countable(old, new, work):
+    if different_names(old, new) or not _countable(old, new, work):
+        return None
+    if overlap(old.gist, new.gist) < SAME_SUBJECT and not _one_measure_each(old, new):
         return None
     old_rivals, new_rivals = _rivals(old.quantities, new.quantities), _rivals(new.quantities, old.quantities)
     changed = {id(b) for b in new.quantities if _changed(b, new_rivals(b), work)}
@@ -167,6 +170,28 @@ def _numbers_differ(old: Text, new: Text, work: Work) -> Verdict | None:
                 f'{slot}: "{a.text}" in the existing memory, "{b.text}" in the new one.',
             )
     return None
+
+
+_MEASURES = frozenset({"duration", "size", "mass", "length", "degrees", "percent", "money", "frequency", "clock"})
+
+
+def _one_measure_each(old: Text, new: Text) -> bool:
+    """Each text holds one quantity, a measure of the same dimension, and they share a word before it (the
+    thing measured): "The team standup lasts 15 minutes" / "Standup runs for 30 minutes"."""
+    if len(old.quantities) != 1 or len(new.quantities) != 1:
+        return False
+    a, b = old.quantities[0], new.quantities[0]
+    if a.dimension != b.dimension or a.kind not in _MEASURES:
+        return False
+    return bool(_words_before(a, old) & _words_before(b, new)) and overlap(old.gist, new.gist) >= MEASURE_SUBJECT
+
+
+def _words_before(q: Quantity, text: Text) -> set[str]:
+    for clause in text.clauses:
+        for i, token in enumerate(clause.tokens):
+            if token.quantity is q:
+                return {c for t in clause.tokens[:i] if t.quantity is None and (c := t.content) is not None}
+    return set()
 
 
 def _other_subjects(a: Quantity, old: Text, b: Quantity, new: Text) -> bool:

@@ -138,6 +138,7 @@ def _value_like(word: _Word) -> bool:
         or token.lower in _CALENDAR
         or token.lower in _COLOURS
         or _PERIOD_CODE.fullmatch(token.lower) is not None
+        or ("-" in token.text and any(c.isdigit() for c in token.text))  # a code: "us-east-1", "gpt-4o"
         or (token.text[:1].isupper() and not token.opens and not any(c.isdigit() for c in token.text))
     )
 
@@ -146,6 +147,36 @@ def _unmatched(run: Sequence[_Word], other: Sequence[_Word]) -> list[_Word]:
     """The words of ``run`` but a quantity of the same value as one of ``other``."""
     theirs = [q for w in other if (q := w.token.quantity) is not None]
     return [w for w in run if w.token.quantity is None or not any(same_value(w.token.quantity, q) for q in theirs)]
+
+
+_SEASONS = {
+    "spring": {3, 4, 5},
+    "summer": {6, 7, 8},
+    "autumn": {9, 10, 11},
+    "fall": {9, 10, 11},
+    "winter": {12, 1, 2},
+    "q1": {1, 2, 3},
+    "q2": {4, 5, 6},
+    "q3": {7, 8, 9},
+    "q4": {10, 11, 12},
+    "h1": {1, 2, 3, 4, 5, 6},
+    "h2": {7, 8, 9, 10, 11, 12},
+}
+_MONTH_NAMES = "january february march april may june july august september october november december".split()
+
+
+def _within(wide: Sequence[_Word], narrow: Sequence[_Word]) -> bool:
+    """``wide`` is one season, quarter or half and ``narrow`` a month or date in it."""
+    if len(wide) != 1 or wide[0].token.lower not in _SEASONS:
+        return False
+    months = set()
+    for w in narrow:
+        q = w.token.quantity
+        if q is not None and q.dimension == "date" and len(q.key) > 1 and q.key[1] is not None:
+            months.add(int(q.key[1]))
+        elif w.token.lower in _MONTH_NAMES:
+            months.add(_MONTH_NAMES.index(w.token.lower) + 1)
+    return bool(months) and months <= _SEASONS[wide[0].token.lower]
 
 
 def _other_units(was: Sequence[_Word], now: Sequence[_Word]) -> bool:
@@ -218,6 +249,8 @@ def changed_value(old: Text, new: Text, work: Work) -> Verdict | None:
         return None  # the same value written two ways ("March 3" / "2026-03-03")
     if _other_units(was, now):
         return None  # "$20 per month" / "$240 per year": the numbers rule compares units
+    if _within(was, now) or _within(now, was):
+        return None  # "in the spring" / "on April 12": a date inside the period, made precise
     cue = bool(new_only & _CHANGE_CUES) and not _lowers(old) & _CHANGE_CUES and "for now" not in new.normalised
     old_frame = [w.stem for w in old_words if w.stem in frame]
     new_frame = [w.stem for w in new_words if w.stem in frame]
@@ -269,6 +302,39 @@ def replaced(old: Text, new: Text, work: Work) -> Verdict | None:
                 "replaced",
                 0.85,
                 f'The new memory says "{_tokens(gone)}" gave way to "{_tokens(came)}".',
+            )
+    return _moved_to(old, new, known)
+
+
+_MOVED = frozenset({"moved", "switched", "migrated", "transitioned", "ported"})
+
+
+def _moved_to(old: Text, new: Text, known: set[str]) -> Verdict | None:
+    """ "I use Notion for my notes" / "I've moved my notes over to Obsidian": the new text moved something both
+    texts name to a new name, and the one name of the existing text it no longer names is what went."""
+    gone = [t for t in old.tokens if t.lower.split("'")[0] in old.names - new.names and not t.opens]
+    if len({t.lower for t in gone}) != 1:
+        return None
+    for clause in new.clauses:
+        lowers = [t.lower for t in clause.tokens]
+        at = next((i for i, w in enumerate(lowers) if w in _MOVED), None)
+        to = (
+            next((j for j in range(at + 1, len(lowers)) if lowers[j] in ("to", "onto")), None)
+            if at is not None
+            else None
+        )
+        if at is None or to is None or "from" in lowers[at:to]:
+            continue
+        came = _phrase(clause.tokens[to + 1 :])
+        came_stems = {c for t in came if (c := t.content) is not None} - known
+        moved = {c for t in clause.tokens[at + 1 : to] if t.quantity is None and (c := t.content) is not None}
+        if came_stems and moved & known and any(t.text[:1].isupper() for t in came):
+            return Verdict(
+                "contradiction",
+                "replaced",
+                0.8,
+                f'The new memory moves "{_tokens([t for t in clause.tokens[at + 1 : to] if t.content])}" to '
+                f'"{_tokens(came)}"; the existing one names "{gone[0].text}".',
             )
     return None
 

@@ -9,9 +9,10 @@ from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, replace
 from functools import cached_property
 
-from engram.domain.conflict_rules.quantities import Quantity, find_quantities
+from engram.domain.conflict_rules.quantities import RATED_KINDS, Quantity, find_quantities, per, period_of
 from engram.domain.conflict_rules.words import is_cessation, is_content, is_negation, stem
 
+_CURRENT = frozenset({"now", "nowadays", "lately", "today", "actually", "apparently", "currently", "down"})
 _CLAUSE_WORDS = frozenset({"but", "whereas", "however", "although", "though"})
 _GIVE = frozenset({"give", "gives", "gave", "giving", "given"})
 _STEP = frozenset({"step", "steps", "stepped", "stepping"})
@@ -19,7 +20,10 @@ _OPENING = re.compile(r"[.!?:][\s\"'“(]+(?=[^\W_])")
 _FIRST_WORD = re.compile(r"[\s\"'“(]*(?=[^\W_])")
 _ABBREVIATIONS = frozenset({"dr", "mr", "mrs", "ms", "st", "prof", "mt", "jr", "sr", "vs", "no"})
 _TITLES = _ABBREVIATIONS - {"no", "jr", "sr"}  # written before a name
-_WORD_OR_BREAK = re.compile(r"(?P<brk>[.;!?]+(?=\s|$)|,(?=\s|$)|[()\[\]\n]|\s[-–—]+\s)|(?P<word>[^\W_]+(?:'[^\W_]+)*)")
+# a word, or a code of words and a number joined by hyphens ("us-east-1", "gpt-4o"), or a break
+_WORD_OR_BREAK = re.compile(
+    r"(?P<brk>[.;!?]+(?=\s|$)|,(?=\s|$)|[()\[\]\n]|\s[-–—]+\s)|(?P<word>[^\W\d_]+(?:-[^\W\d_]+)*-\d+[^\W_]*|[^\W_]+(?:'[^\W_]+)*)"
+)
 
 
 @dataclass(frozen=True)
@@ -72,6 +76,24 @@ class Text:
     @cached_property
     def content(self) -> frozenset[str]:
         return frozenset(c for clause in self.clauses for c in clause.content)
+
+    @cached_property
+    def gist(self) -> frozenset[str]:
+        """``words`` without the ones that only say a value is current or went down ("now", "these days",
+        "down to"): what two texts with one number each must share to be about one thing."""
+        out = set()
+        for clause in self.clauses:
+            tokens = clause.tokens
+            for i, t in enumerate(tokens):
+                if (
+                    t.quantity is not None
+                    or t.lower in _CURRENT
+                    or (t.lower == "days" and i and tokens[i - 1].lower == "these")
+                ):
+                    continue
+                if (c := t.content) is not None:
+                    out.add(c)
+        return frozenset(out)
 
     @cached_property
     def names(self) -> frozenset[str]:
@@ -182,11 +204,27 @@ def _clause(tokens: Sequence[Token]) -> Clause:
             quantity = replace(token.quantity, anchor=stem(near.lower), anchor_text=near.text)
             token = replace(token, quantity=quantity)
         anchored.append(token)
+    anchored = _rated(anchored)
     negating = [t for t in tokens if t.quantity is None and is_negation(t.lower)]
     if any(is_cessation(t.lower) for t in negating) and not all(is_cessation(t.lower) for t in negating):
         negating = []  # "I won't quit", "never stopped": a cessation denied affirms
     negation = negating[0].text if negating else None
     return Clause(tuple(anchored), negation)
+
+
+def _rated(tokens: list[Token]) -> list[Token]:
+    """A clause with one period word ("our monthly bill is $8k", "20 mg of it daily") makes its amounts, measures
+    and counts without a period rates of that period, as "$8k a month" and "20 mg a day" are."""
+    periods = {p for t in tokens if (p := period_of(t.lower)) is not None}
+    if len(periods) != 1:
+        return tokens
+    period = periods.pop()
+    return [
+        replace(t, quantity=per(t.quantity, period))
+        if t.quantity is not None and "/" not in t.quantity.dimension and t.quantity.kind in RATED_KINDS
+        else t
+        for t in tokens
+    ]
 
 
 def different_names(old: Text, new: Text) -> bool:
