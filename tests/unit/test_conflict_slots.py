@@ -65,6 +65,8 @@ CONTRADICTIONS = [
     # codes are values; moved over to another name
     ("The search cluster runs in ap-south-1.", "Search cluster runs in eu-central-1.", "changed_value"),
     ("I track my runs in Strava.", "I've switched my runs over to Garmin Connect.", "replaced"),
+    # a reordered frame around one name each, the new text saying it changed
+    ("Parcels are shipped with DHL.", "We ship parcels with UPS now.", "changed_value"),
 ]
 
 LOOK_ALIKES = [
@@ -109,6 +111,8 @@ LOOK_ALIKES = [
     ("This road leads to the lake.", "The trail leads to the lake."),
     ("Tom manages the store.", "Tom manages to relax on Sundays."),
     ("I run by the river in the morning.", "I run by the canal in the morning."),
+    # reordered around one name each, with no word saying it changed: two facts may hold
+    ("Parcels are shipped with DHL.", "We ship parcels with UPS."),
     # a date inside the season, quarter or half named before
     ("The wedding is in the summer.", "The wedding is on July 19."),
     ("The migration is planned for Q3.", "The migration is planned for August 4."),

@@ -256,7 +256,18 @@ def changed_value(old: Text, new: Text, work: Work) -> Verdict | None:
     new_frame = [w.stem for w in new_words if w.stem in frame]
     same_place = old_frame == new_frame and old_run[0] == new_run[0]
     after_copula = _after_copula(old, was[0]) or _after_copula(new, now[0])
-    if not (same_place and (old_run[0] > 0 or cue)) and not (after_copula and len(frame) >= 2):
+    # "Invoices are sent from QuickBooks" / "We send invoices from Xero now": the frame reordered around one
+    # name each, and the new text says it changed
+    reordered = (
+        cue
+        and len(frame) >= 2
+        and old_run[0] > 0
+        and new_run[0] > 0
+        and len(was) == len(now) == 1
+        and _value_like(was[0])
+        and _value_like(now[0])
+    )
+    if not (same_place and (old_run[0] > 0 or cue)) and not (after_copula and len(frame) >= 2) and not reordered:
         return None  # the runs are not one slot of one frame, or they are the subjects
     both_after_copula = _after_copula(old, was[0]) and _after_copula(new, now[0])
     named_frame = all(_value_like(w) for w in old_words if w.stem in frame)
