@@ -120,6 +120,9 @@ LOOK_ALIKES = [
     ("Our weekly sync lasts 30 minutes.", "Our monthly review lasts 90 minutes."),
     # "moved to" a place, with no name of the existing text it replaces
     ("I went to the Pride parade with Mel.", "I went to the museum and then moved to the park."),
+    # chat turns (LoCoMo false alarms of a first version): "own" after a possessive, a bare answer
+    ("Jon: Thanks, Gina! I love running my own studio.", "Jon: Nice, Gina! So glad I can enjoy it with my own studio."),
+    ("John: Thanks, Maria! Three times a week; it keeps us on track.", "John: Thanks, Maria! I see them once a week."),
     # "a second" adds one when nothing was ranked
     ("The printer is on the third floor.", "A second printer is on the third floor."),
 ]

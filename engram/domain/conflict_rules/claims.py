@@ -145,7 +145,6 @@ _PREDICATES = (
 # managed by Carla"
 _ACTIVE = {
     "owns": "owner",
-    "own": "owner",
     "manages": "lead",
     "manage": "lead",
     "leads": "lead",
@@ -164,6 +163,7 @@ _ROLES = {
     "maintainers": "maintainer",
     "employer": "employer",
 }
+_POSSESSIVE = frozenset({"my", "our", "your", "his", "her", "their", "its", "to"})
 _BE = frozenset({"is", "are", "was", "were", "be", "been", "being", "gets", "get", "got"})
 _NOT_OBJECTS = frozenset(
     {"to", "in", "on", "at", "from", "into", "up", "down", "out", "off", "with", "for", "by", "through", "over"}
@@ -274,6 +274,8 @@ def _active_claim(tokens: Sequence[Token], i: int) -> _Claim | None:
     after = tokens[i + 1 :]
     if family is None or i == 0 or not after or after[0].lower in _NOT_OBJECTS:
         return None
+    if tokens[i - 1].lower in _POSSESSIVE or tokens[i - 1].lower.endswith("'s"):
+        return None  # "your lead", "the team's lead": a noun after a possessive, not a verb
     holder = _subject(tokens[:i])
     held = _object(after, scoped=False)
     if holder is None or held is None:

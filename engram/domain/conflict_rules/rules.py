@@ -159,6 +159,8 @@ def _numbers_differ(old: Text, new: Text, work: Work) -> Verdict | None:
         b = next((b for b in rivals if id(b) in changed), None)
         if b is not None and (_anchored_elsewhere(a, b, new) or _anchored_elsewhere(b, a, old)):
             continue  # "The launch is on March 14" / "The beta opens on February 20, ahead of the launch"
+        if b is not None and (_fragment(a, old) or _fragment(b, new)):
+            continue  # "John: Thanks! Three times a week." answers a question the text does not hold
         if b is not None and _other_subjects(a, old, b, new):
             continue  # "Backups of the main database run at 2am" / "… of the analytics database run at 4am"
         if b is not None:
@@ -192,6 +194,14 @@ def _words_before(q: Quantity, text: Text) -> set[str]:
             if token.quantity is q:
                 return {c for t in clause.tokens[:i] if t.quantity is None and (c := t.content) is not None}
     return set()
+
+
+def _fragment(q: Quantity, text: Text) -> bool:
+    """The value is a clause of its own and the only one of its kind in the text: a bare answer ("Three times
+    a week.") to a question the text does not hold, not an item of a list ("limits: 10 requests, 20 …")."""
+    clause = next((c for c in text.clauses if any(t.quantity is q for t in c.tokens)), None)
+    alone = clause is not None and len(clause.tokens) == 1
+    return alone and sum(1 for other in text.quantities if other.dimension == q.dimension) == 1
 
 
 def _other_subjects(a: Quantity, old: Text, b: Quantity, new: Text) -> bool:
