@@ -252,14 +252,19 @@ async def test_a_configured_judge_labels_what_the_rules_leave_and_bad_answers_ch
     async with running_stub() as stub:
         llm = JsonChat(stub.base_url, "judge-model", "k", timeout_s=1)
         judged = Pipeline(owner_pool, app_pool, settings, embedder, llm)
+        # "is responsible for" is no relation the rules read ("owns" is, since 2026-12-02): the judge decides
         stub.answers.append({"label": "none", "confidence": 0.9, "explanation": "unrelated"})  # parsed, no change
         stub.default = "definitely contradicts"  # not JSON: refused
-        a = await remember(gateway, user, "The payments team owns the ledger service.")
-        b = await remember(gateway, agent, "The platform team owns the ledger service.", source_type="inferred")
+        a = await remember(gateway, user, "The payments team is responsible for the ledger service.")
+        b = await remember(
+            gateway, agent, "The platform team is responsible for the ledger service.", source_type="inferred"
+        )
         await judged.run(a, b)
         assert await _conflicts(gateway, user, item_id=a, status="") == []
         stub.answers.append({"label": "contradiction", "confidence": 0.8, "explanation": "two owners"})
-        c = await remember(gateway, agent, "The data team owns the ledger service.", source_type="inferred")
+        c = await remember(
+            gateway, agent, "The data team is responsible for the ledger service.", source_type="inferred"
+        )
         await judged.run(c)
         await llm.close()
     found = await _conflicts(gateway, user, item_id=c)

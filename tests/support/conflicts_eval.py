@@ -16,6 +16,8 @@ import numpy as np
 from engram.domain import conflict_rules
 
 PAIRS = Path(__file__).resolve().parents[2] / "bench" / "data" / "conflicts" / "pairs.jsonl"
+# the batches of labelled pairs, in the order they were written (bench/data/conflicts/README.md)
+BATCHES = {"1": PAIRS, "2": PAIRS.parent / "pairs-2.jsonl"}
 VECTORS = PAIRS.parent / "vectors.npz"
 FLOOR = 0.85  # Settings.conflict_similarity_floor's default
 CANDIDATE_MARGIN = 0.05  # services/conflicts/service.py
@@ -88,8 +90,10 @@ class Scores:
         return {t: (flagged[t], total[t]) for t in sorted(total)}
 
 
-def load_pairs(split: str | None = None) -> list[Pair]:
-    rows = [Pair(**json.loads(line)) for line in PAIRS.read_text().splitlines() if line.strip()]
+def load_pairs(split: str | None = None, batch: str = "1") -> list[Pair]:
+    """The pairs of one batch (``"1"``, ``"2"``) or of all of them (``"all"``), of one split or of both."""
+    files = list(BATCHES.values()) if batch == "all" else [BATCHES[batch]]
+    rows = [Pair(**json.loads(line)) for path in files for line in path.read_text().splitlines() if line.strip()]
     return [p for p in rows if split in (None, "all", p.split)]
 
 

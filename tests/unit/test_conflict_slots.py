@@ -7,7 +7,9 @@ from __future__ import annotations
 import pytest
 
 from engram.domain.conflict_rules import Work, judge
-from engram.domain.conflict_rules.texts import analyse
+from engram.domain.conflict_rules.quantities import find_quantities
+from engram.domain.conflict_rules.texts import align_abbreviations, analyse
+from engram.domain.conflict_rules.words import stem
 
 SIMILAR = 0.92
 
@@ -32,6 +34,39 @@ CONTRADICTIONS = [
     ("The on-call lead is Farid.", "Yusuf is the new on-call lead.", "changed_value"),
     ("Our newsletter goes out through Substack.", "Substack was replaced by Ghost for the newsletter.", "replaced"),
     ("Our monitoring runs on Nagios.", "We migrated monitoring off Nagios to Prometheus.", "replaced"),
+    # periods written as adverbs (missed before 2026-12-02's second batch)
+    ("I swim 2 km every day.", "I swim 3 km daily.", "numbers_differ:length"),
+    ("Ad spend is $3k every month.", "ad spend is $5k monthly", "numbers_differ:money"),
+    ("The gardener comes once a month.", "The gardener comes fortnightly.", "numbers_differ:frequency"),
+    ("Feed the fish twice a day.", "Feed the fish three times daily.", "numbers_differ:frequency"),
+    ("Choir practice is every Tuesday.", "Choir practice is every Thursday.", "numbers_differ:frequency"),
+    # abbreviations of the other text's words
+    ("The staging database has 3 replicas.", "staging DB has 5 replicas", "numbers_differ:count"),
+    ("My dentist appointment is on Monday.", "dentist appt is wednesday", "changed_value"),
+    ("The Kubernetes version is 1.28", "k8s version is 1.30", "numbers_differ:number"),
+    ("The annual general meeting is on the 3rd.", "AGM is on the 10th.", "numbers_differ:number"),
+    # one relation said with other verbs
+    ("The bakery is owned by Mr. Haines.", "The bakery belongs to the Costa family.", "exclusive_predicate:belongs to"),
+    ("Kai reports to Dana.", "Kai's manager is Bruno.", "exclusive_predicate:'s manager"),
+    ("The hostel is run by Inez.", "Tariq manages the hostel.", "exclusive_predicate:manages"),
+    ("Pia works at Zalando.", "Pia is employed by Otto.", "exclusive_predicate:is employed by"),
+    # ranks, quarters, noon; "stepped down"; a derived noun
+    ("The archive room is on the fourth floor.", "The archive room is on the second floor.", "changed_value"),
+    ("The audit is due in Q2.", "The audit is due in Q4.", "changed_value"),
+    ("Lunch is served at noon.", "Lunch is served at 1pm.", "numbers_differ:clock"),
+    ("Noah is on the parish council.", "Noah stepped down from the parish council.", "negation"),
+    ("I'm subscribed to Wired.", "Cancelled my Wired subscription.", "negation"),
+    # one measure each, the thing measured shared; "these days" and "down to" say nothing of the subject
+    ("I weigh about 70 kg.", "I'm at 66 kg these days.", "numbers_differ:mass"),
+    ("The weekly retro lasts 45 minutes.", "Retro runs for 60 minutes.", "numbers_differ:duration"),
+    # a period word of the clause makes an amount a rate
+    ("Our yearly insurance premium is $900.", "The insurance premium costs us $1,100 a year.", "numbers_differ:money"),
+    ("Mum takes 5 mg of ramipril daily.", "Mum's ramipril dose is 10 mg a day now.", "numbers_differ:mass"),
+    # codes are values; moved over to another name
+    ("The search cluster runs in ap-south-1.", "Search cluster runs in eu-central-1.", "changed_value"),
+    ("I track my runs in Strava.", "I've switched my runs over to Garmin Connect.", "replaced"),
+    # a reordered frame around one name each, the new text saying it changed
+    ("Parcels are shipped with DHL.", "We ship parcels with UPS now.", "changed_value"),
 ]
 
 LOOK_ALIKES = [
@@ -62,6 +97,34 @@ LOOK_ALIKES = [
     ("The fair is on June 9.", "The setup starts on June 7, two days before the fair."),
     # identifiers are not values
     ("We keep the logs in S3", "We keep the logs in S4"),
+    # each value said of another thing (flagged before 2026-12-02's second batch)
+    ("Backups of the orders table run at 1am.", "Backups of the users table run at 3am."),
+    ("My niece is 4 years old.", "My nephew is 6 years old."),
+    # a place made more precise, the wider one kept next to it (flagged before)
+    ("Our warehouse is located in France.", "Our warehouse is located in Lyon, France."),
+    ("My cousin lives in Canada.", "My cousin lives in Halifax in Canada."),
+    # a frequency that says which day, against one that does not; an adjective is no frequency
+    ("I call my sister once a week.", "I call my sister every Sunday."),
+    ("Our quarterly report goes to Dana.", "Our quarterly report goes to Dana and Li."),
+    # the relations: a paraphrase, a preposition after the verb, a participle without "is"
+    ("The bakery is owned by Mr. Haines.", "Mr. Haines owns the bakery."),
+    ("This road leads to the lake.", "The trail leads to the lake."),
+    ("Tom manages the store.", "Tom manages to relax on Sundays."),
+    ("I run by the river in the morning.", "I run by the canal in the morning."),
+    # reordered around one name each, with no word saying it changed: two facts may hold
+    ("Parcels are shipped with DHL.", "We ship parcels with UPS."),
+    # a date inside the season, quarter or half named before
+    ("The wedding is in the summer.", "The wedding is on July 19."),
+    ("The migration is planned for Q3.", "The migration is planned for August 4."),
+    # one measure each, but of two things
+    ("Our weekly sync lasts 30 minutes.", "Our monthly review lasts 90 minutes."),
+    # "moved to" a place, with no name of the existing text it replaces
+    ("I went to the Pride parade with Mel.", "I went to the museum and then moved to the park."),
+    # chat turns (LoCoMo false alarms of a first version): "own" after a possessive, a bare answer
+    ("Jon: Thanks, Gina! I love running my own studio.", "Jon: Nice, Gina! So glad I can enjoy it with my own studio."),
+    ("John: Thanks, Maria! Three times a week; it keeps us on track.", "John: Thanks, Maria! I see them once a week."),
+    # "a second" adds one when nothing was ranked
+    ("The printer is on the third floor.", "A second printer is on the third floor."),
 ]
 
 
@@ -72,7 +135,7 @@ def test_slot_contradictions(existing: str, new: str, rule: str | None) -> None:
         assert verdict is None or verdict.label != "contradiction"
         return
     assert verdict is not None and verdict.label == "contradiction", verdict
-    assert verdict.rule == rule
+    assert verdict.rule == rule, verdict
     assert verdict.explanation and len(verdict.explanation) < 200
 
 
@@ -117,3 +180,30 @@ def test_changed_value_keeps_the_quantity_bound() -> None:
     work = Work()
     assert judge(listed, changed, SIMILAR, work=work) is None
     assert work.gave_up is not None and "more than 100 quantities" in work.gave_up
+
+
+def test_abbreviations_read_as_the_words_they_stand_for() -> None:
+    old, new = align_abbreviations(
+        analyse("The quarterly business review is at HQ."), analyse("QBR is at headquarters")
+    )
+    assert "quarterly business review" in new.normalised and "headquarters" in old.normalised
+    # a word the other text has is no abbreviation, and neither is one that could stand for two words
+    old, new = align_abbreviations(analyse("The dr said rest"), analyse("The doctor and the director said rest"))
+    assert old.normalised == "the dr said rest"
+
+
+def test_frequencies_are_read_as_times_per_day() -> None:
+    def frequency(text: str) -> tuple[float | None, ...]:
+        found = [q for _, _, q in find_quantities(text) if q.dimension == "frequency"]
+        assert len(found) == 1, found
+        return found[0].key
+
+    assert frequency("twice a week") == (round(2 / 7, 6), None)
+    assert frequency("every other day")[0] == 0.5 and frequency("three times a day")[0] == 3.0
+    assert frequency("fortnightly")[0] == frequency("every two weeks")[0] == round(1 / 14, 6)
+    assert frequency("every Sunday") != frequency("every Monday")
+    assert not [q for _, _, q in find_quantities("the monthly bill") if q.dimension == "frequency"]
+
+
+def test_irregular_past_forms_share_a_stem() -> None:
+    assert stem("sent") == stem("send") and stem("led") == stem("leads") and stem("subscription") == stem("subscribed")

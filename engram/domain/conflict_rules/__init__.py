@@ -1,18 +1,23 @@
 """Conflict rules: label a new memory against a near live one as duplicate, refinement or contradiction.
 
-The conflicts consumer hands over two texts of the same kind and scope with their cosine similarity. ``judge``
-tries these rules in order; the first that fires gives the verdict:
+The conflicts consumer hands over two texts of the same kind and scope with their cosine similarity. Before the
+rules, an abbreviation in one text of words the other spells out ("DB" / "database", "appt" / "appointment",
+"k8s" / "Kubernetes", "QBR" / "quarterly business review") is read as those words (``texts.align_abbreviations``).
+``judge`` tries these rules in order; the first that fires gives the verdict:
 
 1. ``same_text`` — equal once case, spacing and punctuation are normalised: duplicate, at any similarity.
 2. ``exclusive_predicate:<predicate>`` — the same subject holds two different values of a predicate that takes
    one value at a time (lives in, works at / for, is based / located in, reports to, prefers, uses … as
    default, 's favourite …): contradiction. Fires at any similarity, since "Alice lives in Paris" and "Alice
-   lives in Berlin" may embed far apart. Below ``floor`` no other rule is tried.
+   lives in Berlin" may embed far apart. A new value named with the old one right after it ("based in Berlin,
+   Germany") narrows it, and contradicts nothing. Below ``floor`` no other rule is tried.
 3. ``negation`` — a negated clause of one text ("not", "never", "no longer", "isn't", …) states a claim that
    a clause of the other affirms, and the texts share most words (``SAME_SUBJECT``): contradiction. A claim
    of one word counts only in a clause the negation opens ("…on Tuesdays, not Fridays").
 4. ``numbers_differ:<kind>`` — the same slot (same kind of quantity, next to the same word) carries another
-   number, date, version, amount of money or measure: contradiction.
+   number, date, version, amount of money, measure or frequency ("twice a week" / "daily"): contradiction; not
+   when each value is said of something the other text does not name ("the main database" / "the analytics
+   database").
 5. ``same_words`` (same content words and values) or ``near_identical`` (similarity ≥ 0.97, same values, same
    polarity): duplicate.
 6. ``containment`` — the new text keeps the existing one's claim (most of its content words, all its values)

@@ -115,6 +115,7 @@ class _Predicate:
     family: str  # predicates that fill one slot: "works at" and "works for"
     words: tuple[frozenset[str], ...]  # the phrase, one set of accepted forms per word
     scoped: bool = False  # "prefers X for Y": what follows "for", "when", … is part of the slot
+    passive: bool = False  # "is owned by": only after a form of "be" ("a shop run by Ana" is no claim)
 
 
 _PREDICATES = (
@@ -125,18 +126,64 @@ _PREDICATES = (
     _Predicate("is located in", "location", (frozenset({"located"}), frozenset({"in"}))),
     _Predicate("reports to", "manager", (frozenset({"reports", "report"}), frozenset({"to"}))),
     _Predicate("prefers", "preference", (frozenset({"prefers", "prefer"}),), scoped=True),
+    # one relation, several verbs: "is owned by" / "belongs to", "is run by" / "is managed by" / "is led by"
+    _Predicate("is owned by", "owner", (frozenset({"owned"}), frozenset({"by"})), passive=True),
+    _Predicate("belongs to", "owner", (frozenset({"belongs", "belong"}), frozenset({"to"}))),
+    _Predicate("is run by", "lead", (frozenset({"run"}), frozenset({"by"})), passive=True),
+    _Predicate("is managed by", "lead", (frozenset({"managed"}), frozenset({"by"})), passive=True),
+    _Predicate("is led by", "lead", (frozenset({"led"}), frozenset({"by"})), passive=True),
+    _Predicate("is maintained by", "maintainer", (frozenset({"maintained"}), frozenset({"by"})), passive=True),
+    _Predicate(
+        "is looked after by",
+        "maintainer",
+        (frozenset({"looked"}), frozenset({"after"}), frozenset({"by"})),
+        passive=True,
+    ),
+    _Predicate("is employed by", "employer", (frozenset({"employed"}), frozenset({"by"})), passive=True),
+)
+# the same relations said actively, the holder first: "Carla manages the warehouse" is "the warehouse is
+# managed by Carla"
+_ACTIVE = {
+    "owns": "owner",
+    "manages": "lead",
+    "manage": "lead",
+    "leads": "lead",
+    "lead": "lead",
+    "maintains": "maintainer",
+    "maintain": "maintainer",
+}
+# "Leo's manager is Victor" is "Leo reports to Victor"; "the app's owner is Dana", "its maintainer is Sam"
+_ROLES = {
+    "manager": "manager",
+    "boss": "manager",
+    "owner": "owner",
+    "owners": "owner",
+    "lead": "lead",
+    "maintainer": "maintainer",
+    "maintainers": "maintainer",
+    "employer": "employer",
+}
+_POSSESSIVE = frozenset({"my", "our", "your", "his", "her", "their", "its", "to"})
+_BE = frozenset({"is", "are", "was", "were", "be", "been", "being", "gets", "get", "got"})
+_NOT_OBJECTS = frozenset(
+    {"to", "in", "on", "at", "from", "into", "up", "down", "out", "off", "with", "for", "by", "through", "over"}
 )
 
 
 # a token that may start a claim: the finders then scan its clause, and the work is charged for the clause
-_TRIGGERS = frozenset(form for p in _PREDICATES for form in p.words[0]) | {
-    "favourite",
-    "favorite",
-    "default",
-    "defaults",
-    "use",
-    "uses",
-}
+_TRIGGERS = (
+    frozenset(form for p in _PREDICATES for form in p.words[0])
+    | {
+        "favourite",
+        "favorite",
+        "default",
+        "defaults",
+        "use",
+        "uses",
+    }
+    | frozenset(_ACTIVE)
+    | frozenset(_ROLES)
+)
 
 
 @dataclass(frozen=True)
@@ -162,7 +209,7 @@ def exclusive_predicate(old: Text, new: Text, similar: bool, work: Work) -> Verd
     for a in old_claims:
         rivals = by_slot.get(a.slot, [])
         work.charge(1 + len(rivals))
-        if not rivals or any(a.value <= b.value or b.value <= a.value for b in rivals):
+        if not rivals or any(a.value <= b.value or b.value <= a.value or _narrows(a, b, new) for b in rivals):
             continue
         b = rivals[0]
         return Verdict(
@@ -174,6 +221,13 @@ def exclusive_predicate(old: Text, new: Text, similar: bool, work: Work) -> Verd
     return None
 
 
+def _narrows(a: _Claim, b: _Claim, new: Text) -> bool:
+    """The new value sits inside the old one, which the new text names right after it: "based in Germany" /
+    "based in Berlin, Germany" or "… Berlin in Germany". A place made more precise, not another place."""
+    wider, narrower = a.value_text.lower(), b.value_text.lower()
+    return any(f"{narrower}{link}{wider}" in new.normalised for link in (" ", " in ", " near "))
+
+
 def _claims(text: Text, work: Work) -> list[_Claim] | None:
     """The text's claims, or None when it makes more than ``MAX_CLAIMS``."""
     found: list[_Claim] = []
@@ -183,7 +237,7 @@ def _claims(text: Text, work: Work) -> list[_Claim] | None:
         tokens = clause.tokens
         for i in range(len(tokens)):
             work.charge(len(tokens) if tokens[i].lower in _TRIGGERS else 1)
-            for finder in (_phrase_claim, _favourite_claim, _default_claim):
+            for finder in (_phrase_claim, _favourite_claim, _default_claim, _active_claim, _role_claim):
                 claim = finder(tokens, i)
                 if claim is not None:
                     found.append(claim)
@@ -201,6 +255,8 @@ def _phrase_claim(tokens: Sequence[Token], i: int) -> _Claim | None:
             t.lower not in forms for t, forms in zip(phrase, predicate.words, strict=True)
         ):
             continue
+        if predicate.passive and (i == 0 or tokens[i - 1].lower not in _BE):
+            return None
         subject = _subject(tokens[:i])
         value = _object(tokens[end:], scoped=predicate.scoped)
         if subject is None or value is None:
@@ -209,6 +265,41 @@ def _phrase_claim(tokens: Sequence[Token], i: int) -> _Claim | None:
         first = next(j for j, t in enumerate(tokens) if t is subject[0])
         return _claim(predicate.name, predicate.family, "", stems, value, _text(tokens[first:end]))
     return None
+
+
+def _active_claim(tokens: Sequence[Token], i: int) -> _Claim | None:
+    """ "Carla manages the warehouse", "Ingrid leads the security audit": who holds what, read as the passive
+    ("the warehouse is managed by Carla"). Not when a preposition follows ("manages to", "leads to")."""
+    family = _ACTIVE.get(tokens[i].lower)
+    after = tokens[i + 1 :]
+    if family is None or i == 0 or not after or after[0].lower in _NOT_OBJECTS:
+        return None
+    if tokens[i - 1].lower in _POSSESSIVE or tokens[i - 1].lower.endswith("'s"):
+        return None  # "your lead", "the team's lead": a noun after a possessive, not a verb
+    holder = _subject(tokens[:i])
+    held = _object(after, scoped=False)
+    if holder is None or held is None:
+        return None
+    stems, held_text, _ = held
+    value = frozenset(_PRONOUNS.get(t.lower) or stem(t.lower) for t in holder)
+    label = f"who {tokens[i].lower} {held_text}"
+    return _claim(tokens[i].lower, family, "", stems, (value, _text(holder), frozenset()), label)
+
+
+def _role_claim(tokens: Sequence[Token], i: int) -> _Claim | None:
+    """ "Leo's manager is Victor", "the dashboard's owner is the data team", "my boss is Ana"."""
+    family = _ROLES.get(tokens[i].lower)
+    if family is None or i == 0 or _hedged(tokens[:i]) or i + 1 >= len(tokens) or tokens[i + 1].lower not in _COPULAS:
+        return None
+    owner = tokens[i - 1]
+    if owner.lower in _PRONOUNS:
+        subject = frozenset({_PRONOUNS[owner.lower]})
+    elif owner.lower.endswith("'s") or owner.lower.endswith("s'"):
+        subject = frozenset({stem(owner.lower)})
+    else:
+        return None
+    value = _object(tokens[i + 2 :], scoped=False)
+    return _claim(f"'s {tokens[i].lower}", family, "", subject, value, _text([owner, tokens[i]]))
 
 
 def _favourite_claim(tokens: Sequence[Token], i: int) -> _Claim | None:

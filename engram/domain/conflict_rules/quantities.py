@@ -30,6 +30,19 @@ class Quantity:
         return f"{self.dimension}={self.key}"
 
 
+RATED_KINDS = frozenset({"money", "mass", "length", "size", "count"})  # kinds a period word makes a rate
+
+
+def period_of(word: str) -> str | None:
+    """The period a word such as "daily", "monthly" or "annual" names ("day", "month", "year"), else None."""
+    return _ADVERB_PERIODS.get(word.lower())
+
+
+def per(q: Quantity, period: str) -> Quantity:
+    """``q`` as a rate per ``period`` ("$8k" of "our monthly bill" is $8k a month)."""
+    return Quantity(f"{q.dimension}/{period}", q.key, q.text, q.anchor, q.anchor_text)
+
+
 def same_value(a: Quantity, b: Quantity) -> bool:
     if a.dimension != b.dimension or len(a.key) != len(b.key):
         return False
@@ -65,7 +78,7 @@ _UNITS = _unit_table(
     ("gbp pound pounds", "money:gbp", 1.0),
     ("mg", "mass", 0.001),
     ("g gram grams", "mass", 1.0),
-    ("kg kilogram kilograms", "mass", 1000.0),
+    ("kg kgs kilo kilos kilogram kilograms", "mass", 1000.0),
     ("lb lbs", "mass", 453.592),
     ("mm", "length", 0.001),
     ("cm", "length", 0.01),
@@ -131,7 +144,70 @@ _MONEY = re.compile(rf"(?<![\w.])(?P<cur>[$€£])\s?{_NUM}(?P<suffix>[^\W\d_]*)
 _WORD_NUMBER = re.compile(r"\b(?P<word>" + "|".join(_NUMBER_WORDS) + r")(?:\s*-\s*|\s+)(?P<unit>[^\W\d_]+)", re.I)
 _NUMBER = re.compile(rf"(?<![\w.$€£:/#])(?<!\w-){_NUM}(?P<suffix>[^\W\d_]+|%)?")
 _NEXT_WORD = re.compile(r"[ \t]*(?:-[ \t]*)?(%|[^\W\d_]+)")
-_RATE = re.compile(r"[ \t]*(?:/|per[ \t]+|an?[ \t]+)[ \t]*([^\W\d_]+)", re.I)
+_RATE = re.compile(r"[ \t]*(?:/|per[ \t]+|an?[ \t]+|every[ \t]+|each[ \t]+)[ \t]*([^\W\d_]+)", re.I)
+# a period written as an adverb after a measure ("20 mg daily", "$5k monthly"): the unit of its rate
+_RATE_ADVERB = re.compile(r"[ \t]*(hourly|daily|nightly|weekly|monthly|yearly|annually)\b", re.I)
+_ADVERB_PERIODS = {
+    "annual": "year",
+    "hourly": "hour",
+    "daily": "day",
+    "nightly": "day",
+    "weekly": "week",
+    "monthly": "month",
+    "yearly": "year",
+    "annually": "year",
+}
+# how often something happens, as times per day: "daily", "twice a week", "every other month", "fortnightly",
+# "every Sunday", "three times daily"; the key is (times per day, which day or part of it when the text says so)
+_PER_DAY = {
+    "hour": 24.0,
+    "day": 1.0,
+    "night": 1.0,
+    "morning": 1.0,
+    "evening": 1.0,
+    "weekday": 5 / 7,
+    "week": 1 / 7,
+    "weekend": 1 / 7,
+    "fortnight": 1 / 14,
+    "month": 12 / 365,
+    "quarter": 4 / 365,
+    "year": 1 / 365,
+} | dict.fromkeys("monday tuesday wednesday thursday friday saturday sunday".split(), 1 / 7)
+_ADVERB_FREQUENCIES = {
+    "hourly": 24.0,
+    "daily": 1.0,
+    "nightly": 1.0,
+    "weekly": 1 / 7,
+    "fortnightly": 1 / 14,
+    "biweekly": 1 / 14,
+    "monthly": 12 / 365,
+    "quarterly": 4 / 365,
+    "yearly": 1 / 365,
+    "annually": 1 / 365,
+}
+# periods that also say when ("every Sunday", "every morning"): their place here is part of the value
+_WHEN = ("monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday", "morning", "evening", "night")
+_MEASURED = re.compile(r"\d\s*(?:[^\W\d_]+)?\s*$")  # ends with a number, or a number and its unit
+_TIMES = {"once": 1.0, "twice": 2.0, "thrice": 3.0}
+_PERIOD_WORD = r"(?P<period>" + "|".join(sorted(_PER_DAY, key=len, reverse=True)) + r")s?"
+_FREQUENCY = re.compile(
+    r"\b(?:(?P<times>once|twice|thrice|(?P<n>\d+|"
+    + "|".join(_NUMBER_WORDS)
+    + r")\s+times)\s+(?:a|an|per|every|each)\s+"
+    + _PERIOD_WORD
+    + r"|(?P<times2>once|twice|thrice|(?P<n2>\d+|"
+    + "|".join(_NUMBER_WORDS)
+    + r")\s+times)\s+(?P<adverb2>"
+    + "|".join(_ADVERB_FREQUENCIES)
+    + r")|every\s+(?:(?P<other>other)\s+|(?P<every>\d+|"
+    + "|".join(_NUMBER_WORDS)
+    + r")\s+)?"
+    + _PERIOD_WORD.replace("period", "every_period")
+    + r"|(?P<adverb>"
+    + "|".join(_ADVERB_FREQUENCIES)
+    + r"))\b",
+    re.I,
+)
 
 _Span = tuple[int, int, Quantity]
 
@@ -141,7 +217,17 @@ def find_quantities(text: str) -> list[_Span]:
     specific reading of a stretch of text wins ("2026-03-01" is a date, not three numbers)."""
     claimed: list[_Span] = []
     taken = bytearray(len(text))
-    for finder in (_iso_dates, _month_dates, _clock_times, _versions, _money, _word_numbers, _numbers):
+    for finder in (
+        _iso_dates,
+        _month_dates,
+        _clock_times,
+        _noons,
+        _versions,
+        _frequencies,
+        _money,
+        _word_numbers,
+        _numbers,
+    ):
         for start, end, quantity in finder(text):
             if not any(taken[start:end]):
                 claimed.append((start, end, quantity))
@@ -182,6 +268,14 @@ def _clock_times(text: str) -> Iterator[_Span]:
             yield m.start(), m.end(), Quantity("clock", (float(hour * 60 + minute),), m[0])
 
 
+_NOON = re.compile(r"\b(?P<word>noon|midday|midnight)\b", re.I)
+
+
+def _noons(text: str) -> Iterator[_Span]:
+    for m in _NOON.finditer(text):
+        yield m.start(), m.end(), Quantity("clock", (0.0 if m["word"].lower() == "midnight" else 720.0,), m[0])
+
+
 def _versions(text: str) -> Iterator[_Span]:
     for m in _VERSION.finditer(text):
         parts = (m["short"] or m["long"]).split(".")
@@ -216,6 +310,33 @@ def _numbers(text: str) -> Iterator[_Span]:
             yield found
 
 
+def _count(word: str | None) -> float:
+    if word is None:
+        return 1.0
+    return _TIMES.get(word.lower()) or _NUMBER_WORDS.get(word.lower()) or float(word)
+
+
+def _frequencies(text: str) -> Iterator[_Span]:
+    """How often: "twice a week", "three times daily", "every other month", "every Sunday", "fortnightly"."""
+    for m in _FREQUENCY.finditer(text):
+        if (m["every_period"] or m["adverb"]) and _MEASURED.search(text, 0, m.start()):
+            continue  # the rate of the measure before it: "5 km every day", "$5k monthly"
+        named = (m["period"] or m["every_period"] or "").lower()
+        when = float(_WHEN.index(named)) if named in _WHEN else None
+        if m["period"]:
+            per_day = _count(m["n"] or m["times"]) * _PER_DAY[m["period"].lower()]
+        elif m["adverb2"]:
+            per_day = _count(m["n2"] or m["times2"]) * _ADVERB_FREQUENCIES[m["adverb2"].lower()]
+        elif m["every_period"]:
+            per_day = _PER_DAY[m["every_period"].lower()] / (2.0 if m["other"] else _count(m["every"]))
+        else:
+            following, _ = _next_word(text, m.end())
+            if following and is_content(following.lower()):
+                continue  # an adjective: "the monthly bill", "our weekly sync"
+            per_day = _ADVERB_FREQUENCIES[m["adverb"].lower()]
+        yield m.start(), m.end(), Quantity("frequency", (round(per_day, 6), when), m[0])
+
+
 def _measure(text: str, start: int, end: int, number: str, suffix: str, money: str = "") -> _Span | None:
     """Read what follows ``number`` (which ends at ``end``): a multiplier (k, million), a unit (seconds, GB, %) or
     a counted noun ("3 services"), then a rate ("per month"). ``suffix`` is glued to the number ("30s", "10k")."""
@@ -243,10 +364,13 @@ def _measure(text: str, start: int, end: int, number: str, suffix: str, money: s
     else:
         parts = raw_number.split(".") if factor == 1.0 else [str(value * factor)]
         return start, end, Quantity("number", tuple(float(p) for p in parts), text[start:end])
-    rate = _RATE.match(text, end)
+    rate, adverb = _RATE.match(text, end), _RATE_ADVERB.match(text, end)
     if rate and _UNITS.get(rate[1].lower(), ("", 0.0))[0] == "duration":
         dimension += "/" + _PERIODS.get(_UNITS[rate[1].lower()][1], rate[1].lower())
         end = rate.end()
+    elif adverb:
+        dimension += "/" + _ADVERB_PERIODS[adverb[1].lower()]
+        end = adverb.end()
     return start, end, Quantity(dimension, (value * factor,), text[start:end])
 
 

@@ -10,7 +10,7 @@ from collections.abc import Callable
 from engram.domain.conflict_rules.claims import exclusive_predicate
 from engram.domain.conflict_rules.quantities import Quantity, same_value
 from engram.domain.conflict_rules.slots import changed_value, opposite_value, replaced
-from engram.domain.conflict_rules.texts import Clause, Text, analyse, analyse_head, different_names
+from engram.domain.conflict_rules.texts import Clause, Text, align_abbreviations, analyse, analyse_head, different_names
 from engram.domain.conflict_rules.verdicts import Verdict
 from engram.domain.conflict_rules.words import overlap, says_no_longer
 from engram.domain.conflict_rules.work import MAX_ANALYSED_CHARS, MAX_QUANTITIES, OutOfWork, Work
@@ -21,6 +21,8 @@ NEAR_IDENTICAL = 0.97  # calibrated on MSRP (bench/calibrate_duplicates.py, docs
 CONTAINMENT = 0.8  # share of the existing memory's content words a refinement keeps
 NEGATION_COVER = 0.8  # share of a negated clause's words the other text must affirm
 SAME_SUBJECT = 0.6  # word overlap two texts need before their numbers or negations are compared
+MEASURE_SUBJECT = 0.5  # the overlap that will do when each text measures one thing in one unit
+ABBREVIATION_TOKENS = 80  # abbreviations are looked for between texts of at most this many words each
 
 
 def judge(
@@ -63,6 +65,9 @@ def _judge(
 ) -> Verdict | None:
     old, fresh = analyse(existing), analyse(new)
     work.charge(len(old.tokens) + len(fresh.tokens))
+    if len(old.tokens) <= ABBREVIATION_TOKENS and len(fresh.tokens) <= ABBREVIATION_TOKENS:
+        work.charge(len(old.tokens) * len(fresh.tokens))  # each word of one looked for in the other
+        old, fresh = align_abbreviations(old, fresh)
     if not old.normalised or not fresh.normalised:
         return None
     if old.normalised == fresh.normalised:
@@ -140,7 +145,9 @@ def _numbers_differ(old: Text, new: Text, work: Work) -> Verdict | None:
     """A slot both texts fill holds different values on each side (and neither side also keeps the other's).
     Two quantities share a slot when they have the same dimension and either the same anchor word or that
     dimension occurs once on each side ("costs $20" / "is $25")."""
-    if different_names(old, new) or overlap(old.words, new.words) < SAME_SUBJECT or not _countable(old, new, work):
+    if different_names(old, new) or not _countable(old, new, work):
+        return None
+    if overlap(old.gist, new.gist) < SAME_SUBJECT and not _one_measure_each(old, new):
         return None
     old_rivals, new_rivals = _rivals(old.quantities, new.quantities), _rivals(new.quantities, old.quantities)
     changed = {id(b) for b in new.quantities if _changed(b, new_rivals(b), work)}
@@ -152,6 +159,10 @@ def _numbers_differ(old: Text, new: Text, work: Work) -> Verdict | None:
         b = next((b for b in rivals if id(b) in changed), None)
         if b is not None and (_anchored_elsewhere(a, b, new) or _anchored_elsewhere(b, a, old)):
             continue  # "The launch is on March 14" / "The beta opens on February 20, ahead of the launch"
+        if b is not None and (_fragment(a, old) or _fragment(b, new)):
+            continue  # "John: Thanks! Three times a week." answers a question the text does not hold
+        if b is not None and _other_subjects(a, old, b, new):
+            continue  # "Backups of the main database run at 2am" / "… of the analytics database run at 4am"
         if b is not None:
             slot = a.anchor_text or b.anchor_text or a.kind
             return Verdict(
@@ -161,6 +172,69 @@ def _numbers_differ(old: Text, new: Text, work: Work) -> Verdict | None:
                 f'{slot}: "{a.text}" in the existing memory, "{b.text}" in the new one.',
             )
     return None
+
+
+_MEASURES = frozenset({"duration", "size", "mass", "length", "degrees", "percent", "money", "frequency", "clock"})
+
+
+def _one_measure_each(old: Text, new: Text) -> bool:
+    """Each text holds one quantity, a measure of the same dimension, and they share a word before it (the
+    thing measured): "The team standup lasts 15 minutes" / "Standup runs for 30 minutes"."""
+    if len(old.quantities) != 1 or len(new.quantities) != 1:
+        return False
+    a, b = old.quantities[0], new.quantities[0]
+    if a.dimension != b.dimension or a.kind not in _MEASURES:
+        return False
+    return bool(_words_before(a, old) & _words_before(b, new)) and overlap(old.gist, new.gist) >= MEASURE_SUBJECT
+
+
+def _words_before(q: Quantity, text: Text) -> set[str]:
+    for clause in text.clauses:
+        for i, token in enumerate(clause.tokens):
+            if token.quantity is q:
+                return {c for t in clause.tokens[:i] if t.quantity is None and (c := t.content) is not None}
+    return set()
+
+
+def _fragment(q: Quantity, text: Text) -> bool:
+    """The value is a clause of its own and the only one of its kind in the text: a bare answer ("Three times
+    a week.") to a question the text does not hold, not an item of a list ("limits: 10 requests, 20 …")."""
+    clause = next((c for c in text.clauses if any(t.quantity is q for t in c.tokens)), None)
+    alone = clause is not None and len(clause.tokens) == 1
+    return alone and sum(1 for other in text.quantities if other.dimension == q.dimension) == 1
+
+
+def _other_subjects(a: Quantity, old: Text, b: Quantity, new: Text) -> bool:
+    """Each value is said of something the other text does not name: before it in its clause, a word the other
+    text lacks that names a thing ("Priya's daughter is 7" / "Priya's son is 11", "the main database" / "the
+    analytics database"). Two things, each with its own value; a verb changed ("promises" / "signed") is not."""
+    return bool(_naming_before(a, old, new)) and bool(_naming_before(b, new, old))
+
+
+_POSSESSIVES = frozenset({"my", "our", "his", "her", "their", "your", "its"})
+
+
+def _naming_before(q: Quantity, text: Text, other: Text) -> list[str]:
+    """Words before ``q`` in its clause, missing from ``other``, that qualify a noun both texts have ("main"
+    in "main database") or follow a possessive ("Priya's daughter", "my son")."""
+    for clause in text.clauses:
+        tokens = clause.tokens
+        at = next((i for i, t in enumerate(tokens) if t.quantity is q), None)
+        if at is None:
+            continue
+        found = []
+        for i in range(at):
+            word = tokens[i].content
+            if tokens[i].quantity is not None or word is None or word in other.words:
+                continue
+            after = next((t for t in tokens[i + 1 : at] if t.content is not None), None)
+            before = tokens[i - 1].lower if i else ""
+            if (after is not None and after.quantity is None and after.content in other.words) or (
+                before.endswith("'s") or before in _POSSESSIVES
+            ):
+                found.append(word)
+        return found
+    return []
 
 
 def _anchored_elsewhere(a: Quantity, b: Quantity, text: Text) -> bool:

@@ -19,6 +19,7 @@ plans or wonders ("might", "considering"), or when either text negates (the nega
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 
@@ -62,8 +63,10 @@ _HEDGING = frozenset(
 _NUMBER_WORDS = frozenset(
     "zero one two three four five six seven eight nine ten eleven twelve thirteen fourteen fifteen sixteen "
     "seventeen eighteen nineteen twenty thirty forty fifty sixty seventy eighty ninety hundred thousand million "
-    "half quarter dozen noon midnight".split()
+    "half quarter dozen noon midnight first second third fourth fifth sixth seventh eighth ninth tenth".split()
 )
+_ORDINALS = frozenset("first second third fourth fifth sixth seventh eighth ninth tenth".split())
+_PERIOD_CODE = re.compile(r"(?:q[1-4]|h[12]|fy\d{2,4})")  # quarters, halves, fiscal years: "Q3", "H2", "FY26"
 _CALENDAR = frozenset(
     "monday tuesday wednesday thursday friday saturday sunday mondays tuesdays wednesdays thursdays fridays "
     "saturdays sundays weekend weekends weekday weekdays january february march april may june july august "
@@ -134,6 +137,8 @@ def _value_like(word: _Word) -> bool:
         or token.lower in _NUMBER_WORDS
         or token.lower in _CALENDAR
         or token.lower in _COLOURS
+        or _PERIOD_CODE.fullmatch(token.lower) is not None
+        or ("-" in token.text and any(c.isdigit() for c in token.text))  # a code: "us-east-1", "gpt-4o"
         or (token.text[:1].isupper() and not token.opens and not any(c.isdigit() for c in token.text))
     )
 
@@ -142,6 +147,36 @@ def _unmatched(run: Sequence[_Word], other: Sequence[_Word]) -> list[_Word]:
     """The words of ``run`` but a quantity of the same value as one of ``other``."""
     theirs = [q for w in other if (q := w.token.quantity) is not None]
     return [w for w in run if w.token.quantity is None or not any(same_value(w.token.quantity, q) for q in theirs)]
+
+
+_SEASONS = {
+    "spring": {3, 4, 5},
+    "summer": {6, 7, 8},
+    "autumn": {9, 10, 11},
+    "fall": {9, 10, 11},
+    "winter": {12, 1, 2},
+    "q1": {1, 2, 3},
+    "q2": {4, 5, 6},
+    "q3": {7, 8, 9},
+    "q4": {10, 11, 12},
+    "h1": {1, 2, 3, 4, 5, 6},
+    "h2": {7, 8, 9, 10, 11, 12},
+}
+_MONTH_NAMES = "january february march april may june july august september october november december".split()
+
+
+def _within(wide: Sequence[_Word], narrow: Sequence[_Word]) -> bool:
+    """``wide`` is one season, quarter or half and ``narrow`` a month or date in it."""
+    if len(wide) != 1 or wide[0].token.lower not in _SEASONS:
+        return False
+    months = set()
+    for w in narrow:
+        q = w.token.quantity
+        if q is not None and q.dimension == "date" and len(q.key) > 1 and q.key[1] is not None:
+            months.add(int(q.key[1]))
+        elif w.token.lower in _MONTH_NAMES:
+            months.add(_MONTH_NAMES.index(w.token.lower) + 1)
+    return bool(months) and months <= _SEASONS[wide[0].token.lower]
 
 
 def _other_units(was: Sequence[_Word], now: Sequence[_Word]) -> bool:
@@ -197,6 +232,8 @@ def changed_value(old: Text, new: Text, work: Work) -> Verdict | None:
         work.skip(f"a text holds more than {MAX_QUANTITIES} quantities: the rules comparing values were not tried")
         return None
     new_only = _lowers(new) - _lowers(old)
+    if _ORDINALS & _lowers(old):
+        new_only -= _ORDINALS  # "the third floor" / "the second floor": a rank, not a second one
     if new_only & (_ADDING | _HEDGING):
         return None
     old_words, new_words = _words(old), _words(new)
@@ -212,12 +249,25 @@ def changed_value(old: Text, new: Text, work: Work) -> Verdict | None:
         return None  # the same value written two ways ("March 3" / "2026-03-03")
     if _other_units(was, now):
         return None  # "$20 per month" / "$240 per year": the numbers rule compares units
+    if _within(was, now) or _within(now, was):
+        return None  # "in the spring" / "on April 12": a date inside the period, made precise
     cue = bool(new_only & _CHANGE_CUES) and not _lowers(old) & _CHANGE_CUES and "for now" not in new.normalised
     old_frame = [w.stem for w in old_words if w.stem in frame]
     new_frame = [w.stem for w in new_words if w.stem in frame]
     same_place = old_frame == new_frame and old_run[0] == new_run[0]
     after_copula = _after_copula(old, was[0]) or _after_copula(new, now[0])
-    if not (same_place and (old_run[0] > 0 or cue)) and not (after_copula and len(frame) >= 2):
+    # "Invoices are sent from QuickBooks" / "We send invoices from Xero now": the frame reordered around one
+    # name each, and the new text says it changed
+    reordered = (
+        cue
+        and len(frame) >= 2
+        and old_run[0] > 0
+        and new_run[0] > 0
+        and len(was) == len(now) == 1
+        and _value_like(was[0])
+        and _value_like(now[0])
+    )
+    if not (same_place and (old_run[0] > 0 or cue)) and not (after_copula and len(frame) >= 2) and not reordered:
         return None  # the runs are not one slot of one frame, or they are the subjects
     both_after_copula = _after_copula(old, was[0]) and _after_copula(new, now[0])
     named_frame = all(_value_like(w) for w in old_words if w.stem in frame)
@@ -263,6 +313,39 @@ def replaced(old: Text, new: Text, work: Work) -> Verdict | None:
                 "replaced",
                 0.85,
                 f'The new memory says "{_tokens(gone)}" gave way to "{_tokens(came)}".',
+            )
+    return _moved_to(old, new, known)
+
+
+_MOVED = frozenset({"moved", "switched", "migrated", "transitioned", "ported"})
+
+
+def _moved_to(old: Text, new: Text, known: set[str]) -> Verdict | None:
+    """ "I use Notion for my notes" / "I've moved my notes over to Obsidian": the new text moved something both
+    texts name to a new name, and the one name of the existing text it no longer names is what went."""
+    gone = [t for t in old.tokens if t.lower.split("'")[0] in old.names - new.names and not t.opens]
+    if len({t.lower for t in gone}) != 1:
+        return None
+    for clause in new.clauses:
+        lowers = [t.lower for t in clause.tokens]
+        at = next((i for i, w in enumerate(lowers) if w in _MOVED), None)
+        to = (
+            next((j for j in range(at + 1, len(lowers)) if lowers[j] in ("to", "onto")), None)
+            if at is not None
+            else None
+        )
+        if at is None or to is None or "from" in lowers[at:to]:
+            continue
+        came = _phrase(clause.tokens[to + 1 :])
+        came_stems = {c for t in came if (c := t.content) is not None} - known
+        moved = {c for t in clause.tokens[at + 1 : to] if t.quantity is None and (c := t.content) is not None}
+        if came_stems and moved & known and any(t.text[:1].isupper() for t in came):
+            return Verdict(
+                "contradiction",
+                "replaced",
+                0.8,
+                f'The new memory moves "{_tokens([t for t in clause.tokens[at + 1 : to] if t.content])}" to '
+                f'"{_tokens(came)}"; the existing one names "{gone[0].text}".',
             )
     return None
 

@@ -9,15 +9,21 @@ from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, replace
 from functools import cached_property
 
-from engram.domain.conflict_rules.quantities import Quantity, find_quantities
+from engram.domain.conflict_rules.quantities import RATED_KINDS, Quantity, find_quantities, per, period_of
 from engram.domain.conflict_rules.words import is_cessation, is_content, is_negation, stem
 
+_CURRENT = frozenset({"now", "nowadays", "lately", "today", "actually", "apparently", "currently", "down"})
 _CLAUSE_WORDS = frozenset({"but", "whereas", "however", "although", "though"})
 _GIVE = frozenset({"give", "gives", "gave", "giving", "given"})
+_STEP = frozenset({"step", "steps", "stepped", "stepping"})
 _OPENING = re.compile(r"[.!?:][\s\"'“(]+(?=[^\W_])")
 _FIRST_WORD = re.compile(r"[\s\"'“(]*(?=[^\W_])")
 _ABBREVIATIONS = frozenset({"dr", "mr", "mrs", "ms", "st", "prof", "mt", "jr", "sr", "vs", "no"})
-_WORD_OR_BREAK = re.compile(r"(?P<brk>[.;!?]+(?=\s|$)|,(?=\s|$)|[()\[\]\n]|\s[-–—]+\s)|(?P<word>[^\W_]+(?:'[^\W_]+)*)")
+_TITLES = _ABBREVIATIONS - {"no", "jr", "sr"}  # written before a name
+# a word, or a code of words and a number joined by hyphens ("us-east-1", "gpt-4o"), or a break
+_WORD_OR_BREAK = re.compile(
+    r"(?P<brk>[.;!?]+(?=\s|$)|,(?=\s|$)|[()\[\]\n]|\s[-–—]+\s)|(?P<word>[^\W\d_]+(?:-[^\W\d_]+)*-\d+[^\W_]*|[^\W_]+(?:'[^\W_]+)*)"
+)
 
 
 @dataclass(frozen=True)
@@ -70,6 +76,24 @@ class Text:
     @cached_property
     def content(self) -> frozenset[str]:
         return frozenset(c for clause in self.clauses for c in clause.content)
+
+    @cached_property
+    def gist(self) -> frozenset[str]:
+        """``words`` without the ones that only say a value is current or went down ("now", "these days",
+        "down to"): what two texts with one number each must share to be about one thing."""
+        out = set()
+        for clause in self.clauses:
+            tokens = clause.tokens
+            for i, t in enumerate(tokens):
+                if (
+                    t.quantity is not None
+                    or t.lower in _CURRENT
+                    or (t.lower == "days" and i and tokens[i - 1].lower == "these")
+                ):
+                    continue
+                if (c := t.content) is not None:
+                    out.add(c)
+        return frozenset(out)
 
     @cached_property
     def names(self) -> frozenset[str]:
@@ -136,6 +160,8 @@ def _words(segment: str, offset: int = 0, openings: frozenset[int] = frozenset()
     previous: Token | None = None
     for match in _WORD_OR_BREAK.finditer(segment):
         word = match["word"]
+        if match["brk"] == "." and previous is not None and previous.lower in _TITLES:
+            continue  # "Dr. Sato", "Mr. Haines": the full stop of a title ends no clause
         if word is None or word.lower() in _CLAUSE_WORDS:
             if previous is not None:
                 yield previous
@@ -143,8 +169,11 @@ def _words(segment: str, offset: int = 0, openings: frozenset[int] = frozenset()
             yield None
             continue
         token = Token(word, word.lower(), opens=offset + match.start() in openings)
-        if previous is not None and token.lower == "up" and previous.lower in _GIVE:
-            token = Token(f"{previous.text} up", "quit", opens=previous.opens)  # "gave up": a cessation, as "quit"
+        if previous is not None and (
+            (token.lower == "up" and previous.lower in _GIVE) or (token.lower == "down" and previous.lower in _STEP)
+        ):
+            # "gave up", "stepped down": a cessation, as "quit"
+            token = Token(f"{previous.text} {token.text}", "quit", opens=previous.opens)
             previous = None
         if previous is not None:
             yield previous
@@ -175,6 +204,7 @@ def _clause(tokens: Sequence[Token]) -> Clause:
             quantity = replace(token.quantity, anchor=stem(near.lower), anchor_text=near.text)
             token = replace(token, quantity=quantity)
         anchored.append(token)
+    anchored = _rated(anchored)
     negating = [t for t in tokens if t.quantity is None and is_negation(t.lower)]
     if any(is_cessation(t.lower) for t in negating) and not all(is_cessation(t.lower) for t in negating):
         negating = []  # "I won't quit", "never stopped": a cessation denied affirms
@@ -182,5 +212,97 @@ def _clause(tokens: Sequence[Token]) -> Clause:
     return Clause(tuple(anchored), negation)
 
 
+def _rated(tokens: list[Token]) -> list[Token]:
+    """A clause with one period word ("our monthly bill is $8k", "20 mg of it daily") makes its amounts, measures
+    and counts without a period rates of that period, as "$8k a month" and "20 mg a day" are."""
+    periods = {p for t in tokens if (p := period_of(t.lower)) is not None}
+    if len(periods) != 1:
+        return tokens
+    period = periods.pop()
+    return [
+        replace(t, quantity=per(t.quantity, period))
+        if t.quantity is not None and "/" not in t.quantity.dimension and t.quantity.kind in RATED_KINDS
+        else t
+        for t in tokens
+    ]
+
+
 def different_names(old: Text, new: Text) -> bool:
     return bool(old.names - new.names) and bool(new.names - old.names)
+
+
+_NUMERONYM = re.compile(r"([a-z])(\d{1,2})([a-z])")
+
+
+def align_abbreviations(old: Text, new: Text) -> tuple[Text, Text]:
+    """Both texts with the abbreviations of one read as the words they abbreviate in the other: "DB" /
+    "database", "appt" / "appointment", "k8s" / "Kubernetes", "QBR" / "quarterly business review",
+    "Postgres" / "PostgreSQL". An abbreviation is a word of one text, missing from the other, that is an
+    initialism of consecutive words of the other, a numeronym, a prefix of one of its words, or the first
+    letter and some of the letters of one (in order, with the last letter or written in capitals); a word of
+    the other text that is itself in the first does not count, and an abbreviation that could stand for two
+    words is left alone."""
+    return _expand(old, new), _expand(new, old)
+
+
+def _expand(text: Text, other: Text) -> Text:
+    mine = {t.lower for t in text.tokens}
+    theirs = [t for t in other.tokens if t.quantity is None and is_content(t.lower) and t.lower not in mine]
+    if not theirs:
+        return text
+    lowers = {t.lower for t in other.tokens}
+    changed = False
+    clauses = []
+    for clause in text.clauses:
+        tokens: list[Token] = []
+        for token in clause.tokens:
+            expansion = None
+            if token.quantity is None and is_content(token.lower) and token.lower not in lowers:
+                expansion = _abbreviated(token, theirs, other)
+            if expansion:
+                changed = True
+                tokens.extend(replace(t, opens=token.opens and i == 0) for i, t in enumerate(expansion))
+            else:
+                tokens.append(token)
+        clauses.append(_clause(tokens) if tokens != list(clause.tokens) else clause)
+    if not changed:
+        return text
+    return Text(tuple(clauses), " ".join(t.lower for clause in clauses for t in clause.tokens))
+
+
+def _abbreviated(token: Token, candidates: Sequence[Token], other: Text) -> list[Token] | None:
+    short = token.lower.split("'")[0]
+    if len(short) < 2 or not short.isalnum():
+        return None
+    capitals = token.text.isupper() and len(token.text) > 1
+    initialism = _initialism(short, other) if capitals and short.isalpha() and 2 <= len(short) <= 5 else None
+    if initialism:
+        return initialism
+    found = {t.lower: t for t in candidates if _abbreviates(short, t.lower.split("'")[0], capitals)}
+    return [next(iter(found.values()))] if len(found) == 1 else None
+
+
+def _initialism(short: str, other: Text) -> list[Token] | None:
+    for clause in other.clauses:
+        words = [t for t in clause.tokens if t.quantity is None and is_content(t.lower)]
+        for i in range(len(words) - len(short) + 1):
+            run = words[i : i + len(short)]
+            if "".join(t.lower[0] for t in run) == short:
+                return run
+    return None
+
+
+def _abbreviates(short: str, word: str, capitals: bool) -> bool:
+    if len(word) < len(short) + 2 or short[0] != word[0] or not word.isalpha():
+        return False
+    numeronym = _NUMERONYM.fullmatch(short)
+    if numeronym:
+        return word[-1] == numeronym[3] and len(word) == int(numeronym[2]) + 2
+    if not short.isalpha():
+        return False
+    if word.startswith(short):
+        return len(short) >= 3
+    if not (capitals or short[-1] == word[-1]) or len(short) > 5:
+        return False
+    rest = iter(word[1:])
+    return all(c in rest for c in short[1:])

@@ -37,9 +37,44 @@ def says_no_longer(words: list[str]) -> bool:
     return any(w in _NO_LONGER or w in _CESSATIONS for w in words)
 
 
+# past forms that the suffix rules cannot undo: "sent" and "send", "led" and "leads" are one word
+_IRREGULAR = {
+    "sent": "send",
+    "led": "lead",
+    "ran": "run",
+    "paid": "pay",
+    "held": "hold",
+    "built": "build",
+    "kept": "keep",
+    "made": "make",
+    "went": "go",
+    "gone": "go",
+    "taught": "teach",
+    "bought": "buy",
+    "sold": "sell",
+    "told": "tell",
+    "spent": "spend",
+    "met": "meet",
+    "wrote": "write",
+    "written": "write",
+    "chose": "choose",
+    "chosen": "choose",
+    "drove": "drive",
+    "driven": "drive",
+    "took": "take",
+    "taken": "take",
+    "gave": "give",
+    "given": "give",
+}
+
+
 def stem(word: str) -> str:
-    """A crude stem, enough to see "uses", "use" and "used" (or "services" and "service") as one word."""
+    """A crude stem, enough to see "uses", "use" and "used" (or "services" and "service", "sent" and "send",
+    "subscribed" and "subscription") as one word."""
     word = word.split("'")[0]
+    word = _IRREGULAR.get(word, word)
+    if word.endswith(("scription", "scriptions")):
+        word = word[: word.index("scription")] + "scribe"  # subscription, prescription → subscribe, prescribe
     if word.endswith("ies") and len(word) > 4:
         return word[:-3] + "y"
     for suffix in ("ing", "ed", "es", "s"):
