@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import logging
 import time
-from collections.abc import AsyncIterator, Awaitable, Callable
+from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from typing import Any
 
@@ -13,6 +13,7 @@ from fastapi.responses import JSONResponse
 from fastapi_offline import FastAPIOffline
 from prometheus_client import CONTENT_TYPE_LATEST, generate_latest
 from starlette.routing import Route
+from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from engram.config import Settings
 from engram.db.pool import service_pool
@@ -44,6 +45,44 @@ def route_template(request: Request) -> str:
     segments = request.url.path.split("/")
     prefix = segments[: len(segments) - len(template.split("/")) + 1]
     return "/".join(prefix) + template
+
+
+class RecordLatency:
+    """Plain ASGI (no extra task and stream per request, as Starlette's BaseHTTPMiddleware has): gives each HTTP
+    request its id (``request.state.request_id``, the caller's ``x-request-id`` when usable), records its
+    latency by route template, method and status, and writes the access log line (path only; never body or
+    query) for every path but the probes and the scrape."""
+
+    def __init__(self, app: ASGIApp) -> None:
+        self._app = app
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":
+            await self._app(scope, receive, send)
+            return
+        started = time.perf_counter()
+        request = Request(scope)
+        request.state.request_id = request_id(request.headers.get("x-request-id"))
+        status = 500
+
+        async def sent(message: Message) -> None:
+            nonlocal status
+            if message["type"] == "http.response.start":
+                status = int(message["status"])
+            await send(message)
+
+        await self._app(scope, receive, sent)
+        elapsed = time.perf_counter() - started
+        HTTP_LATENCY.labels(route_template(request), method_label(request.method), str(status)).observe(elapsed)
+        if request.url.path not in QUIET_PATHS:
+            access.info(
+                "%s %s %d %.1fms",
+                request.method,
+                request.url.path,
+                status,
+                elapsed * 1000,
+                extra={"request_id": request.state.request_id},
+            )
 
 
 def create_app(settings: Settings) -> FastAPI:
@@ -83,24 +122,7 @@ def create_app(settings: Settings) -> FastAPI:
     )
     app.add_middleware(BodyLimit, max_bytes=settings.max_request_bytes)
 
-    @app.middleware("http")
-    async def record_latency(request: Request, call_next: Callable[[Request], Awaitable[Response]]) -> Response:
-        started = time.perf_counter()
-        request.state.request_id = request_id(request.headers.get("x-request-id"))
-        response = await call_next(request)
-        path = route_template(request)
-        elapsed = time.perf_counter() - started
-        HTTP_LATENCY.labels(path, method_label(request.method), str(response.status_code)).observe(elapsed)
-        if request.url.path not in QUIET_PATHS:  # the access log: the path (ids at most), never body or query
-            access.info(
-                "%s %s %d %.1fms",
-                request.method,
-                request.url.path,
-                response.status_code,
-                elapsed * 1000,
-                extra={"request_id": request.state.request_id},
-            )
-        return response
+    app.add_middleware(RecordLatency)
 
     if tracing.enabled():  # the server span per request, outermost; probes and scrapes make none
         from opentelemetry.instrumentation.fastapi import FastAPIInstrumentor
