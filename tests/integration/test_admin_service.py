@@ -16,6 +16,7 @@ import pytest_asyncio
 
 from engram.config import DEFAULT_ADMIN_ID, DEFAULT_TENANT_ID, Settings
 from engram.db import keys
+from engram.db.pool import create_pool
 from engram.domain.keys import secret_matches
 from engram.domain.models import CallerContext
 from engram.errors import Conflict, NotFound, PermissionDenied, Unavailable, ValidationFailed
@@ -237,3 +238,37 @@ def test_openapi_documents_the_admin_responses(servers: Settings) -> None:
         schema = spec["paths"][path][method]["responses"][status]["content"]["application/json"]["schema"]
         properties = schemas[schema["$ref"].rsplit("/", 1)[-1]]["properties"]
         assert fields <= set(properties), (path, method, status)
+
+
+async def test_the_key_lookup_is_one_statement_that_leaves_nothing_on_the_pooled_connection(
+    migrated: str, owner_pool: asyncpg.Pool
+) -> None:
+    ctx = await create_tenant(owner_pool)
+    key_id = f"{uuid.uuid4().hex[:16]}"
+    async with owner_pool.acquire() as conn:
+        await conn.execute(
+            "INSERT INTO api_keys (tenant_id, id, principal_id, salt, secret_hash, scopes) "
+            "VALUES ($1, $2, $3, '\\x00', '\\x00', '{read}')",
+            uuid.UUID(ctx.tenant_id),
+            key_id,
+            uuid.UUID(ctx.principal_id),
+        )
+    one = await create_pool(migrated, role=Settings().app_role, min_size=1, max_size=1)  # always the same one
+    try:
+        found = await keys.find(one, key_id)
+        assert found is not None and found.usable and found.tenant_id == ctx.tenant_id
+        async with one.acquire() as conn:  # the settings the lookup made were local to its statement
+            left = await conn.fetchrow(
+                "SELECT current_setting('app.tenant_id', true) AS tenant, "
+                "current_setting('app.api_key_id', true) AS key"
+            )
+            assert not left["tenant"] and not left["key"]
+            # and without them the policies admit neither the key nor its principal
+            assert await conn.fetchval("SELECT count(*) FROM api_keys WHERE id = $1", key_id) == 0
+        async with owner_pool.acquire() as conn:
+            await conn.execute("UPDATE principals SET disabled_at = now() WHERE id = $1", uuid.UUID(ctx.principal_id))
+        disabled = await keys.find(one, key_id)
+        assert disabled is not None and not disabled.usable
+        assert await keys.find(one, "0" * 16) is None
+    finally:
+        await one.close()
