@@ -14,7 +14,7 @@ from pgvector.asyncpg import register_vector
 from engram.config import Settings
 from engram.db import search
 from engram.db.pool import tenant_tx
-from engram.domain.models import CallerContext
+from engram.domain.models import CallerContext, MemoryItem
 from engram.embeddings.provider import EmbeddingProvider
 from tests.support.bulk import ITEM_COLUMNS, fact_row
 from tests.support.tenants import create_tenant
@@ -48,10 +48,36 @@ def _around(centre: np.ndarray, n: int, spread: float, rng: np.random.Generator)
     return (moved / np.linalg.norm(moved, axis=1, keepdims=True)).astype(np.float32)
 
 
-@pytest.mark.parametrize("path", ["exact", "hnsw"])
+@pytest.fixture(params=["exact", "hnsw"])
+def path(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> str:
+    """The search a tenant's share picks: "exact" reads its own rows, as a small tenant does; "hnsw" walks the
+    graph every tenant shares, as a large one does."""
+    monkeypatch.setattr(search, "EXACT_SCAN_RATIO", 10**9 if request.param == "exact" else 0)
+    return str(request.param)
+
+
+async def _semantic(
+    app_pool: asyncpg.Pool,
+    ctx: CallerContext,
+    query: np.ndarray,
+    settings: Settings,
+    limit: int,
+    filters: search.Filters | None = None,
+) -> list[tuple[MemoryItem, float]]:
+    async with tenant_tx(app_pool, ctx.tenant_id) as conn:
+        return await search.semantic(
+            conn,
+            query,
+            settings.embedding_profile,
+            settings.embedding_dimensions,
+            filters or search.Filters(),
+            ctx.principal_id,
+            limit,
+        )
+
+
 async def test_a_tenant_gets_its_exact_nearest_and_no_foreign_memory(
     path: str,
-    monkeypatch: pytest.MonkeyPatch,
     app_pool: asyncpg.Pool,
     owner_pool: asyncpg.Pool,
     settings: Settings,
@@ -68,18 +94,7 @@ async def test_a_tenant_gets_its_exact_nearest_and_no_foreign_memory(
     distances = 1 - mine @ query / np.linalg.norm(query)
     exact = {own_ids[i] for i in np.argsort(distances)[:20]}
 
-    # a small tenant reads its own rows; "hnsw": as a large one would, through the graph every tenant shares
-    monkeypatch.setattr(search, "EXACT_SCAN_RATIO", 10**9 if path == "exact" else 0)
-    async with tenant_tx(app_pool, me.tenant_id) as conn:
-        found = await search.semantic(
-            conn,
-            query,
-            settings.embedding_profile,
-            settings.embedding_dimensions,
-            search.Filters(),
-            me.principal_id,
-            20,
-        )
+    found = await _semantic(app_pool, me, query, settings, 20)
 
     assert len(found) == 20
     assert all(str(item.tenant_id) == me.tenant_id for item, _ in found)
@@ -91,10 +106,8 @@ async def test_a_tenant_gets_its_exact_nearest_and_no_foreign_memory(
     assert similarities == sorted(similarities, reverse=True)
 
 
-@pytest.mark.parametrize("path", ["exact", "hnsw"])
 async def test_filters_that_keep_out_the_nearest_widen_the_candidates_until_enough_pass(
     path: str,
-    monkeypatch: pytest.MonkeyPatch,
     app_pool: asyncpg.Pool,
     owner_pool: asyncpg.Pool,
     settings: Settings,
@@ -109,17 +122,7 @@ async def test_filters_that_keep_out_the_nearest_widen_the_candidates_until_enou
     async with owner_pool.acquire() as conn:  # only the six farthest from the query are preferences
         await conn.execute("UPDATE memory_items SET kind = 'preference' WHERE id = ANY($1::uuid[])", farthest)
 
-    monkeypatch.setattr(search, "EXACT_SCAN_RATIO", 10**9 if path == "exact" else 0)
-    async with tenant_tx(app_pool, me.tenant_id) as conn:
-        found = await search.semantic(
-            conn,
-            query,
-            settings.embedding_profile,
-            settings.embedding_dimensions,
-            search.Filters(kinds=["preference"]),
-            me.principal_id,
-            5,
-        )
+    found = await _semantic(app_pool, me, query, settings, 5, search.Filters(kinds=["preference"]))
 
     # the first read (30 vectors) holds none of them: only widening the candidates reaches them
     assert len(found) == 5
@@ -142,16 +145,7 @@ async def test_the_count_that_chooses_the_search_is_reused_for_a_minute(
     monkeypatch.setattr(search, "_held_counts", counts)
 
     async def held() -> int:
-        async with tenant_tx(app_pool, me.tenant_id) as conn:
-            await search.semantic(
-                conn,
-                query,
-                settings.embedding_profile,
-                settings.embedding_dimensions,
-                search.Filters(),
-                me.principal_id,
-                5,
-            )
+        await _semantic(app_pool, me, query, settings, 5)
         [(_, value)] = [v for k, v in counts.items() if me.tenant_id in k[0]]
         return value
 
