@@ -419,6 +419,17 @@ async def run(args: argparse.Namespace, url: str, key: str, database_url: str) -
         await wait_embedded(database_url, all_items)
         timings["ingest_and_embed_s"] = round(time.perf_counter() - started, 1)
         stored = await vectors(database_url, all_items)
+        if args.vectors:  # dev only: the stored turn vectors and the query vectors, for offline prototypes
+            dev = [c for c in conversations if c.sample_id in DEV]
+            query_vectors = [await provider.embed_query(str(q["question"])) for c in dev for q in c.questions]
+            await asyncio.to_thread(
+                np.savez_compressed,
+                args.vectors,
+                turn_keys=np.array([f"{c.sample_id}/{t.dia_id}" for c in dev for t in c.turns]),
+                turns=np.stack([stored[t.item_id] for c in dev for t in c.turns]),
+                question_keys=np.array([f"{c.sample_id}/{n}" for c in dev for n in range(len(c.questions))]),
+                questions=np.stack(query_vectors),
+            )
         if args.candidates:
             try:
                 dumped_candidates = await dev_candidates(database_url, conversations, provider)
@@ -623,6 +634,7 @@ def main() -> None:
     parser.add_argument(
         "--candidates", default="", help="write the dev questions' first-stage candidates here (for fitting)"
     )
+    parser.add_argument("--vectors", default="", help="write the dev turns' and questions' vectors here (.npz)")
     parser.add_argument("--dump", default="", help="write each question's rankings (engram, bm25, dense) here")
     parser.add_argument("--lexical", action="store_true", help="only the two BM25 baselines, no stack")
     args = parser.parse_args()
