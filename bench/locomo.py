@@ -21,7 +21,9 @@ the tokens returned (whitespace words). Baselines over the same turns, computed 
 Dev is conv-26, conv-30, conv-41 (tuning only there); holdout is the other seven (report only). The
 difference to each baseline gets a paired bootstrap 95% CI (2,000 resamples of the questions), and the
 table names the best baseline by MRR (the one Engram's lead is measured against).
-Writes bench/results/locomo-<date>.json and prints a markdown table.
+Writes bench/results/locomo-<date>.json (``-dev`` or ``-holdout`` before ``.json`` for one split) and prints a
+markdown table. ``--candidates`` and ``--vectors`` write what ``locomo_offline.py`` replays to try a ranking
+idea on dev without a stack.
 """
 
 from __future__ import annotations
@@ -669,8 +671,9 @@ def main() -> None:
         },
         **results,
     }
-    out = ROOT / "bench" / "results" / f"locomo-{datetime.now(UTC):%Y-%m-%d}.json"
-    if not args.conversations and not args.limit_questions and args.split == "all":  # only full runs are kept
+    suffix = "" if args.split == "all" else f"-{args.split}"
+    out = ROOT / "bench" / "results" / f"locomo-{datetime.now(UTC):%Y-%m-%d}{suffix}.json"
+    if not args.conversations and not args.limit_questions:  # only whole splits are kept
         out.write_text(json.dumps(report, indent=2) + "\n")
         print(f"written to {out.relative_to(ROOT)}")
     print(json.dumps({k: v for k, v in report.items() if k not in ("dev", "holdout", "sweep")}, indent=2))
