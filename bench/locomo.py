@@ -317,10 +317,14 @@ async def dev_candidates(
     return out
 
 
+RECALL_SECONDS: dict[str, float] = {}  # wall time of Engram's recalls, per configuration (default or a sweep row)
+
+
 async def engram_rankings(
-    client: httpx.AsyncClient, conv: Conversation, mode: str
+    client: httpx.AsyncClient, conv: Conversation, mode: str, label: str = "default"
 ) -> list[tuple[list[list[str]], int]]:
     out = []
+    started = time.perf_counter()
     for q in conv.questions:
         response = await client.post(
             "/v1/recall",
@@ -337,6 +341,7 @@ async def engram_rankings(
         items = response.json()["items"]
         ranked = [conv.by_item.get(r["item"]["id"], [r["item"].get("external_id") or ""]) for r in items]
         out.append((ranked, sum(len(r["item"]["content"].split()) for r in items)))
+    RECALL_SECONDS[label] = RECALL_SECONDS.get(label, 0.0) + time.perf_counter() - started
     return out
 
 
@@ -483,7 +488,7 @@ async def run(args: argparse.Namespace, url: str, key: str, database_url: str) -
                 rows = [
                     score(ranked, evidence(q), tokens)
                     for (ranked, tokens), q in zip(
-                        await engram_rankings(client, conv, "hybrid"), conv.questions, strict=True
+                        await engram_rankings(client, conv, "hybrid", label), conv.questions, strict=True
                     )
                 ]
                 sweep.setdefault(label, {}).setdefault(split, {}).setdefault("rows", []).extend(rows)  # type: ignore[attr-defined]
@@ -498,9 +503,12 @@ async def run(args: argparse.Namespace, url: str, key: str, database_url: str) -
             score(ranked, evidence(q), tokens) for (ranked, tokens), q in zip(fused, base.conv.questions, strict=True)
         )
 
+    questions = sum(len(c.questions) for c in conversations)
     report: dict[str, object] = {
         "fusion_weight_bm25": weight,
         "timings": timings,
+        # one client, recalls one after another: mean wall ms per recall of each configuration
+        "recall_ms": {label: round(1000 * s / questions, 1) for label, s in RECALL_SECONDS.items()},
         "sweep": {
             label: {split: mean(data["rows"]) for split, data in splits.items()}  # type: ignore[arg-type]
             for label, splits in sweep.items()
