@@ -320,6 +320,39 @@ async def dev_candidates(
 RECALL_SECONDS: dict[str, float] = {}  # wall time of Engram's recalls, per configuration (default or a sweep row)
 
 
+async def keyword_statement_ms(database_url: str, conversations: list[Conversation]) -> dict[str, float]:
+    """The keyword candidate statement alone (``search.keyword``, 50 candidates, in process against the stack's
+    database), with and without rarity weighting, alternating question by question: mean ms of each."""
+    from engram.config import Settings
+    from engram.db.pool import service_pool, tenant_tx
+    from engram.db.search import Filters, keyword
+
+    pool = await service_pool(Settings(database_url=database_url), max_size=1)
+    spent = {True: 0.0, False: 0.0}
+    asked = 0
+    try:
+        for conv in conversations:
+            owner = await asyncpg.connect(database_url)
+            try:
+                tenant = str(await owner.fetchval("SELECT tenant_id FROM workspaces WHERE id = $1", conv.workspace_id))
+            finally:
+                await owner.close()
+            filters = Filters(workspace_id=conv.workspace_id)
+            for q in conv.questions:
+                asked += 1
+                for rarity in (True, False):
+                    async with tenant_tx(pool, tenant) as conn:
+                        started = time.perf_counter()
+                        await keyword(conn, str(q["question"]), filters, ADMIN_ID, 50, rarity=rarity)
+                        spent[rarity] += time.perf_counter() - started
+    finally:
+        await pool.close()
+    return {
+        "keyword_sql_ms_rarity": round(1000 * spent[True] / max(asked, 1), 2),
+        "keyword_sql_ms_ts_rank": round(1000 * spent[False] / max(asked, 1), 2),
+    }
+
+
 async def engram_rankings(
     client: httpx.AsyncClient, conv: Conversation, mode: str, label: str = "default"
 ) -> list[tuple[list[list[str]], int]]:
@@ -479,6 +512,11 @@ async def run(args: argparse.Namespace, url: str, key: str, database_url: str) -
                     for (ranked, tokens), q in zip(rankings, conv.questions, strict=True)
                 )
         timings["recall_s"] = round(time.perf_counter() - started, 1)
+        if args.time_keyword:
+            try:
+                timings.update(await keyword_statement_ms(database_url, conversations))
+            except Exception as exc:  # the run goes on: the timing is an aside
+                print(f"keyword statement not timed: {exc!r}", flush=True)
         sweep: dict[str, dict[str, dict[str, float]]] = {}
         for setting in args.sweep:  # other recall settings, on the same turns (tune on dev only)
             (await client.patch("/v1/admin/tenant-config", json={"recall": setting})).raise_for_status()
@@ -646,6 +684,9 @@ def main() -> None:
     )
     parser.add_argument("--vectors", default="", help="write the dev turns' and questions' vectors here (.npz)")
     parser.add_argument("--dump", default="", help="write each question's rankings (engram, bm25, dense) here")
+    parser.add_argument(
+        "--time-keyword", action="store_true", help="time the keyword statement with and without rarity weighting"
+    )
     parser.add_argument("--lexical", action="store_true", help="only the two BM25 baselines, no stack")
     args = parser.parse_args()
     if args.lexical:

@@ -10,6 +10,8 @@ and replays Engram's hybrid ranking in Python: the first stage as dumped (ts_ran
 similarities of each list's 50 best), the weighted sum (dense share 0.25), the subject boost (×2) and session
 context (±2 places, 0.2 of the hit's score, half per further place). Each idea then changes one part and is
 scored with the harness's metrics on the same questions. Dev only: the script refuses holdout conversations.
+The dump must come from a run with ts_rank keyword scores (before ``keyword_idf``, or with it off), as the
+figures in docs/benchmarks.md (2026-12-02, "LoCoMo: rarity-weighted keyword scores") were read from.
 """
 
 from __future__ import annotations
@@ -200,6 +202,23 @@ def entity_links(
     return out
 
 
+def decomposed(c: Conv, question: str, mode: str) -> dict[str, float]:
+    """Query decomposition by rules: the question split on "and" and commas, each part's BM25 (b = 0) normalised,
+    combined by ``mode`` (max, mean, or half the whole question's and half the best part's)."""
+    parts = [p for p in re.split(r",? and |, ", question) if lexemes(p)]
+    whole = c.bm25(lexemes(question), 1.2, 0.0)
+    if len(parts) < 2:
+        return whole
+    subs = [min_max(c.bm25(lexemes(p), 1.2, 0.0)) for p in parts]
+    keys: set[str] = set().union(*subs)
+    if mode == "max":
+        return {k: max(s.get(k, 0.0) for s in subs) for k in keys}
+    if mode == "mean":
+        return {k: sum(s.get(k, 0.0) for s in subs) / len(subs) for k in keys}
+    w = min_max(whole)
+    return {k: 0.5 * w.get(k, 0.0) + 0.5 * max(s.get(k, 0.0) for s in subs) for k in keys | set(w)}
+
+
 def ranked(scores: dict[str, float]) -> list[str]:
     return sorted(scores, key=lambda d: (-scores[d], d))
 
@@ -314,7 +333,34 @@ def main() -> None:
             )
     base = lambda c, q, d: fuse_rank(c, q, *dumped_lists(d), context=0)  # noqa: E731
     bm = lambda c, q, d: fuse_rank(c, q, top(c.bm25(lexemes(str(q["question"]))), 50), dumped_lists(d)[1], context=0)  # noqa: E731
-    for first_name, first in (("ts_rank", base), ("bm25", bm)):
+    bm0 = lambda c, q, d: fuse_rank(  # noqa: E731
+        c, q, top(c.bm25(lexemes(str(q["question"])), 1.2, 0.0), 50), dumped_lists(d)[1], context=0
+    )
+    for dw in (0.15, 0.25, 0.35):
+        for boost in (0.5, 1.0):
+            for ctx in (0.2, 0.3):
+                run(
+                    f"bm25 b 0 k1 0.8, dense {dw}, boost {boost}, context {ctx}",
+                    lambda c, q, qv, d, dw=dw, boost=boost, ctx=ctx: ranked(
+                        fuse_rank(
+                            c,
+                            q,
+                            top(c.bm25(lexemes(str(q["question"])), 0.8, 0.0), 50),
+                            dumped_lists(d)[1],
+                            dw,
+                            boost,
+                            ctx,
+                        )
+                    ),
+                )
+    for mode in ("max", "mean", "blend"):
+        run(
+            f"decomposed on 'and' and commas (bm25 b 0), {mode}",
+            lambda c, q, qv, d, mode=mode: ranked(
+                fuse_rank(c, q, top(decomposed(c, str(q["question"]), mode), 50), dumped_lists(d)[1])
+            ),
+        )
+    for first_name, first in (("ts_rank", base), ("bm25", bm), ("bm25 b 0", bm0)):
         for m in (3, 5, 10):
             for beta in (0.5, 1.0, 2.0):
                 for share in (0.5, 1.0):
