@@ -149,23 +149,28 @@ async def keyword(
         args.append(share)
     share_param = f"${len(args)}"
     where = _where(filters, viewer, args)
-    rank = "ts_rank(i.content_tsv, $2::tsquery)"
+    rank = "ts_rank(i.content_tsv, $2::tsquery)"  # with rarity: the tsvector, scored once per memory below
     weights = ""
+    score = ""
     if rarity:
         args.extend([scoring.DOCUMENT_FREQUENCY_CAP, scoring.KEYWORD_K1])
         cap, k1 = f"${len(args) - 1}", f"${len(args)}::float8"
         # each query word's rarity (scoring.term_rarity), counted once for the statement
         weights = f"""rarity AS MATERIALIZED (
-                SELECT t.term, ln(1 + (greatest(n.n, d.df) - d.df + 0.5) / (d.df + 0.5))::float8 AS w
-                FROM unnest($1::text[]) AS t(term)
+                SELECT t.term, t.ord, ln(1 + (greatest(n.n, d.df) - d.df + 0.5) / (d.df + 0.5))::float8 AS w
+                FROM unnest($1::text[]) WITH ORDINALITY AS t(term, ord)
                 CROSS JOIN LATERAL (SELECT count(*) AS df FROM (SELECT 1 FROM memory_terms p
                     WHERE p.tenant_id = engram_current_tenant() AND p.term = t.term LIMIT {cap}) s) d
                 CROSS JOIN (SELECT count(*) AS n FROM (SELECT 1 FROM memory_items i
-                    WHERE i.tenant_id = engram_current_tenant() LIMIT {cap}) s) n),"""
-        # scoring.keyword_relevance: Σ rarity × tf·(k1 + 1)/(tf + k1) over the query words the memory has
-        rank = f"""(SELECT coalesce(sum(r.w * x.tf * ({k1} + 1) / (x.tf + {k1})), 0)
-                    FROM (SELECT u.lexeme, coalesce(cardinality(u.positions), 1) AS tf
-                          FROM unnest(i.content_tsv) u) x JOIN rarity r ON r.term = x.lexeme)"""
+                    WHERE i.tenant_id = engram_current_tenant() LIMIT {cap}) s) n),
+            weights AS (SELECT array_agg(w ORDER BY ord) AS w FROM rarity),"""
+        # scoring.keyword_relevance: Σ rarity × tf·(k1 + 1)/(tf + k1) over the query words the memory has,
+        # computed once per matched memory (the branches carry its tsvector, not a score)
+        score = f"""(SELECT coalesce(sum(wt.w[array_position($1::text[], u.lexeme)]
+                             * coalesce(cardinality(u.positions), 1) * ({k1} + 1)
+                             / (coalesce(cardinality(u.positions), 1) + {k1})), 0)
+                     FROM unnest(m.rank) u WHERE u.lexeme = ANY($1::text[]))"""
+        rank = "i.content_tsv"
 
     def branch(n: int, limit_param: str, skip_earlier: bool) -> str:
         earlier = (
@@ -197,6 +202,8 @@ async def keyword(
         if rarity
         else ""
     )
+    # with rarity, matched's "rank" is the memory's tsvector until scored here
+    scored = f"(SELECT m.id, m.created_at, {score} AS rank FROM matched m, weights wt) s" if rarity else "matched"
     rows = await conn.fetch(
         f"""WITH {weights} recent AS (
                 SELECT u.id, u.created_at, u.rank FROM ({" UNION ALL ".join(newest)}) u
@@ -204,7 +211,7 @@ async def keyword(
             matched AS (
                 SELECT DISTINCT ON (c.id) c.id, c.created_at, c.rank
                 FROM (SELECT * FROM recent {"".join(f" UNION ALL {b}" for b in shares)}) c ORDER BY c.id),
-            ranked AS (SELECT id, rank FROM matched ORDER BY rank DESC, created_at DESC LIMIT $3)
+            ranked AS (SELECT id, rank FROM {scored} ORDER BY rank DESC, created_at DESC LIMIT $3)
             SELECT {ITEM_COLUMNS_I}, r.rank {detail} FROM ranked r JOIN memory_items i ON i.id = r.id
             ORDER BY r.rank DESC, i.created_at DESC""",
         *args,
