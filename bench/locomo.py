@@ -21,7 +21,9 @@ the tokens returned (whitespace words). Baselines over the same turns, computed 
 Dev is conv-26, conv-30, conv-41 (tuning only there); holdout is the other seven (report only). The
 difference to each baseline gets a paired bootstrap 95% CI (2,000 resamples of the questions), and the
 table names the best baseline by MRR (the one Engram's lead is measured against).
-Writes bench/results/locomo-<date>.json and prints a markdown table.
+Writes bench/results/locomo-<date>.json (``-dev`` or ``-holdout`` before ``.json`` for one split) and prints a
+markdown table. ``--candidates`` and ``--vectors`` write what ``locomo_offline.py`` replays to try a ranking
+idea on dev without a stack.
 """
 
 from __future__ import annotations
@@ -315,10 +317,47 @@ async def dev_candidates(
     return out
 
 
+RECALL_SECONDS: dict[str, float] = {}  # wall time of Engram's recalls, per configuration (default or a sweep row)
+
+
+async def keyword_statement_ms(database_url: str, conversations: list[Conversation]) -> dict[str, float]:
+    """The keyword candidate statement alone (``search.keyword``, 50 candidates, in process against the stack's
+    database), with and without rarity weighting, alternating question by question: mean ms of each."""
+    from engram.config import Settings
+    from engram.db.pool import service_pool, tenant_tx
+    from engram.db.search import Filters, keyword
+
+    pool = await service_pool(Settings(database_url=database_url), max_size=1)
+    spent = {True: 0.0, False: 0.0}
+    asked = 0
+    try:
+        for conv in conversations:
+            owner = await asyncpg.connect(database_url)
+            try:
+                tenant = str(await owner.fetchval("SELECT tenant_id FROM workspaces WHERE id = $1", conv.workspace_id))
+            finally:
+                await owner.close()
+            filters = Filters(workspace_id=conv.workspace_id)
+            for q in conv.questions:
+                asked += 1
+                for rarity in (True, False):
+                    async with tenant_tx(pool, tenant) as conn:
+                        started = time.perf_counter()
+                        await keyword(conn, str(q["question"]), filters, ADMIN_ID, 50, rarity=rarity)
+                        spent[rarity] += time.perf_counter() - started
+    finally:
+        await pool.close()
+    return {
+        "keyword_sql_ms_rarity": round(1000 * spent[True] / max(asked, 1), 2),
+        "keyword_sql_ms_ts_rank": round(1000 * spent[False] / max(asked, 1), 2),
+    }
+
+
 async def engram_rankings(
-    client: httpx.AsyncClient, conv: Conversation, mode: str
+    client: httpx.AsyncClient, conv: Conversation, mode: str, label: str = "default"
 ) -> list[tuple[list[list[str]], int]]:
     out = []
+    started = time.perf_counter()
     for q in conv.questions:
         response = await client.post(
             "/v1/recall",
@@ -335,6 +374,7 @@ async def engram_rankings(
         items = response.json()["items"]
         ranked = [conv.by_item.get(r["item"]["id"], [r["item"].get("external_id") or ""]) for r in items]
         out.append((ranked, sum(len(r["item"]["content"].split()) for r in items)))
+    RECALL_SECONDS[label] = RECALL_SECONDS.get(label, 0.0) + time.perf_counter() - started
     return out
 
 
@@ -419,6 +459,17 @@ async def run(args: argparse.Namespace, url: str, key: str, database_url: str) -
         await wait_embedded(database_url, all_items)
         timings["ingest_and_embed_s"] = round(time.perf_counter() - started, 1)
         stored = await vectors(database_url, all_items)
+        if args.vectors:  # dev only: the stored turn vectors and the query vectors, for offline prototypes
+            dev = [c for c in conversations if c.sample_id in DEV]
+            query_vectors = [await provider.embed_query(str(q["question"])) for c in dev for q in c.questions]
+            await asyncio.to_thread(
+                np.savez_compressed,
+                args.vectors,
+                turn_keys=np.array([f"{c.sample_id}/{t.dia_id}" for c in dev for t in c.turns]),
+                turns=np.stack([stored[t.item_id] for c in dev for t in c.turns]),
+                question_keys=np.array([f"{c.sample_id}/{n}" for c in dev for n in range(len(c.questions))]),
+                questions=np.stack(query_vectors),
+            )
         if args.candidates:
             try:
                 dumped_candidates = await dev_candidates(database_url, conversations, provider)
@@ -461,6 +512,11 @@ async def run(args: argparse.Namespace, url: str, key: str, database_url: str) -
                     for (ranked, tokens), q in zip(rankings, conv.questions, strict=True)
                 )
         timings["recall_s"] = round(time.perf_counter() - started, 1)
+        if args.time_keyword:
+            try:
+                timings.update(await keyword_statement_ms(database_url, conversations))
+            except Exception as exc:  # the run goes on: the timing is an aside
+                print(f"keyword statement not timed: {exc!r}", flush=True)
         sweep: dict[str, dict[str, dict[str, float]]] = {}
         for setting in args.sweep:  # other recall settings, on the same turns (tune on dev only)
             (await client.patch("/v1/admin/tenant-config", json={"recall": setting})).raise_for_status()
@@ -470,7 +526,7 @@ async def run(args: argparse.Namespace, url: str, key: str, database_url: str) -
                 rows = [
                     score(ranked, evidence(q), tokens)
                     for (ranked, tokens), q in zip(
-                        await engram_rankings(client, conv, "hybrid"), conv.questions, strict=True
+                        await engram_rankings(client, conv, "hybrid", label), conv.questions, strict=True
                     )
                 ]
                 sweep.setdefault(label, {}).setdefault(split, {}).setdefault("rows", []).extend(rows)  # type: ignore[attr-defined]
@@ -485,9 +541,12 @@ async def run(args: argparse.Namespace, url: str, key: str, database_url: str) -
             score(ranked, evidence(q), tokens) for (ranked, tokens), q in zip(fused, base.conv.questions, strict=True)
         )
 
+    questions = sum(len(c.questions) for c in conversations)
     report: dict[str, object] = {
         "fusion_weight_bm25": weight,
         "timings": timings,
+        # one client, recalls one after another: mean wall ms per recall of each configuration
+        "recall_ms": {label: round(1000 * s / questions, 1) for label, s in RECALL_SECONDS.items()},
         "sweep": {
             label: {split: mean(data["rows"]) for split, data in splits.items()}  # type: ignore[arg-type]
             for label, splits in sweep.items()
@@ -623,7 +682,11 @@ def main() -> None:
     parser.add_argument(
         "--candidates", default="", help="write the dev questions' first-stage candidates here (for fitting)"
     )
+    parser.add_argument("--vectors", default="", help="write the dev turns' and questions' vectors here (.npz)")
     parser.add_argument("--dump", default="", help="write each question's rankings (engram, bm25, dense) here")
+    parser.add_argument(
+        "--time-keyword", action="store_true", help="time the keyword statement with and without rarity weighting"
+    )
     parser.add_argument("--lexical", action="store_true", help="only the two BM25 baselines, no stack")
     args = parser.parse_args()
     if args.lexical:
@@ -657,8 +720,9 @@ def main() -> None:
         },
         **results,
     }
-    out = ROOT / "bench" / "results" / f"locomo-{datetime.now(UTC):%Y-%m-%d}.json"
-    if not args.conversations and not args.limit_questions and args.split == "all":  # only full runs are kept
+    suffix = "" if args.split == "all" else f"-{args.split}"
+    out = ROOT / "bench" / "results" / f"locomo-{datetime.now(UTC):%Y-%m-%d}{suffix}.json"
+    if not args.conversations and not args.limit_questions:  # only whole splits are kept
         out.write_text(json.dumps(report, indent=2) + "\n")
         print(f"written to {out.relative_to(ROOT)}")
     print(json.dumps({k: v for k, v in report.items() if k not in ("dev", "holdout", "sweep")}, indent=2))

@@ -6,6 +6,7 @@ filter keeps out invalidated, superseded, rejected, archived and expired items.
 
 from __future__ import annotations
 
+import json
 import math
 import time
 from dataclasses import dataclass, field
@@ -15,6 +16,7 @@ import asyncpg
 import numpy as np
 
 from engram.db.items import ACCEPTS_PUBLIC, ITEM_COLUMNS, row_to_item, visible_to
+from engram.domain import scoring
 from engram.domain.models import MemoryItem
 
 # Superseded items stay candidates: recall redirects a hit on one to its successor.
@@ -133,10 +135,23 @@ def _where(filters: Filters, viewer: str, args: list[object]) -> str:
     return " AND ".join(clauses)
 
 
+# A keyword hit: the memory, its score, and (with rarity weighting) each query word it contains → (the word's
+# rarity, how often the memory has it).
+KeywordHit = tuple[MemoryItem, float, dict[str, tuple[float, int]]]
+
+
 async def keyword(
-    conn: asyncpg.Connection, query: str, filters: Filters, viewer: str, limit: int, candidate_cap: int = 2_000
-) -> list[tuple[MemoryItem, float]]:
-    """Full-text match with OR semantics over the query's stemmed words, ranked by ts_rank.
+    conn: asyncpg.Connection,
+    query: str,
+    filters: Filters,
+    viewer: str,
+    limit: int,
+    candidate_cap: int = 2_000,
+    *,
+    rarity: bool = True,
+) -> list[KeywordHit]:
+    """Full-text match with OR semantics over the query's stemmed words, ranked by ``scoring.keyword_relevance``
+    (each word weighted by its rarity among the tenant's memories; ``rarity`` false: ts_rank, every word alike).
 
     At most ``candidate_cap`` matches are ranked: the most recent ones, and for a query of several terms a share
     of the cap kept for each term's own most recent matches, so a rarer term's memories are not crowded out by a
@@ -145,7 +160,11 @@ async def keyword(
     Row Level Security lets the services' role use, unlike the GIN index: one branch per term walks that term's
     live matches the filters admit, newest first, and a merge of the branches stops at the cap. So the work
     follows the cap, not the tenant's size. Below the cap every match is ranked, as a scan of every row would.
-    Public memories of other tenants, for a tenant that accepts them, are matched on their tsvector."""
+    Public memories of other tenants, for a tenant that accepts them, are matched on their tsvector.
+
+    The rarity of each query word is counted in the same statement from ``memory_terms`` (how many of the
+    tenant's memories have it, and how many memories the tenant holds, each counted up to
+    ``scoring.DOCUMENT_FREQUENCY_CAP``), so weighting adds no round trip."""
     parsed = await conn.fetchrow(
         """SELECT array_agg(lexeme ORDER BY lexeme) AS terms,
                   to_tsquery('simple', string_agg(quote_literal(lexeme), ' | '))::text AS tsq
@@ -161,6 +180,28 @@ async def keyword(
         args.append(share)
     share_param = f"${len(args)}"
     where = _where(filters, viewer, args)
+    rank = "ts_rank(i.content_tsv, $2::tsquery)"  # with rarity: the tsvector, scored once per memory below
+    weights = ""
+    score = ""
+    if rarity:
+        args.extend([scoring.DOCUMENT_FREQUENCY_CAP, scoring.KEYWORD_K1])
+        cap, k1 = f"${len(args) - 1}", f"${len(args)}::float8"
+        # each query word's rarity (scoring.term_rarity), counted once for the statement
+        weights = f"""rarity AS MATERIALIZED (
+                SELECT t.term, t.ord, ln(1 + (greatest(n.n, d.df) - d.df + 0.5) / (d.df + 0.5))::float8 AS w
+                FROM unnest($1::text[]) WITH ORDINALITY AS t(term, ord)
+                CROSS JOIN LATERAL (SELECT count(*) AS df FROM (SELECT 1 FROM memory_terms p
+                    WHERE p.tenant_id = engram_current_tenant() AND p.term = t.term LIMIT {cap}) s) d
+                CROSS JOIN (SELECT count(*) AS n FROM (SELECT 1 FROM memory_items i
+                    WHERE i.tenant_id = engram_current_tenant() LIMIT {cap}) s) n),
+            weights AS (SELECT array_agg(w ORDER BY ord) AS w FROM rarity),"""
+        # scoring.keyword_relevance: Σ rarity × tf·(k1 + 1)/(tf + k1) over the query words the memory has,
+        # computed once per matched memory (the branches carry its tsvector, not a score)
+        score = f"""(SELECT coalesce(sum(wt.w[array_position($1::text[], u.lexeme)]
+                             * coalesce(cardinality(u.positions), 1) * ({k1} + 1)
+                             / (coalesce(cardinality(u.positions), 1) + {k1})), 0)
+                     FROM unnest(m.rank) u WHERE u.lexeme = ANY($1::text[]))"""
+        rank = "i.content_tsv"
 
     def branch(n: int, limit_param: str, skip_earlier: bool) -> str:
         earlier = (
@@ -170,7 +211,7 @@ async def keyword(
             if skip_earlier and n > 1
             else ""
         )
-        return f"""(SELECT i.id, p.created_at, ts_rank(i.content_tsv, $2::tsquery) AS rank
+        return f"""(SELECT i.id, p.created_at, {rank} AS rank
              FROM memory_terms p JOIN memory_items i ON i.id = p.item_id
              WHERE p.tenant_id = engram_current_tenant() AND p.term = ($1::text[])[{n}] {earlier}
                AND i.tenant_id = engram_current_tenant() AND {where}
@@ -178,25 +219,41 @@ async def keyword(
 
     newest = [branch(n, "$4", skip_earlier=True) for n in range(1, len(terms) + 1)]
     newest.append(
-        f"""(SELECT i.id, i.created_at, ts_rank(i.content_tsv, $2::tsquery) AS rank FROM memory_items i
+        f"""(SELECT i.id, i.created_at, {rank} AS rank FROM memory_items i
              WHERE {ACCEPTS_PUBLIC} AND i.visibility = 'public' AND i.tenant_id <> engram_current_tenant()
                AND i.content_tsv @@ $2::tsquery AND {where}
              ORDER BY i.created_at DESC LIMIT $4)"""
     )
     shares = [branch(n, share_param, skip_earlier=False) for n in range(1, len(terms) + 1)] if share else []
+    # with rarity: each hit's query words, how often it has each, and the words' rarity (for its reason)
+    detail = (
+        """, (SELECT jsonb_object_agg(x.lexeme, jsonb_build_array(r.w, x.tf))
+               FROM (SELECT u.lexeme, coalesce(cardinality(u.positions), 1) AS tf FROM unnest(i.content_tsv) u) x
+               JOIN rarity r ON r.term = x.lexeme) AS terms"""
+        if rarity
+        else ""
+    )
+    # with rarity, matched's "rank" is the memory's tsvector until scored here
+    scored = f"(SELECT m.id, m.created_at, {score} AS rank FROM matched m, weights wt) s" if rarity else "matched"
     rows = await conn.fetch(
-        f"""WITH recent AS (
+        f"""WITH {weights} recent AS (
                 SELECT u.id, u.created_at, u.rank FROM ({" UNION ALL ".join(newest)}) u
                 ORDER BY u.created_at DESC LIMIT $4),
             matched AS (
                 SELECT DISTINCT ON (c.id) c.id, c.created_at, c.rank
                 FROM (SELECT * FROM recent {"".join(f" UNION ALL {b}" for b in shares)}) c ORDER BY c.id),
-            ranked AS (SELECT id, rank FROM matched ORDER BY rank DESC, created_at DESC LIMIT $3)
-            SELECT {ITEM_COLUMNS_I}, r.rank FROM ranked r JOIN memory_items i ON i.id = r.id
+            ranked AS (SELECT id, rank FROM {scored} ORDER BY rank DESC, created_at DESC LIMIT $3)
+            SELECT {ITEM_COLUMNS_I}, r.rank {detail} FROM ranked r JOIN memory_items i ON i.id = r.id
             ORDER BY r.rank DESC, i.created_at DESC""",
         *args,
     )
-    return [(row_to_item(r), float(r["rank"])) for r in rows]
+    out: list[KeywordHit] = []
+    for r in rows:
+        matched: dict[str, tuple[float, int]] = {}
+        if rarity and r["terms"]:
+            matched = {term: (float(w), int(tf)) for term, (w, tf) in json.loads(r["terms"]).items()}
+        out.append((row_to_item(r), float(r["rank"]), matched))
+    return out
 
 
 async def semantic(

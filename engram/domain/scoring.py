@@ -93,6 +93,7 @@ class RecallWeights:
     session_neighbours: float = SESSION_NEIGHBOURS  # the share of a hit's score lifting its session neighbours
     accept_public: bool = False  # other tenants' public memories join recall (read by ``visible_to`` in SQL)
     reranker: bool = False  # hybrid relevance from the second stage (``rerank``) instead of the weighted sum
+    keyword_idf: bool = True  # keyword relevance weighs each query word by its rarity (``keyword_relevance``)
 
     def as_dict(self) -> dict[str, float | bool]:
         return {
@@ -103,10 +104,11 @@ class RecallWeights:
             "session_neighbours": self.session_neighbours,
             "accept_public": self.accept_public,
             "reranker": self.reranker,
+            "keyword_idf": self.keyword_idf,
         }
 
 
-_SWITCHES = ("graph_expansion", "accept_public", "reranker")
+_SWITCHES = ("graph_expansion", "accept_public", "reranker", "keyword_idf")
 
 
 def parse_recall_weights(raw: Any) -> RecallWeights:
@@ -116,7 +118,7 @@ def parse_recall_weights(raw: Any) -> RecallWeights:
     if not isinstance(raw, dict) or set(raw) - known:
         raise ValidationFailed(
             "recall takes dense_weight, subject_boost, mmr_lambda, session_neighbours (each "
-            "0–1), graph_expansion, accept_public and reranker (true or false)",
+            "0–1), graph_expansion, accept_public, reranker and keyword_idf (true or false)",
             field="recall",
         )
     values: dict[str, Any] = {}
@@ -169,3 +171,32 @@ def fuse(keyword: dict[str, float], dense: dict[str, float], dense_weight: float
     """Min-max normalised weighted sum; an item missing from one list scores 0 there."""
     k, d = min_max(keyword), min_max(dense)
     return {key: (1 - dense_weight) * k.get(key, 0.0) + dense_weight * d.get(key, 0.0) for key in k.keys() | d.keys()}
+
+
+# The keyword score (``keyword_idf``, on by default): each query word a memory contains adds its rarity among the
+# tenant's memories (BM25's inverse document frequency) times a saturating share of how often the memory uses
+# it, with no length normalisation (BM25 with b = 0). Chosen on the LoCoMo dev conversations against
+# PostgreSQL's ts_rank, which weighs every word alike (docs/benchmarks.md, 2026-12-02). engram/db/search.py
+# computes the same sum in SQL to pick the candidates; ``keyword_relevance`` is its definition.
+KEYWORD_K1 = 1.2
+DOCUMENT_FREQUENCY_CAP = 10_000  # the counts behind the rarity stop here (bounded work for a large tenant)
+
+
+def term_rarity(document_frequency: int, memories: int) -> float:
+    """BM25's inverse document frequency of a word found in ``document_frequency`` of ``memories`` memories:
+    ln(1 + (N − df + 0.5) / (df + 0.5)); above 0 for every df, highest for the rarest word."""
+    n = max(memories, document_frequency)
+    return math.log(1 + (n - document_frequency + 0.5) / (document_frequency + 0.5))
+
+
+def keyword_relevance(terms: dict[str, tuple[float, int]], k1: float = KEYWORD_K1) -> float:
+    """The keyword score of one memory: Σ rarity × tf·(k1 + 1)/(tf + k1) over the query words it contains
+    (``terms``: word → (rarity, how often the memory has it))."""
+    return sum(rarity * tf * (k1 + 1) / (tf + k1) for rarity, tf in terms.values() if tf > 0)
+
+
+def keyword_reason(score: float, terms: dict[str, tuple[float, int]]) -> str:
+    """How a keyword hit says why: its score and the query words it matched, the rarest first."""
+    matched = sorted(terms.items(), key=lambda kv: (-kv[1][0], kv[0]))
+    words = ", ".join(f"{term!r} rarity {rarity:.2f}" + (f" ×{tf}" if tf > 1 else "") for term, (rarity, tf) in matched)
+    return f"keyword match {score:.3f} ({words})"

@@ -50,6 +50,7 @@ class Candidates:
     by_id: dict[str, MemoryItem] = field(default_factory=dict)
     keyword: dict[str, float] = field(default_factory=dict)
     dense: dict[str, float] = field(default_factory=dict)
+    keyword_terms: dict[str, dict[str, tuple[float, int]]] = field(default_factory=dict)  # the words each matched
     conflicted: dict[str, list[str]] = field(default_factory=dict)
     duplicated: dict[str, list[str]] = field(default_factory=dict)
     weights: scoring.RecallWeights = field(default_factory=scoring.RecallWeights)
@@ -186,7 +187,15 @@ class Ranking:
         found = await self.candidates(ctx, mode, query, filters, limit)
         with timed("fuse"):
             ranked = self._fused(
-                ctx.tenant_id, mode, query, found.by_id, found.keyword, found.dense, found.conflicted, found.weights
+                ctx.tenant_id,
+                mode,
+                query,
+                found.by_id,
+                found.keyword,
+                found.dense,
+                found.conflicted,
+                found.weights,
+                found.keyword_terms,
             )
         with timed("redirect"):
             ranked = await self._redirect(ctx, ranked, include_superseded, filters.as_of)
@@ -207,11 +216,19 @@ class Ranking:
             if mode in (RecallMode.KEYWORD, RecallMode.HYBRID):
                 with timed("keyword_sql"):
                     matched = await search.keyword(
-                        conn, query, filters, ctx.principal_id, limit, self._settings.keyword_candidate_cap
+                        conn,
+                        query,
+                        filters,
+                        ctx.principal_id,
+                        limit,
+                        self._settings.keyword_candidate_cap,
+                        rarity=found.weights.keyword_idf,
                     )
-                for item, rank in matched:
+                for item, rank, terms in matched:
                     found.by_id[str(item.id)] = item
                     found.keyword[str(item.id)] = rank
+                    if terms:
+                        found.keyword_terms[str(item.id)] = terms
             if vector is not None:
                 with timed("semantic_sql"):
                     near = await search.semantic(
@@ -242,6 +259,7 @@ class Ranking:
         dense: dict[str, float],
         conflicted: dict[str, list[str]],
         weights: scoring.RecallWeights,
+        keyword_terms: dict[str, dict[str, tuple[float, int]]] | None = None,
     ) -> list[RankedItem]:
         """The keyword and semantic scores fused into one relevance, times each item's trust, best first. In
         ``hybrid`` with the tenant's ``reranker`` on, the relevance is the second stage's (``rerank``), which
@@ -272,7 +290,10 @@ class Ranking:
             if key in dense:
                 reasons.append(f"semantic match {dense[key]:.2f}")
             if key in keyword:
-                reasons.append(f"keyword match {keyword[key]:.3f}")
+                terms = (keyword_terms or {}).get(key)
+                reasons.append(
+                    scoring.keyword_reason(keyword[key], terms) if terms else f"keyword match {keyword[key]:.3f}"
+                )
             reasons.append(scoring.trust_reason(item, trust))
             reasons.extend(_standing(item, tenant_id, with_trust=False))
             for other in conflicted.get(key, []):

@@ -8,10 +8,12 @@ import uuid
 from datetime import UTC, datetime, timedelta
 
 import asyncpg
+import pytest
 
 from engram.db import search
 from engram.db.pool import tenant_tx
 from engram.db.search import Filters
+from engram.domain import scoring
 from engram.domain.models import CallerContext
 from tests.support.bulk import ITEM_COLUMNS, fact_row
 from tests.support.tenants import create_tenant
@@ -44,11 +46,16 @@ async def _store(owner_pool: asyncpg.Pool, who: CallerContext, texts: list[str])
 
 
 async def _keyword(
-    app_pool: asyncpg.Pool, who: CallerContext, query: str, limit: int = 10, cap: int = 2_000
+    app_pool: asyncpg.Pool, who: CallerContext, query: str, limit: int = 10, cap: int = 2_000, *, rarity: bool = True
 ) -> list[tuple[str, float]]:
+    return [(str(item.id), rank) for item, rank, _ in await _hits(app_pool, who, query, limit, cap, rarity=rarity)]
+
+
+async def _hits(
+    app_pool: asyncpg.Pool, who: CallerContext, query: str, limit: int = 10, cap: int = 2_000, *, rarity: bool = True
+) -> list[search.KeywordHit]:
     async with tenant_tx(app_pool, who.tenant_id) as conn:
-        found = await search.keyword(conn, query, Filters(), who.principal_id, limit, cap)
-    return [(str(item.id), rank) for item, rank in found]
+        return await search.keyword(conn, query, Filters(), who.principal_id, limit, cap, rarity=rarity)
 
 
 async def test_a_memory_with_a_rarer_query_term_is_ranked_first_though_a_common_term_fills_the_cap(
@@ -72,7 +79,7 @@ async def test_a_memory_with_a_rarer_query_term_is_ranked_first_though_a_common_
     assert {h for h, _ in only_common} <= set(common[-10:])
 
 
-async def test_below_the_cap_every_match_is_ranked_as_a_scan_of_the_rows_would(
+async def test_below_the_cap_every_match_is_ranked_by_ts_rank_as_a_scan_of_the_rows_would_without_rarity(
     app_pool: asyncpg.Pool, owner_pool: asyncpg.Pool
 ) -> None:
     who = await create_tenant(owner_pool)
@@ -87,7 +94,7 @@ async def test_below_the_cap_every_match_is_ranked_as_a_scan_of_the_rows_would(
             "Nothing in common here at all.",
         ],
     )
-    hits = await _keyword(app_pool, who, "who moved to Lisbon and drinks tea?")
+    hits = await _keyword(app_pool, who, "who moved to Lisbon and drinks tea?", rarity=False)
     async with owner_pool.acquire() as conn:
         expected = await conn.fetch(
             """SELECT id::text, ts_rank(content_tsv, q) AS rank
@@ -164,3 +171,30 @@ async def test_stop_words_and_empty_queries_find_nothing(app_pool: asyncpg.Pool,
     await _store(owner_pool, who, ["The and of it is what it was.", "Which is it, then?"])
     for query in ("the and of", "what is it", "", "   ", "?!, ...", "'"):
         assert await _keyword(app_pool, who, query) == [], query
+
+
+async def test_rarity_weights_each_query_word_by_how_few_of_the_tenants_memories_have_it(
+    app_pool: asyncpg.Pool, owner_pool: asyncpg.Pool
+) -> None:
+    who = await create_tenant(owner_pool)
+    tag = _tag()
+    ids = await _store(
+        owner_pool,
+        who,
+        [f"{tag} Melanie went to the park on day {n}." for n in range(3)]
+        + [f"{tag} Melanie and Melanie again, the park with Melanie."]
+        + [f"{tag} We camped by the lake.", "Nothing in common here at all."],
+    )
+    camped = ids[4]
+    # ts_rank weighs "melani" and "camp" alike, so the memory that repeats the common word leads
+    plain = await _keyword(app_pool, who, "Where has Melanie camped?", rarity=False)
+    assert plain[0][0] == ids[3] and camped in {h for h, _ in plain}
+    # with rarity, the one memory of six that has "camp" outweighs four that repeat "melani"
+    hits = await _hits(app_pool, who, "Where has Melanie camped?")
+    assert str(hits[0][0].id) == camped
+    assert ids[5] not in {str(item.id) for item, _, _ in hits}
+    for _, rank, terms in hits:
+        assert abs(rank - scoring.keyword_relevance(terms)) < 1e-9  # SQL computes the domain's definition
+    assert hits[0][2] == {"camp": (pytest.approx(scoring.term_rarity(1, 6)), 1)}
+    repeated = next(terms for item, _, terms in hits if str(item.id) == ids[3])
+    assert repeated == {"melani": (pytest.approx(scoring.term_rarity(4, 6)), 3)}

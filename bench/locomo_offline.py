@@ -1,0 +1,396 @@
+"""Offline prototypes of recall ideas on the LoCoMo dev conversations, without a stack.
+
+Reads what one dev run of ``locomo.py`` wrote:
+
+    cd bench && python locomo.py --split dev --data …/locomo10_evidence_corrected.json \\
+        --candidates /tmp/dev-candidates.json --vectors /tmp/dev-vectors.npz
+    python bench/locomo_offline.py /tmp/dev-candidates.json /tmp/dev-vectors.npz --data …
+
+and replays Engram's hybrid ranking in Python: the first stage as dumped (ts_rank keyword scores and
+similarities of each list's 50 best), the weighted sum (dense share 0.25), the subject boost (×2) and session
+context (±2 places, 0.2 of the hit's score, half per further place). Each idea then changes one part and is
+scored with the harness's metrics on the same questions. Dev only: the script refuses holdout conversations.
+The dump must come from a run with ts_rank keyword scores (before ``keyword_idf``, or with it off), as the
+figures in docs/benchmarks.md (2026-12-02, "LoCoMo: rarity-weighted keyword scores") were read from.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import re
+from collections import Counter
+from collections.abc import Callable
+from pathlib import Path
+
+import numpy as np
+from locomo import CATEGORY_NAMES, DATA, DEV, Conversation, Turn, by_category, evidence, load, mean, score
+
+TOKEN = re.compile(r"[^\W_]+")
+# PostgreSQL's English stop words (the 'english' text search configuration drops these)
+PG_STOP = frozenset(
+    """i me my myself we our ours ourselves you your yours yourself yourselves he him his himself she her hers
+    herself it its itself they them their theirs themselves what which who whom this that these those am is are
+    was were be been being have has had having do does did doing a an the and but if or because as until while
+    of at by for with about against between into through during before after above below to from up down in out
+    on off over under again further then once here there when where why how all any both each few more most other
+    some such no nor not only own same so than too very s t can will just don should now""".split()
+)
+try:
+    from snowballstemmer import stemmer
+
+    _STEM = stemmer("english")
+
+    def stem(word: str) -> str:
+        return str(_STEM.stemWord(word))
+except ImportError:  # pragma: no cover
+
+    def stem(word: str) -> str:
+        return word
+
+
+def lexemes(text: str) -> list[str]:
+    """Roughly what to_tsvector('english', …) keeps: lower-cased words without stop words, stemmed."""
+    return [stem(w) for w in (t.lower() for t in TOKEN.findall(text)) if w not in PG_STOP]
+
+
+def indexed(turn: Turn) -> str:
+    """content + index_context: the speaker and text, the date in words with its weekday, the subject."""
+    date = f"{turn.date:%-d %B %Y} ({turn.date:%A})" if turn.date else ""
+    return f"{turn.speaker}: {turn.text} {date} {turn.speaker}"
+
+
+def min_max(values: dict[str, float]) -> dict[str, float]:
+    if not values:
+        return {}
+    low, high = min(values.values()), max(values.values())
+    if high - low < 1e-12:
+        return dict.fromkeys(values, 1.0)
+    return {k: (v - low) / (high - low) for k, v in values.items()}
+
+
+class Conv:
+    def __init__(self, conv: Conversation, vectors: dict[str, np.ndarray]) -> None:
+        self.conv = conv
+        self.turns = {t.dia_id: t for t in conv.turns}
+        self.order = [t.dia_id for t in conv.turns]
+        self.place = {d: n for n, d in enumerate(self.order)}
+        self.docs = {t.dia_id: lexemes(indexed(t)) for t in conv.turns}
+        self.tf = {d: Counter(ws) for d, ws in self.docs.items()}
+        self.df: Counter[str] = Counter()
+        for ws in self.docs.values():
+            self.df.update(set(ws))
+        self.n = len(self.docs)
+        self.avglen = sum(len(ws) for ws in self.docs.values()) / self.n
+        self.matrix = np.stack([vectors[d] / np.linalg.norm(vectors[d]) for d in self.order])
+
+    pooled: tuple[Counter[str], int] | None = None  # df and N over every conversation of the tenant
+
+    def idf(self, term: str) -> float:
+        df, n = (self.pooled[0].get(term, 0), self.pooled[1]) if self.pooled else (self.df.get(term, 0), self.n)
+        return math.log(1 + (n - df + 0.5) / (df + 0.5))
+
+    def bm25(self, terms: list[str], k1: float = 1.2, b: float = 0.75) -> dict[str, float]:
+        out: dict[str, float] = {}
+        for term in set(terms):
+            if term not in self.df:
+                continue
+            idf = self.idf(term)
+            for d, tf in self.tf.items():
+                f = tf.get(term, 0)
+                if f:
+                    norm = f * (k1 + 1) / (f + k1 * (1 - b + b * len(self.docs[d]) / self.avglen))
+                    out[d] = out.get(d, 0.0) + idf * norm
+        return out
+
+    def dense(self, qv: np.ndarray) -> dict[str, float]:
+        sims = self.matrix @ (qv / np.linalg.norm(qv))
+        return {d: float(s) for d, s in zip(self.order, sims, strict=True)}
+
+    def session_context(
+        self, scored: dict[str, float], weight: float = 0.2, seeds: int = 10, width: int = 2, trust: float = 1.0
+    ) -> dict[str, float]:
+        best = sorted(scored, key=lambda d: -scored[d])[:seeds]
+        lifts: dict[str, float] = {}
+        for seed in best:
+            place = self.place[seed]
+            session = self.turns[seed].session
+            for off in [*range(-width, 0), *range(1, width + 1)]:
+                p = place + off
+                if 0 <= p < len(self.order) and self.turns[self.order[p]].session == session:
+                    lift = weight * scored[seed] * 0.5 ** (abs(off) - 1) * trust
+                    d = self.order[p]
+                    lifts[d] = max(lifts.get(d, 0.0), lift)
+        out = dict(scored)
+        for d, lift in lifts.items():
+            out[d] = out.get(d, 0.0) + lift
+        return out
+
+
+def top(values: dict[str, float], k: int) -> dict[str, float]:
+    return dict(sorted(values.items(), key=lambda kv: -kv[1])[:k])
+
+
+def names_subject(question: str, speaker: str) -> bool:
+    qw = {w.lower() for w in TOKEN.findall(question)}
+    return any(len(w) >= 3 and w.lower() in qw for w in TOKEN.findall(speaker))
+
+
+Ranker = Callable[[Conv, dict[str, object], np.ndarray, dict[str, object]], list[str]]
+
+
+def fuse_rank(
+    c: Conv,
+    q: dict[str, object],
+    kw: dict[str, float],
+    de: dict[str, float],
+    dense_weight: float = 0.25,
+    boost: float = 1.0,
+    context: float = 0.2,
+) -> dict[str, float]:
+    k, d = min_max(kw), min_max(de)
+    fused = {x: (1 - dense_weight) * k.get(x, 0.0) + dense_weight * d.get(x, 0.0) for x in k.keys() | d.keys()}
+    question = str(q["question"])
+    for x in fused:
+        if boost and names_subject(question, c.turns[x].speaker):
+            fused[x] *= 1 + boost
+    return c.session_context(fused, context) if context else fused
+
+
+def rocchio(
+    c: Conv,
+    q: dict[str, object],
+    qv: np.ndarray,
+    d: dict[str, object],
+    first: dict[str, float],
+    m: int,
+    beta: float,
+    share: float,
+    kw: dict[str, float],
+) -> dict[str, float]:
+    """A second semantic list for the query vector moved towards the m best first-stage hits' vectors; the
+    keyword list as before, the dense side the max of the two lists' similarities (the second at ``share``)."""
+    best = ranked(first)[:m]
+    centroid = np.mean([c.matrix[c.place[x]] for x in best], axis=0)
+    moved = qv / np.linalg.norm(qv) + beta * centroid
+    de = top(c.dense(qv), 50)
+    for x, sim in top(c.dense(moved), 50).items():
+        de[x] = max(de.get(x, -1.0), share * sim + (1 - share) * de.get(x, sim))
+    return c.session_context(fuse_rank(c, q, kw, de, context=0), 0.2)
+
+
+def entity_links(
+    c: Conv, q: dict[str, object], first: dict[str, float], seeds: int, decay: float, rare: int
+) -> dict[str, float]:
+    """Memories sharing a rare word (a capitalised one or among the seed's ``rare`` rarest) with one of the best
+    hits, not named by the query, join at ``decay`` × the hit's score × the shared words' idf share."""
+    qterms = set(lexemes(str(q["question"])))
+    out = dict(first)
+    for seed in ranked(first)[:seeds]:
+        terms = sorted({t for t in c.docs[seed] if t not in qterms and c.df[t] > 1}, key=lambda t: -c.idf(t))[:rare]
+        if not terms:
+            continue
+        total = sum(c.idf(t) for t in terms)
+        for x, tf in c.tf.items():
+            if x == seed:
+                continue
+            shared = sum(c.idf(t) for t in terms if t in tf)
+            if shared:
+                lift = decay * first[seed] * shared / total
+                out[x] = max(out.get(x, 0.0), lift) if x not in first else out[x] + lift * 0.5
+    return out
+
+
+def decomposed(c: Conv, question: str, mode: str) -> dict[str, float]:
+    """Query decomposition by rules: the question split on "and" and commas, each part's BM25 (b = 0) normalised,
+    combined by ``mode`` (max, mean, or half the whole question's and half the best part's)."""
+    parts = [p for p in re.split(r",? and |, ", question) if lexemes(p)]
+    whole = c.bm25(lexemes(question), 1.2, 0.0)
+    if len(parts) < 2:
+        return whole
+    subs = [min_max(c.bm25(lexemes(p), 1.2, 0.0)) for p in parts]
+    keys: set[str] = set().union(*subs)
+    if mode == "max":
+        return {k: max(s.get(k, 0.0) for s in subs) for k in keys}
+    if mode == "mean":
+        return {k: sum(s.get(k, 0.0) for s in subs) / len(subs) for k in keys}
+    w = min_max(whole)
+    return {k: 0.5 * w.get(k, 0.0) + 0.5 * max(s.get(k, 0.0) for s in subs) for k in keys | set(w)}
+
+
+def ranked(scores: dict[str, float]) -> list[str]:
+    return sorted(scores, key=lambda d: (-scores[d], d))
+
+
+def evaluate(name: str, rows: list[tuple[int, list[str], set[str]]]) -> dict[str, float]:
+    scored = [score([[d] for d in r], rel, 0) for _, r, rel in rows]
+    m = mean(scored)
+    cats = by_category(scored, [c for c, _, _ in rows])
+    print(
+        f"{name:60s} R@5 {m['r5']:.3f} R@10 {m['r10']:.3f} MRR {m['mrr']:.3f} nDCG {m['ndcg10']:.3f} | "
+        + " ".join(f"{k[:6]} {v:.3f}" for k, v in cats.items()),
+        flush=True,
+    )
+    return m
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("candidates")
+    parser.add_argument("vectors")
+    parser.add_argument("--data", default=str(DATA))
+    parser.add_argument("--only", default="", help="run only the experiments whose name contains this")
+    args = parser.parse_args()
+    dumped = json.loads(Path(args.candidates).read_text())
+    if any(d["conversation"] not in DEV for d in dumped):
+        raise SystemExit("the dump holds a holdout conversation: refusing")
+    npz = np.load(args.vectors)
+    vectors = {str(k): v for k, v in zip(npz["turn_keys"], npz["turns"], strict=True)}
+    qvecs = {str(k): v for k, v in zip(npz["question_keys"], npz["questions"], strict=True)}
+    convs = {c.sample_id: c for c in load(Path(args.data), DEV)}
+    prepared = {
+        sid: Conv(conv, {k.split("/", 1)[1]: v for k, v in vectors.items() if k.startswith(sid + "/")})
+        for sid, conv in convs.items()
+    }
+    questions = []  # (conv, question, query vector, dumped first stage)
+    counters: Counter[str] = Counter()
+    for d in dumped:
+        sid = str(d["conversation"])
+        n = counters[sid]
+        counters[sid] += 1
+        q = convs[sid].questions[n]
+        assert q["question"] == d["question"], (q["question"], d["question"])
+        questions.append((prepared[sid], q, qvecs[f"{sid}/{n}"], d))
+
+    def run(name: str, ranker: Ranker) -> dict[str, float]:
+        if args.only and args.only not in name:
+            return {}
+        rows = [(int(q["category"]), ranker(c, q, qv, d), evidence(q)) for c, q, qv, d in questions]  # type: ignore[call-overload]
+        return evaluate(name, rows)
+
+    def dumped_lists(d: dict[str, object]) -> tuple[dict[str, float], dict[str, float]]:
+        kw, de = {}, {}
+        for cand in d["candidates"]:  # type: ignore[attr-defined]
+            if cand["keyword"] is not None:
+                kw[cand["external_id"]] = cand["keyword"]
+            if cand["dense"] is not None:
+                de[cand["external_id"]] = cand["dense"]
+        return kw, de
+
+    pooled: Counter[str] = Counter()
+    for c in prepared.values():
+        pooled.update(c.df)
+    pooled_n = sum(c.n for c in prepared.values())
+    for label in ("per conversation", "pooled over the tenant"):
+        for c in prepared.values():
+            c.pooled = (pooled, pooled_n) if label.startswith("pooled") else None
+        run(f"bm25 [{label}] alone", lambda c, q, qv, d: ranked(c.bm25(lexemes(str(q["question"])))))
+        run(
+            f"bm25 [{label}] + dense + context",
+            lambda c, q, qv, d: ranked(
+                fuse_rank(c, q, top(c.bm25(lexemes(str(q["question"]))), 50), dumped_lists(d)[1])
+            ),
+        )
+    for c in prepared.values():
+        c.pooled = None
+    for k1 in (0.5, 1.2, 2.0):
+        for b in (0.0, 0.3, 0.75):
+            run(
+                f"bm25 k1 {k1} b {b} + dense + context",
+                lambda c, q, qv, d, k1=k1, b=b: ranked(
+                    fuse_rank(c, q, top(c.bm25(lexemes(str(q["question"])), k1, b), 50), dumped_lists(d)[1])
+                ),
+            )
+    run(
+        "dumped first stage, weighted sum, no context",
+        lambda c, q, qv, d: ranked(fuse_rank(c, q, *dumped_lists(d), context=0)),
+    )
+    run(
+        "dumped first stage + session context (= Engram today)",
+        lambda c, q, qv, d: ranked(fuse_rank(c, q, *dumped_lists(d))),
+    )
+    run(
+        "offline dense top-50 (check)",
+        lambda c, q, qv, d: ranked(fuse_rank(c, q, dumped_lists(d)[0], top(c.dense(qv), 50))),
+    )
+    run("bm25 alone (pg stems)", lambda c, q, qv, d: ranked(c.bm25(lexemes(str(q["question"])))))
+    run("ts_rank keyword alone (dumped)", lambda c, q, qv, d: ranked(dumped_lists(d)[0]))
+    for k in (50, 100):
+        run(
+            f"bm25 top-{k} as keyword list + dense 50 + context",
+            lambda c, q, qv, d, k=k: ranked(
+                fuse_rank(c, q, top(c.bm25(lexemes(str(q["question"]))), k), dumped_lists(d)[1])
+            ),
+        )
+    for dw in (0.15, 0.25, 0.35, 0.5):
+        for boost in (0.0, 0.5, 1.0):
+            run(
+                f"bm25 keyword, dense {dw}, boost {boost}",
+                lambda c, q, qv, d, dw=dw, boost=boost: ranked(
+                    fuse_rank(c, q, top(c.bm25(lexemes(str(q["question"]))), 50), dumped_lists(d)[1], dw, boost)
+                ),
+            )
+    base = lambda c, q, d: fuse_rank(c, q, *dumped_lists(d), context=0)  # noqa: E731
+    bm = lambda c, q, d: fuse_rank(c, q, top(c.bm25(lexemes(str(q["question"]))), 50), dumped_lists(d)[1], context=0)  # noqa: E731
+    bm0 = lambda c, q, d: fuse_rank(  # noqa: E731
+        c, q, top(c.bm25(lexemes(str(q["question"])), 1.2, 0.0), 50), dumped_lists(d)[1], context=0
+    )
+    for dw in (0.15, 0.25, 0.35):
+        for boost in (0.5, 1.0):
+            for ctx in (0.2, 0.3):
+                run(
+                    f"bm25 b 0 k1 0.8, dense {dw}, boost {boost}, context {ctx}",
+                    lambda c, q, qv, d, dw=dw, boost=boost, ctx=ctx: ranked(
+                        fuse_rank(
+                            c,
+                            q,
+                            top(c.bm25(lexemes(str(q["question"])), 0.8, 0.0), 50),
+                            dumped_lists(d)[1],
+                            dw,
+                            boost,
+                            ctx,
+                        )
+                    ),
+                )
+    for mode in ("max", "mean", "blend"):
+        run(
+            f"decomposed on 'and' and commas (bm25 b 0), {mode}",
+            lambda c, q, qv, d, mode=mode: ranked(
+                fuse_rank(c, q, top(decomposed(c, str(q["question"]), mode), 50), dumped_lists(d)[1])
+            ),
+        )
+    for first_name, first in (("ts_rank", base), ("bm25", bm), ("bm25 b 0", bm0)):
+        for m in (3, 5, 10):
+            for beta in (0.5, 1.0, 2.0):
+                for share in (0.5, 1.0):
+                    run(
+                        f"rocchio[{first_name}] top-{m} beta {beta} share {share}",
+                        lambda c, q, qv, d, m=m, beta=beta, share=share, first=first: ranked(
+                            rocchio(
+                                c,
+                                q,
+                                qv,
+                                d,
+                                first(c, q, d),
+                                m,
+                                beta,
+                                share,
+                                dumped_lists(d)[0] if first is base else top(c.bm25(lexemes(str(q["question"]))), 50),
+                            )
+                        ),
+                    )
+        for seeds in (3, 5):
+            for decay in (0.3, 0.5):
+                for rare in (2, 3):
+                    run(
+                        f"entity[{first_name}] seeds {seeds} decay {decay} min-idf-rank {rare}",
+                        lambda c, q, qv, d, seeds=seeds, decay=decay, rare=rare, first=first: ranked(
+                            c.session_context(entity_links(c, q, first(c, q, d), seeds, decay, rare), 0.2)
+                        ),
+                    )
+    print("categories:", CATEGORY_NAMES)
+
+
+if __name__ == "__main__":
+    main()
