@@ -126,29 +126,20 @@ async def test_the_reranker_orders_hybrid_recall_and_says_why_when_the_tenant_tu
 
 
 async def test_a_rare_query_word_reaches_the_top_only_with_rarity_weighting_and_the_reason_names_it(
-    gateway: httpx.AsyncClient, app_pool: asyncpg.Pool, owner_pool: asyncpg.Pool
+    gateway: httpx.AsyncClient, who: Headers
 ) -> None:
-    tenant = await create_tenant(owner_pool)
-    issued = await identity.create_key(app_pool, tenant.tenant_id, tenant.principal_id, ["read", "write", "admin"], "r")
-    who = {"authorization": f"Bearer {issued.key}"}
-    chatty = [
-        f"Melanie told Melanie's sister that Melanie would call about the {topic}."
-        for topic in ("garden", "car", "rent", "party", "dentist")
-    ]
-    for text in chatty:
-        assert (await gateway.post("/v1/remember", json={"content": text}, headers=who)).is_success
-    camped = (
-        await gateway.post("/v1/remember", json={"content": "We camped by the lake in June."}, headers=who)
-    ).json()
-    query = {"query": "Where has Melanie camped?", "mode": "keyword", "item_budget": 3}
+    for topic in ("garden", "car", "rent", "party", "dentist"):
+        await remember(gateway, who, f"Melanie told Melanie's sister that Melanie would call about the {topic}.")
+    camped = await remember(gateway, who, "We camped by the lake in June.")
+    query = "Where has Melanie camped?"
 
-    hits = (await gateway.post("/v1/recall", json=query, headers=who)).json()["items"]
-    assert hits[0]["item"]["id"] == camped["id"]  # one rare word outweighs a common one said three times
+    hits = await recall(gateway, who, query, item_budget=3)
+    assert hits[0]["item"]["id"] == camped  # one rare word outweighs a common one said three times
     assert hits[0]["reasons"][0].startswith("keyword match ") and "'camp' rarity 1.5" in hits[0]["reasons"][0]
     assert "'melani' rarity 0.24 ×3" in hits[1]["reasons"][0]
 
-    off = await gateway.patch("/v1/admin/tenant-config", json={"recall": {"keyword_idf": False}}, headers=who)
+    off = await _tune(gateway, who, keyword_idf=False)
     assert off.status_code == 200 and off.json()["config"]["recall"]["keyword_idf"] is False
-    plain = (await gateway.post("/v1/recall", json=query, headers=who)).json()["items"]
-    assert len(plain) == 3 and camped["id"] not in {h["item"]["id"] for h in plain}  # ts_rank: every word alike
+    plain = await recall(gateway, who, query, item_budget=3)
+    assert len(plain) == 3 and camped not in {h["item"]["id"] for h in plain}  # ts_rank: every word alike
     assert not any("rarity" in r for h in plain for r in h["reasons"])
