@@ -17,6 +17,16 @@ async def _init_connection(conn: asyncpg.Connection) -> None:
     await register_vector(conn)
 
 
+async def _nothing_to_reset(conn: asyncpg.Connection) -> None:
+    """The pool's reset of a released connection, after asyncpg has rolled back any transaction left open and
+    dropped the connection's listeners. asyncpg's own reset sends ``pg_advisory_unlock_all(); CLOSE ALL;
+    UNLISTEN *; RESET ALL`` — a round trip on every release, i.e. on every transaction of every service. Engram
+    leaves nothing for it to undo: settings are transaction-local (``set_config(…, true)``, ``SET LOCAL``), no
+    session lock, cursor or session setting is taken on a pooled connection, and the outbox relay unlistens
+    before it releases its connection. (The role chosen at connection start is the session's default, which
+    ``RESET ALL`` would keep anyway.)"""
+
+
 async def create_pool(database_url: str, *, role: str | None, min_size: int = 1, max_size: int = 10) -> asyncpg.Pool:
     """Open a pool. With ``role`` every connection acts as that (non-owner) role, so Row Level Security applies."""
     server_settings = {"role": role} if role else {}
@@ -26,6 +36,7 @@ async def create_pool(database_url: str, *, role: str | None, min_size: int = 1,
             min_size=min_size,
             max_size=max_size,
             init=_init_connection,
+            reset=_nothing_to_reset,
             server_settings=server_settings,
         )
     except (OSError, asyncpg.PostgresError) as exc:

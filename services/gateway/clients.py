@@ -167,8 +167,9 @@ def unreachable(exc: grpc.aio.AioRpcError) -> bool:
     return exc.code() == grpc.StatusCode.UNAVAILABLE and not answered
 
 
-def downstream(request: Request) -> Downstream:
-    """The app's connections to ingest and recall (made once, at startup)."""
+async def downstream(request: Request) -> Downstream:
+    """The app's connections to ingest and recall (made once, at startup). A coroutine, though it awaits
+    nothing: FastAPI runs a plain function dependency in a worker thread, a thread hop on every request."""
     return request.app.state.downstream  # type: ignore[no-any-return]
 
 

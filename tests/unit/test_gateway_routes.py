@@ -5,11 +5,13 @@ the route that was chosen and stops the request there, before authentication."""
 
 from __future__ import annotations
 
+import inspect
 import re
 
 import pytest
 from fastapi import FastAPI, Request
-from fastapi.routing import APIRoute
+from fastapi.dependencies.models import Dependant
+from fastapi.routing import APIRoute, iter_route_contexts
 from fastapi.testclient import TestClient
 from prometheus_client import REGISTRY
 
@@ -107,3 +109,22 @@ def test_latency_is_labelled_by_the_full_route_template(reach: tuple[FastAPI, li
     assert _endpoint(reach, "POST", "/v1/remember") == "remember"
     assert (count("/v1/items/{item_id}/supersede"), count("/v1/remember")) == (before[0] + 1, before[1] + 1)
     assert count("/remember") == 0  # not the nested router's own part of the path
+
+
+def _calls(dependant: Dependant) -> list[object]:
+    return [dependant.call, *(call for sub in dependant.dependencies for call in _calls(sub))]
+
+
+def test_no_route_or_dependency_of_the_api_runs_in_a_worker_thread() -> None:
+    # FastAPI runs a plain function (a route or a dependency) in anyio's worker threads: a thread hop and two
+    # context switches on every request that reaches it. Every callable of the API's routes is a coroutine.
+    threaded: set[str] = set()
+    routes = 0
+    for route in iter_route_contexts(create_app(Settings()).routes):
+        if isinstance(route.original_route, APIRoute) and route.path_format.startswith("/v1/"):
+            routes += 1
+            for call in _calls(route.dependant):
+                if call is not None and not inspect.iscoroutinefunction(call):
+                    threaded.add(f"{route.path_format}: {getattr(call, '__qualname__', call)}")
+    assert routes > 40
+    assert threaded == set()
