@@ -8,13 +8,13 @@ from __future__ import annotations
 
 import json
 import math
-import time
 from dataclasses import dataclass, field
 from datetime import datetime
 
 import asyncpg
 import numpy as np
 
+from engram.db.counts import CountCache
 from engram.db.items import ACCEPTS_PUBLIC, ITEM_COLUMNS, row_to_item, visible_to
 from engram.domain import scoring
 from engram.domain.models import MemoryItem
@@ -64,21 +64,16 @@ def exact_scan_bound(stored: int) -> int:
     return math.isqrt(EXACT_SCAN_RATIO * max(stored, 0))
 
 
-# How long this process trusts a count of the readable tenants' vectors. Counting up to the bound reads as many
-# index entries (10,000 at 100k stored: several ms per recall), while the count only chooses between two
-# searches that find the same nearest (exact, or the graph at 0.99), so a minute-old count is good enough.
-HELD_COUNT_TTL_SECONDS = 60.0
-_HELD_COUNT_ENTRIES = 4_096
-_held_counts: dict[tuple[tuple[str, ...], str, int], tuple[float, int]] = {}
-
-
-async def _held(conn: asyncpg.Connection, readable: list[object], profile: str, bound: int) -> int:
-    """How many vectors the ``readable`` tenants hold in ``profile``, counted up to ``bound + 1``; cached."""
-    key = (tuple(sorted(str(t) for t in readable)), profile, bound)
-    now = time.monotonic()
-    cached = _held_counts.get(key)
-    if cached is not None and cached[0] > now:
-        return cached[1]
+async def _held(
+    conn: asyncpg.Connection, readable: list[object], profile: str, bound: int, counts: CountCache | None
+) -> int:
+    """How many vectors the ``readable`` tenants hold in ``profile``, counted up to ``bound + 1`` (remembered in
+    ``counts``: the count only chooses between two searches that find the same nearest, the exact one or the
+    graph at 0.99, so a minute-old count serves)."""
+    key = ("held", tuple(sorted(str(t) for t in readable)), profile, bound)
+    cached = counts.get(key) if counts is not None else None
+    if cached is not None:
+        return int(cached)
     held = int(
         await conn.fetchval(
             """SELECT count(*) FROM (SELECT 1 FROM memory_embeddings e
@@ -88,9 +83,8 @@ async def _held(conn: asyncpg.Connection, readable: list[object], profile: str, 
             bound + 1,
         )
     )
-    if len(_held_counts) >= _HELD_COUNT_ENTRIES:
-        _held_counts.clear()
-    _held_counts[key] = (now + HELD_COUNT_TTL_SECONDS, held)
+    if counts is not None:
+        counts.put(key, held)
     return held
 
 
@@ -140,6 +134,11 @@ def _where(filters: Filters, viewer: str, args: list[object]) -> str:
 KeywordHit = tuple[MemoryItem, float, dict[str, tuple[float, int]]]
 
 
+# A tenant's count of memories from which the rarity of its words is remembered (``CountCache``) rather than
+# counted on every recall: below it the counts are cheap, and each new memory still moves them noticeably.
+RARITY_REMEMBERED_FROM = 1_000
+
+
 async def keyword(
     conn: asyncpg.Connection,
     query: str,
@@ -149,6 +148,7 @@ async def keyword(
     candidate_cap: int = 2_000,
     *,
     rarity: bool = True,
+    counts: CountCache | None = None,
 ) -> list[KeywordHit]:
     """Full-text match with OR semantics over the query's stemmed words, ranked by ``scoring.keyword_relevance``
     (each word weighted by its rarity among the tenant's memories; ``rarity`` false: ts_rank, every word alike).
@@ -162,12 +162,12 @@ async def keyword(
     follows the cap, not the tenant's size. Below the cap every match is ranked, as a scan of every row would.
     Public memories of other tenants, for a tenant that accepts them, are matched on their tsvector.
 
-    The rarity of each query word is counted in the same statement from ``memory_terms`` (how many of the
-    tenant's memories have it, and how many memories the tenant holds, each counted up to
-    ``scoring.DOCUMENT_FREQUENCY_CAP``), so weighting adds no round trip."""
+    The rarity of each query word comes from ``term_rarities`` (remembered in ``counts`` for a tenant of at
+    least ``RARITY_REMEMBERED_FROM`` memories)."""
     parsed = await conn.fetchrow(
         """SELECT array_agg(lexeme ORDER BY lexeme) AS terms,
-                  to_tsquery('simple', string_agg(quote_literal(lexeme), ' | '))::text AS tsq
+                  to_tsquery('simple', string_agg(quote_literal(lexeme), ' | '))::text AS tsq,
+                  engram_current_tenant()::text AS tenant
            FROM unnest(tsvector_to_array(to_tsvector('english', $1))) AS lexeme""",
         query,
     )
@@ -181,23 +181,13 @@ async def keyword(
     share_param = f"${len(args)}"
     where = _where(filters, viewer, args)
     rank = "ts_rank(i.content_tsv, $2::tsquery)"  # with rarity: the tsvector, scored once per memory below
-    weights = ""
     score = ""
     if rarity:
-        args.extend([scoring.DOCUMENT_FREQUENCY_CAP, scoring.KEYWORD_K1])
-        cap, k1 = f"${len(args) - 1}", f"${len(args)}::float8"
-        # each query word's rarity (scoring.term_rarity), counted once for the statement
-        weights = f"""rarity AS MATERIALIZED (
-                SELECT t.term, t.ord, ln(1 + (greatest(n.n, d.df) - d.df + 0.5) / (d.df + 0.5))::float8 AS w
-                FROM unnest($1::text[]) WITH ORDINALITY AS t(term, ord)
-                CROSS JOIN LATERAL (SELECT count(*) AS df FROM (SELECT 1 FROM memory_terms p
-                    WHERE p.tenant_id = engram_current_tenant() AND p.term = t.term LIMIT {cap}) s) d
-                CROSS JOIN (SELECT count(*) AS n FROM (SELECT 1 FROM memory_items i
-                    WHERE i.tenant_id = engram_current_tenant() LIMIT {cap}) s) n),
-            weights AS (SELECT array_agg(w ORDER BY ord) AS w FROM rarity),"""
+        args.extend([await term_rarities(conn, str(parsed["tenant"]), terms, counts), scoring.KEYWORD_K1])
+        w, k1 = f"${len(args) - 1}::float8[]", f"${len(args)}::float8"
         # scoring.keyword_relevance: Σ rarity × tf·(k1 + 1)/(tf + k1) over the query words the memory has,
         # computed once per matched memory (the branches carry its tsvector, not a score)
-        score = f"""(SELECT coalesce(sum(wt.w[array_position($1::text[], u.lexeme)]
+        score = f"""(SELECT coalesce(sum(({w})[array_position($1::text[], u.lexeme)]
                              * coalesce(cardinality(u.positions), 1) * ({k1} + 1)
                              / (coalesce(cardinality(u.positions), 1) + {k1})), 0)
                      FROM unnest(m.rank) u WHERE u.lexeme = ANY($1::text[]))"""
@@ -227,16 +217,16 @@ async def keyword(
     shares = [branch(n, share_param, skip_earlier=False) for n in range(1, len(terms) + 1)] if share else []
     # with rarity: each hit's query words, how often it has each, and the words' rarity (for its reason)
     detail = (
-        """, (SELECT jsonb_object_agg(x.lexeme, jsonb_build_array(r.w, x.tf))
+        f""", (SELECT jsonb_object_agg(x.lexeme, jsonb_build_array(r.w, x.tf))
                FROM (SELECT u.lexeme, coalesce(cardinality(u.positions), 1) AS tf FROM unnest(i.content_tsv) u) x
-               JOIN rarity r ON r.term = x.lexeme) AS terms"""
+               JOIN unnest($1::text[], {w}) AS r(term, w) ON r.term = x.lexeme) AS terms"""
         if rarity
         else ""
     )
     # with rarity, matched's "rank" is the memory's tsvector until scored here
-    scored = f"(SELECT m.id, m.created_at, {score} AS rank FROM matched m, weights wt) s" if rarity else "matched"
+    scored = f"(SELECT m.id, m.created_at, {score} AS rank FROM matched m) s" if rarity else "matched"
     rows = await conn.fetch(
-        f"""WITH {weights} recent AS (
+        f"""WITH recent AS (
                 SELECT u.id, u.created_at, u.rank FROM ({" UNION ALL ".join(newest)}) u
                 ORDER BY u.created_at DESC LIMIT $4),
             matched AS (
@@ -256,6 +246,37 @@ async def keyword(
     return out
 
 
+async def term_rarities(
+    conn: asyncpg.Connection, tenant: str, terms: list[str], counts: CountCache | None = None
+) -> list[float]:
+    """``scoring.term_rarity`` of each of ``terms`` among the current tenant's memories: how many of them have the
+    word (from ``memory_terms``) and how many there are, each counted up to ``scoring.DOCUMENT_FREQUENCY_CAP``, in
+    one statement for the words ``counts`` does not hold. A tenant's words are remembered once it holds
+    ``RARITY_REMEMBERED_FROM`` memories; counting a common word reads as many index entries as the cap."""
+    found: dict[str, float] = {}
+    for term in terms if counts is not None else []:
+        remembered = counts.get(("rarity", tenant, term)) if counts is not None else None
+        if remembered is not None:
+            found[term] = remembered
+    missing = [t for t in terms if t not in found]
+    if missing:
+        rows = await conn.fetch(
+            """SELECT t.term, d.df, n.n
+               FROM unnest($1::text[]) AS t(term)
+               CROSS JOIN LATERAL (SELECT count(*) AS df FROM (SELECT 1 FROM memory_terms p
+                   WHERE p.tenant_id = engram_current_tenant() AND p.term = t.term LIMIT $2) s) d
+               CROSS JOIN (SELECT count(*) AS n FROM (SELECT 1 FROM memory_items i
+                   WHERE i.tenant_id = engram_current_tenant() LIMIT $2) s) n""",
+            missing,
+            scoring.DOCUMENT_FREQUENCY_CAP,
+        )
+        for r in rows:
+            found[r["term"]] = rarity = scoring.term_rarity(int(r["df"]), int(r["n"]))
+            if counts is not None and int(r["n"]) >= RARITY_REMEMBERED_FROM:
+                counts.put(("rarity", tenant, r["term"]), rarity)
+    return [found[t] for t in terms]
+
+
 async def semantic(
     conn: asyncpg.Connection,
     vector: np.ndarray,
@@ -264,6 +285,7 @@ async def semantic(
     filters: Filters,
     viewer: str,
     limit: int,
+    counts: CountCache | None = None,
 ) -> list[tuple[MemoryItem, float]]:
     """Nearest items by cosine similarity: the tenant's nearest vectors first, then the items' filters.
 
@@ -290,7 +312,7 @@ async def semantic(
         str(max(40, min(int(limit) * 2, 1000))),
     )
     bound = exact_scan_bound(int(stored))
-    held = await _held(conn, readable, profile, bound)
+    held = await _held(conn, readable, profile, bound, counts)
     # "+ 0" keeps the planner off the HNSW index (it orders by the bare operator only): every distance, exactly
     order = f"(e.embedding::vector({dims}) <=> $1::vector({dims}))" + (" + 0" if held <= bound else "")
     candidates = max(int(limit) * 2, int(limit) + 20)

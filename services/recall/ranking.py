@@ -12,6 +12,7 @@ import numpy as np
 
 from engram.config import Settings
 from engram.db import conflicts, embeddings, identity, items, kinds, recall_logs, search, supersession, tenants
+from engram.db.counts import CountCache
 from engram.db.pool import tenant_tx
 from engram.db.search import Filters
 from engram.domain import disclosure, diversity, duplicates, rerank, scoring, validation, validity
@@ -80,6 +81,7 @@ class Ranking:
         self._settings = settings
         self._embedder = embedder
         self._telemetry = telemetry
+        self._counts = CountCache()  # the vector counts and word rarities the candidate queries steer by
 
     async def recall(self, ctx: CallerContext, q: RecallQuery) -> RecallResult:
         mode = q.mode or "hybrid"
@@ -223,6 +225,7 @@ class Ranking:
                         limit,
                         self._settings.keyword_candidate_cap,
                         rarity=found.weights.keyword_idf,
+                        counts=self._counts,
                     )
                 for item, rank, terms in matched:
                     found.by_id[str(item.id)] = item
@@ -239,6 +242,7 @@ class Ranking:
                         filters,
                         ctx.principal_id,
                         limit,
+                        self._counts,
                     )
                 for item, similarity in near:
                     found.by_id[str(item.id)] = item

@@ -11,6 +11,7 @@ import asyncpg
 import pytest
 
 from engram.db import search
+from engram.db.counts import CountCache
 from engram.db.pool import tenant_tx
 from engram.db.search import Filters
 from engram.domain import scoring
@@ -198,3 +199,39 @@ async def test_rarity_weights_each_query_word_by_how_few_of_the_tenants_memories
     assert hits[0][2] == {"camp": (pytest.approx(scoring.term_rarity(1, 6)), 1)}
     repeated = next(terms for item, _, terms in hits if str(item.id) == ids[3])
     assert repeated == {"melani": (pytest.approx(scoring.term_rarity(4, 6)), 3)}
+
+
+async def test_a_large_tenants_word_rarities_are_remembered_for_a_minute_a_small_ones_counted_every_time(
+    app_pool: asyncpg.Pool, owner_pool: asyncpg.Pool
+) -> None:
+    now = [1000.0]
+    counts = CountCache(clock=lambda: now[0])
+    rare, common = _tag() + "x", _tag() + "x"  # no English suffix ends in x: the stemmer keeps them whole
+
+    async def camp_rarity(who: CallerContext) -> float:
+        async with tenant_tx(app_pool, who.tenant_id) as conn:
+            hits = await search.keyword(conn, f"{rare} {common}", Filters(), who.principal_id, 5, counts=counts)
+        [weight] = {terms[rare][0] for _, _, terms in hits if rare in terms}
+        return weight
+
+    large = await create_tenant(owner_pool)
+    await _store(owner_pool, large, [f"{common} note {n}" for n in range(search.RARITY_REMEMBERED_FROM)] + [rare])
+    first = await camp_rarity(large)
+    assert first == pytest.approx(scoring.term_rarity(1, search.RARITY_REMEMBERED_FROM + 1))
+    assert {key[2] for key in counts.live() if isinstance(key, tuple) and key[1] == large.tenant_id} == {
+        rare,
+        common,
+    }
+    await _store(owner_pool, large, [f"{rare} again {n}" for n in range(9)])
+    now[0] += 59
+    assert await camp_rarity(large) == first  # within the minute the remembered weight stands
+    now[0] += 2
+    assert await camp_rarity(large) == pytest.approx(scoring.term_rarity(10, search.RARITY_REMEMBERED_FROM + 10))
+
+    small = await create_tenant(owner_pool)
+    await _store(owner_pool, small, [f"{common} note {n}" for n in range(5)] + [rare])
+    assert await camp_rarity(small) == pytest.approx(scoring.term_rarity(1, 6))
+    await _store(owner_pool, small, [f"{rare} again"])
+    # a small tenant's words are counted on every recall: the next one sees the new memory at once
+    assert await camp_rarity(small) == pytest.approx(scoring.term_rarity(2, 7))
+    assert not [key for key in counts.live() if isinstance(key, tuple) and key[1] == small.tenant_id]

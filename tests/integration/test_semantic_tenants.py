@@ -13,6 +13,7 @@ from pgvector.asyncpg import register_vector
 
 from engram.config import Settings
 from engram.db import search
+from engram.db.counts import CountCache
 from engram.db.pool import tenant_tx
 from engram.domain.models import CallerContext, MemoryItem
 from engram.embeddings.provider import EmbeddingProvider
@@ -63,6 +64,7 @@ async def _semantic(
     settings: Settings,
     limit: int,
     filters: search.Filters | None = None,
+    counts: CountCache | None = None,
 ) -> list[tuple[MemoryItem, float]]:
     async with tenant_tx(app_pool, ctx.tenant_id) as conn:
         return await search.semantic(
@@ -73,6 +75,7 @@ async def _semantic(
             filters or search.Filters(),
             ctx.principal_id,
             limit,
+            counts,
         )
 
 
@@ -131,7 +134,6 @@ async def test_filters_that_keep_out_the_nearest_widen_the_candidates_until_enou
 
 
 async def test_the_count_that_chooses_the_search_is_reused_for_a_minute(
-    monkeypatch: pytest.MonkeyPatch,
     app_pool: asyncpg.Pool,
     owner_pool: asyncpg.Pool,
     settings: Settings,
@@ -141,18 +143,18 @@ async def test_the_count_that_chooses_the_search_is_reused_for_a_minute(
     query = np.asarray(await embedder.embed_query("where is the team offsite this year?"), dtype=np.float32)
     me = await create_tenant(owner_pool)
     await _load(owner_pool, me, _around(query, 40, 0.05, rng), settings)
-    counts: dict[tuple[tuple[str, ...], str, int], tuple[float, int]] = {}
-    monkeypatch.setattr(search, "_held_counts", counts)
+    now = [1000.0]
+    counts = CountCache(clock=lambda: now[0])
 
     async def held() -> int:
-        await _semantic(app_pool, me, query, settings, 5)
-        [(_, value)] = [v for k, v in counts.items() if me.tenant_id in k[0]]
-        return value
+        await _semantic(app_pool, me, query, settings, 5, counts=counts)
+        [value] = [v for key, v in counts.live().items() if isinstance(key, tuple) and me.tenant_id in key[1]]
+        return int(value)
 
     assert await held() == 40
     # (no ANALYZE: the table's size, and with it the exact-scan bound in the key, stays as it was)
     await _load(owner_pool, me, _around(query, 25, 0.05, rng), settings, analyze=False)
+    now[0] += 59
     assert await held() == 40  # within the minute the count stands
-    monkeypatch.setattr(search, "HELD_COUNT_TTL_SECONDS", 0.0)
-    counts.clear()
+    now[0] += 2
     assert await held() == 65  # counted again once it has expired
