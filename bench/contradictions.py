@@ -23,7 +23,17 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from tests.support.conflicts_eval import CANDIDATE_MARGIN, FLOOR, VECTORS, load_pairs, score, stored_vectors
+from tests.support.conflicts_eval import (
+    CANDIDATE_MARGIN,
+    FLOOR,
+    TUNING,
+    VECTORS,
+    Scores,
+    load_pairs,
+    near_copies,
+    score,
+    stored_vectors,
+)
 
 
 def wilson(hits: int, n: int, z: float = 1.96) -> tuple[float, float]:
@@ -39,6 +49,14 @@ def wilson(hits: int, n: int, z: float = 1.96) -> tuple[float, float]:
 def interval(hits: int, n: int) -> str:
     low, high = wilson(hits, n)
     return f"[{low:.2f}, {high:.2f}]"
+
+
+def figures(s: Scores) -> str:
+    flagged, actual = s.true_positives + s.false_positives, s.true_positives + s.false_negatives
+    return (
+        f"precision {s.precision:.3f} {interval(s.true_positives, flagged)}  "
+        f"recall {s.recall:.3f} {interval(s.true_positives, actual)}  F1 {s.f1:.3f}"
+    )
 
 
 def embed_missing() -> None:
@@ -75,15 +93,15 @@ def main() -> None:
     s = score(pairs, stored_vectors(), args.floor)
     low = args.floor - CANDIDATE_MARGIN
     print(f"batch {args.batch}, split {args.split}: {len(pairs)} pairs, floor {args.floor}, candidates from {low:.2f}")
-    flagged, actual = s.true_positives + s.false_positives, s.true_positives + s.false_negatives
-    print(
-        f"precision {s.precision:.3f} {interval(s.true_positives, flagged)}  "
-        f"recall {s.recall:.3f} {interval(s.true_positives, actual)}  F1 {s.f1:.3f}  (95% Wilson intervals)"
-    )
+    print(f"{figures(s)}  (95% Wilson intervals)")
     print(
         f"confusion: contradiction flagged {s.true_positives}, missed {s.false_negatives}; "
         f"compatible flagged {s.false_positives}, left alone {s.true_negatives}"
     )
+    if args.batch == "3":
+        copies = near_copies(pairs, load_pairs("all", TUNING), stored_vectors())
+        rest = Scores([j for j in s.judged if j.pair.id not in copies])
+        print(f"without the {len(copies)} near-copies of tuning pairs ({len(rest.judged)} pairs): {figures(rest)}")
     print("flagged per type:")
     for kind, (n_flagged, total) in s.by_type().items():
         print(f"  {kind:12} {n_flagged:3}/{total:<3} {n_flagged / total:.2f} {interval(n_flagged, total)}")
