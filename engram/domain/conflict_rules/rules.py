@@ -7,6 +7,7 @@ import math
 from collections import Counter, defaultdict
 from collections.abc import Callable
 
+from engram.domain.conflict_rules.bounds import within_bound
 from engram.domain.conflict_rules.claims import exclusive_predicate
 from engram.domain.conflict_rules.quantities import Quantity, same_value
 from engram.domain.conflict_rules.slots import changed_value, opposite_value, replaced
@@ -163,6 +164,8 @@ def _numbers_differ(old: Text, new: Text, work: Work) -> Verdict | None:
             continue  # "John: Thanks! Three times a week." answers a question the text does not hold
         if b is not None and _other_subjects(a, old, b, new):
             continue  # "Backups of the main database run at 2am" / "… of the analytics database run at 4am"
+        if b is not None and (within_bound(a, old, b, new) or within_bound(b, new, a, old)):
+            continue  # "The budget is under $10k" / "The budget is $8,500": a value inside the bound
         if b is not None:
             slot = a.anchor_text or b.anchor_text or a.kind
             return Verdict(

@@ -23,7 +23,9 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from engram.domain.conflict_rules.quantities import same_value
+from engram.domain.conflict_rules.bounds import within_bound
+from engram.domain.conflict_rules.places import narrows
+from engram.domain.conflict_rules.quantities import Quantity, same_value
 from engram.domain.conflict_rules.texts import Text, Token
 from engram.domain.conflict_rules.verdicts import Verdict
 from engram.domain.conflict_rules.words import is_content, stem
@@ -88,7 +90,9 @@ _OPPOSITES = (
     ("up", "down"),
 )
 _OPPOSITE = {a: b for a, b in _OPPOSITES} | {b: a for a, b in _OPPOSITES}
-_COPULAS = frozenset({"is", "are", "was", "were"})
+_COPULAS = frozenset(
+    {"is", "are", "was", "were", "i'm", "we're", "you're", "they're", "he's", "she's", "it's", "that's", "there's"}
+)
 _DETERMINERS = frozenset({"a", "an", "the", "my", "our", "his", "her", "their", "your", "its"})
 _PLACING = frozenset({"in", "at", "on", "with", "by", "to"})
 _REPLACING = frozenset({"replaced", "swapped", "traded", "substituted", "ditched", "dumped"})
@@ -139,8 +143,15 @@ def _value_like(word: _Word) -> bool:
         or token.lower in _COLOURS
         or _PERIOD_CODE.fullmatch(token.lower) is not None
         or ("-" in token.text and any(c.isdigit() for c in token.text))  # a code: "us-east-1", "gpt-4o"
+        or _password_like(token.text)
         or (token.text[:1].isupper() and not token.opens and not any(c.isdigit() for c in token.text))
     )
+
+
+def _password_like(text: str) -> bool:
+    """A word run into digits ("tulip42", "maple17"): a password or a code, not a word. Short identifiers
+    ("S3", "EC2") are names of things, not values."""
+    return text.isalnum() and any(c.isdigit() for c in text) and sum(c.isalpha() for c in text) >= 3
 
 
 def _unmatched(run: Sequence[_Word], other: Sequence[_Word]) -> list[_Word]:
@@ -166,8 +177,17 @@ _MONTH_NAMES = "january february march april may june july august september octo
 
 
 def _within(wide: Sequence[_Word], narrow: Sequence[_Word]) -> bool:
-    """``wide`` is one season, quarter or half and ``narrow`` a month or date in it."""
-    if len(wide) != 1 or wide[0].token.lower not in _SEASONS:
+    """``wide`` is one season, quarter, half or month and ``narrow`` a month or date in it ("in March" / "on
+    March 14")."""
+    if len(wide) != 1:
+        return False
+    word = wide[0].token.lower
+    if word in _MONTH_NAMES:
+        period = {_MONTH_NAMES.index(word) + 1}
+        narrow = [w for w in narrow if w.token.lower != word]  # "March" / "March 14": the date holds the month
+    elif word in _SEASONS:
+        period = _SEASONS[word]
+    else:
         return False
     months = set()
     for w in narrow:
@@ -176,7 +196,12 @@ def _within(wide: Sequence[_Word], narrow: Sequence[_Word]) -> bool:
             months.add(int(q.key[1]))
         elif w.token.lower in _MONTH_NAMES:
             months.add(_MONTH_NAMES.index(w.token.lower) + 1)
-    return bool(months) and months <= _SEASONS[wide[0].token.lower]
+    return bool(months) and months <= period
+
+
+def _quantity_pairs(was: Sequence[_Word], now: Sequence[_Word]) -> list[tuple[Quantity, Quantity]]:
+    xs = [q for w in was if (q := w.token.quantity) is not None]
+    return [(x, y) for x in xs for w in now if (y := w.token.quantity) is not None]
 
 
 def _other_units(was: Sequence[_Word], now: Sequence[_Word]) -> bool:
@@ -251,6 +276,10 @@ def changed_value(old: Text, new: Text, work: Work) -> Verdict | None:
         return None  # "$20 per month" / "$240 per year": the numbers rule compares units
     if _within(was, now) or _within(now, was):
         return None  # "in the spring" / "on April 12": a date inside the period, made precise
+    if any(within_bound(x, old, y, new) or within_bound(y, new, x, old) for x, y in _quantity_pairs(was, now)):
+        return None  # "less than £40" / "£35": a value within the bound
+    if narrows(_text(was), _text(now)):
+        return None  # "in Europe" / "in Frankfurt": perhaps a place inside the other, made precise
     cue = bool(new_only & _CHANGE_CUES) and not _lowers(old) & _CHANGE_CUES and "for now" not in new.normalised
     old_frame = [w.stem for w in old_words if w.stem in frame]
     new_frame = [w.stem for w in new_words if w.stem in frame]
