@@ -10,7 +10,7 @@ from collections.abc import Callable
 from engram.domain.conflict_rules.bounds import within_bound
 from engram.domain.conflict_rules.claims import exclusive_predicate
 from engram.domain.conflict_rules.quantities import Quantity, same_value
-from engram.domain.conflict_rules.slots import changed_value, opposite_value, replaced
+from engram.domain.conflict_rules.slots import changed_value, opposite_value, replaced, swapped_name
 from engram.domain.conflict_rules.texts import Clause, Text, align_abbreviations, analyse, analyse_head, different_names
 from engram.domain.conflict_rules.verdicts import Verdict
 from engram.domain.conflict_rules.words import overlap, says_no_longer
@@ -85,6 +85,7 @@ def _judge(
         or replaced(old, fresh, work)
         or changed_value(old, fresh, work)
         or opposite_value(old, fresh, work)
+        or swapped_name(old, fresh, work)
         or _same_words(old, fresh)
         or _near_identical(old, fresh, similarity, near_identical, work)
         or _containment(old, fresh, work)

@@ -322,6 +322,84 @@ def changed_value(old: Text, new: Text, work: Work) -> Verdict | None:
     )
 
 
+# in one text only, these put a claim at another time than the other's
+_TENSES = frozenset(
+    {"used", "will", "would", "was", "were", "next", "last", "ago", "previously", "formerly", "soon", "until", "going"}
+)
+SWAP_SHARE = 0.6  # share of the shorter text's other words the two texts must share for a swapped name
+
+
+def swapped_name(old: Text, new: Text, work: Work) -> Verdict | None:
+    """Each text names one thing (a run of capitalised words inside a sentence) the other does not, after its
+    first word, and they otherwise say the same job in words reordered or reworded: "We host the marketing site
+    on Netlify" / "The marketing site is hosted on Vercel", "Error tracking is done with Sentry" / "We use
+    Rollbar for error tracking". One tool or provider for one job replaced by another. Not when the new text
+    adds or only considers ("also", "might"), when either text negates, or when the name is the first word
+    (the subject: "Alice lives in Lisbon" / "Bob lives in Lisbon")."""
+    work.charge(len(old.tokens) + len(new.tokens))
+    if old.negated or new.negated or (_lowers(new) - _lowers(old)) & (_ADDING | _HEDGING):
+        return None
+    if any(w in _TENSES or w.endswith(("'ll", "'d")) for w in _lowers(new) ^ _lowers(old)):
+        return None  # "Alice lives in Paris" / "Alice used to live in Berlin": another time
+    was, now = _names(old), _names(new)
+    gone = [n for n in was if not set(n[0].split()) <= new.content]
+    came = [n for n in now if not set(n[0].split()) <= old.content]
+    if len(gone) != 1 or len(came) != 1 or gone[0][1] or came[0][1] or narrows(gone[0][2], came[0][2]):
+        return None
+    if _owned_apart(old, new) or _owned_apart(new, old):
+        return None  # "Alice lives in Lisbon" / "Alice's sister lives in Madrid": someone else's
+    old_rest = {w.stem for w in _words(old)} - set(gone[0][0].split())
+    new_rest = {w.stem for w in _words(new)} - set(came[0][0].split())
+    shared = old_rest & new_rest
+    if len(shared) < 2 or len(shared) / min(len(old_rest), len(new_rest)) < SWAP_SHARE:
+        return None
+    slot = " ".join(w.token.text for w in _words(old) if w.stem in shared)
+    return Verdict(
+        "contradiction",
+        "swapped_name",
+        0.8,
+        f'{preview(slot, 60)}: "{gone[0][2]}" in the existing memory, "{came[0][2]}" in the new one.',
+    )
+
+
+def _owned_apart(text: Text, other: Text) -> bool:
+    """A word right after a possessive ("Alice's sister", "Leo's piano lessons") that ``other`` lacks: the
+    text speaks of another thing of the same owner."""
+    tokens = text.tokens
+    return any(
+        t.lower.endswith(("'s", "s'")) and (c := after.content) is not None and c not in other.content
+        for t, after in zip(tokens, tokens[1:], strict=False)
+    )
+
+
+def _names(text: Text) -> list[tuple[str, bool, str]]:
+    """The text's runs of capitalised words that do not open a sentence, as (stems, first content word of the
+    text, as written). "Read the Docs" is one run; "GitHub Actions" another."""
+    runs: list[tuple[str, bool, str]] = []
+    first = next((t for t in text.tokens if t.content is not None), None)
+    for clause in text.clauses:
+        current: list[Token] = []
+        for token in [*clause.tokens, None]:
+            named = (
+                token is not None
+                and token.quantity is None
+                and token.text[:1].isupper()
+                and not token.opens
+                and not any(c.isdigit() for c in token.text)  # identifiers ("S3", "EC2") are not values
+            )
+            linking = token is not None and current and token.lower in ("the", "of", "and")
+            if named or linking:
+                current.append(token)  # type: ignore[arg-type]
+                continue
+            while current and not current[-1].text[:1].isupper():
+                current.pop()
+            if current:
+                stems = " ".join(c for t in current if (c := t.content) is not None)
+                runs.append((stems, current[0] is first, " ".join(t.text for t in current)))
+            current = []
+    return runs
+
+
 def replaced(old: Text, new: Text, work: Work) -> Verdict | None:
     """The new text says a value of the existing one was replaced by another."""
     work.charge(len(old.tokens) + len(new.tokens))
