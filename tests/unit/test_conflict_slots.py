@@ -84,6 +84,10 @@ CONTRADICTIONS = [
     # a value outside the bound, a month the date is not in
     ("The hall holds under 200 guests.", "The hall holds 250 guests.", "numbers_differ:count"),
     ("The launch is in March.", "The launch is on April 3.", "changed_value"),
+    # a swapped name with little of the job in common, the new text saying it changed
+    ("I buy wine from Majestic.", "I get my wine from Laithwaites now.", "swapped_name"),
+    # one date each, about the same thing
+    ("The visa expires in May 2028.", "Our visa is valid until October 2028.", "numbers_differ:date"),
 ]
 
 LOOK_ALIKES = [
@@ -137,6 +141,8 @@ LOOK_ALIKES = [
     ("The launch is in March.", "The launch is on March 3."),
     ("The hall holds under 200 guests.", "The hall holds 180 guests."),
     ("The repo needs at least 2 reviewers.", "The repo needs 3 reviewers."),
+    ("I buy wine from Majestic.", "I get my wine from Laithwaites too."),
+    ("The visa expires in May 2028.", "The passport expires in October 2028."),
     # a name swapped, but said of someone or something else of the same owner
     ("Tom lives in Bath.", "Tom's brother lives in Bristol."),
     ("Tom's tennis lessons are with Rafa.", "Tom's golf lessons are with Ernie."),

@@ -178,7 +178,9 @@ def _numbers_differ(old: Text, new: Text, work: Work) -> Verdict | None:
     return None
 
 
-_MEASURES = frozenset({"duration", "size", "mass", "length", "degrees", "percent", "money", "frequency", "clock"})
+_MEASURES = frozenset(
+    {"duration", "size", "mass", "length", "degrees", "percent", "money", "frequency", "clock", "date"}
+)
 
 
 def _one_measure_each(old: Text, new: Text) -> bool:

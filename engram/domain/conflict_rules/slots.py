@@ -327,6 +327,7 @@ _TENSES = frozenset(
     {"used", "will", "would", "was", "were", "next", "last", "ago", "previously", "formerly", "soon", "until", "going"}
 )
 SWAP_SHARE = 0.6  # share of the shorter text's other words the two texts must share for a swapped name
+SWAP_SHARE_CUED = 0.5  # the same when the new text says it changed
 
 
 def swapped_name(old: Text, new: Text, work: Work) -> Verdict | None:
@@ -351,7 +352,10 @@ def swapped_name(old: Text, new: Text, work: Work) -> Verdict | None:
     old_rest = {w.stem for w in _words(old)} - set(gone[0][0].split())
     new_rest = {w.stem for w in _words(new)} - set(came[0][0].split())
     shared = old_rest & new_rest
-    if len(shared) < 2 or len(shared) / min(len(old_rest), len(new_rest)) < SWAP_SHARE:
+    # the new text saying it changed ("now", "switched") will do with less of the job in common
+    cue = bool((_lowers(new) - _lowers(old)) & _CHANGE_CUES)
+    least, share = (1, SWAP_SHARE_CUED) if cue else (2, SWAP_SHARE)
+    if len(shared) < least or len(shared) / min(len(old_rest), len(new_rest)) < share:
         return None
     slot = " ".join(w.token.text for w in _words(old) if w.stem in shared)
     return Verdict(
