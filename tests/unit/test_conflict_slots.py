@@ -1,6 +1,7 @@
-"""The slot rules of the conflict rules (changed_value, replaced, opposite_value, swapped_name) and the cessation reading of
-the negation rule ("quit", "stopped", "gave up", "not … anymore"): what they flag, with a reason a reviewer can
-read, and the look-alikes they must leave alone. The pairs here are not those of bench/data/conflicts."""
+"""The slot rules of the conflict rules (changed_value, replaced, opposite_value, swapped_name) and the
+cessation reading of the negation rule ("quit", "stopped", "gave up", "not … anymore"): what they flag, with a
+reason a reviewer can read, and the look-alikes they must leave alone. The pairs here are not those of
+bench/data/conflicts."""
 
 from __future__ import annotations
 

@@ -22,6 +22,7 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
+from itertools import pairwise
 
 from engram.domain.conflict_rules.bounds import within_bound
 from engram.domain.conflict_rules.places import narrows
@@ -372,7 +373,7 @@ def _owned_apart(text: Text, other: Text) -> bool:
     tokens = text.tokens
     return any(
         t.lower.endswith(("'s", "s'")) and (c := after.content) is not None and c not in other.content
-        for t, after in zip(tokens, tokens[1:], strict=False)
+        for t, after in pairwise(tokens)
     )
 
 
