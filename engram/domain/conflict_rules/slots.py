@@ -12,6 +12,13 @@ value was replaced by another.
   GitHub Actions", "replaced Auth0 with Keycloak", "swapped RabbitMQ for NATS", "Y instead of X").
 - ``opposite_value``: the texts are the same word for word but for one word swapped for its opposite ("the
   flag is on" / "the flag is off").
+- ``swapped_name``: each text names one thing the other does not (a capitalised run inside a sentence, not the
+  subject), and the rest says the same job reworded or reordered ("We host the site on Netlify" / "The site is
+  hosted on Vercel"); not when either text speaks of another time ("used to", "will") or of another thing of
+  the same owner ("Alice's sister").
+
+A wide place against a narrower one ("in Europe" / "in Frankfurt", ``places.py``), a month against a date in
+it and a value within a bound ("less than £40" / "£35", ``bounds.py``) are not other values.
 
 None of them fires when the new text adds rather than replaces ("also", "too", "as well", "another") or only
 plans or wonders ("might", "considering"), or when either text negates (the negation rule's business).
