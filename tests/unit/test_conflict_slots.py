@@ -144,6 +144,9 @@ LOOK_ALIKES = [
     ("The repo needs at least 2 reviewers.", "The repo needs 3 reviewers."),
     ("I buy wine from Majestic.", "I get my wine from Laithwaites too."),
     ("The visa expires in May 2028.", "The passport expires in October 2028."),
+    # chat turns: a name in a clause of its own, a contracted "that's" before an exclamation
+    ("Sam: Thanks, Priya. Any tips on meal planning?", "Sam: I'm trying the Mealime app for meal planning. Any tips?"),
+    ("Kim: That's awesome! Were you playing or watching?", "Kim: Wow, that's amazing! Winning must have been fun!"),
     # a name swapped, but said of someone or something else of the same owner
     ("Tom lives in Bath.", "Tom's brother lives in Bristol."),
     ("Tom's tennis lessons are with Rafa.", "Tom's golf lessons are with Ernie."),

@@ -98,9 +98,7 @@ _OPPOSITES = (
     ("up", "down"),
 )
 _OPPOSITE = {a: b for a, b in _OPPOSITES} | {b: a for a, b in _OPPOSITES}
-_COPULAS = frozenset(
-    {"is", "are", "was", "were", "i'm", "we're", "you're", "they're", "he's", "she's", "it's", "that's", "there's"}
-)
+_COPULAS = frozenset({"is", "are", "was", "were", "i'm", "we're", "they're", "he's", "she's", "it's"})
 _DETERMINERS = frozenset({"a", "an", "the", "my", "our", "his", "her", "their", "your", "its"})
 _PLACING = frozenset({"in", "at", "on", "with", "by", "to"})
 _REPLACING = frozenset({"replaced", "swapped", "traded", "substituted", "ditched", "dumped"})
@@ -355,6 +353,9 @@ def swapped_name(old: Text, new: Text, work: Work) -> Verdict | None:
     came = [n for n in now if not set(n[0].split()) <= old.content]
     if len(gone) != 1 or len(came) != 1 or gone[0][1] or came[0][1] or narrows(gone[0][2], came[0][2]):
         return None
+    shared_words = old.content & new.content
+    if not (gone[0][3] & shared_words and came[0][3] & shared_words):
+        return None  # a name in a clause of its own ("Thanks, Deb."): not the value of the shared job
     if _owned_apart(old, new) or _owned_apart(new, old):
         return None  # "Alice lives in Lisbon" / "Alice's sister lives in Madrid": someone else's
     old_rest = {w.stem for w in _words(old)} - set(gone[0][0].split())
@@ -384,10 +385,10 @@ def _owned_apart(text: Text, other: Text) -> bool:
     )
 
 
-def _names(text: Text) -> list[tuple[str, bool, str]]:
+def _names(text: Text) -> list[tuple[str, bool, str, frozenset[str]]]:
     """The text's runs of capitalised words that do not open a sentence, as (stems, first content word of the
-    text, as written). "Read the Docs" is one run; "GitHub Actions" another."""
-    runs: list[tuple[str, bool, str]] = []
+    text, as written, content of the clause holding it). "Read the Docs" is one run; "GitHub Actions" another."""
+    runs: list[tuple[str, bool, str, frozenset[str]]] = []
     first = next((t for t in text.tokens if t.content is not None), None)
     for clause in text.clauses:
         current: list[Token] = []
@@ -407,7 +408,7 @@ def _names(text: Text) -> list[tuple[str, bool, str]]:
                 current.pop()
             if current:
                 stems = " ".join(c for t in current if (c := t.content) is not None)
-                runs.append((stems, current[0] is first, " ".join(t.text for t in current)))
+                runs.append((stems, current[0] is first, " ".join(t.text for t in current), clause.content))
             current = []
     return runs
 
