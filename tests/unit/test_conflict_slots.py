@@ -1,6 +1,7 @@
-"""The slot rules of the conflict rules (changed_value, replaced, opposite_value) and the cessation reading of
-the negation rule ("quit", "stopped", "gave up", "not … anymore"): what they flag, with a reason a reviewer can
-read, and the look-alikes they must leave alone. The pairs here are not those of bench/data/conflicts."""
+"""The slot rules of the conflict rules (changed_value, replaced, opposite_value, swapped_name) and the
+cessation reading of the negation rule ("quit", "stopped", "gave up", "not … anymore"): what they flag, with a
+reason a reviewer can read, and the look-alikes they must leave alone. The pairs here are not those of
+bench/data/conflicts."""
 
 from __future__ import annotations
 
@@ -67,6 +68,27 @@ CONTRADICTIONS = [
     ("I track my runs in Strava.", "I've switched my runs over to Garmin Connect.", "replaced"),
     # a reordered frame around one name each, the new text saying it changed
     ("Parcels are shipped with DHL.", "We ship parcels with UPS now.", "changed_value"),
+    # one name for one job swapped for another, the frame reordered or reworded, without a word saying it
+    # changed (a look-alike until 2026-12-02 afternoon: the labelled pairs call it "replaced")
+    ("Parcels are shipped with DHL.", "We ship parcels with UPS.", "swapped_name"),
+    ("We host the docs site on Netlify.", "The docs site is hosted on Cloudflare Pages.", "swapped_name"),
+    ("Invoices are handled by Sage.", "We use Xero to handle invoices.", "swapped_name"),
+    # one place slot whatever the verb: lives in, is based in, is headquartered in, moved to, grew up in
+    ("Priya lives in Porto.", "Priya is based in Braga.", "exclusive_predicate:is based in"),
+    ("Our agency is headquartered in Leeds.", "Our agency is based in York.", "exclusive_predicate:is based in"),
+    ("Dev moved to Malmö.", "Dev lives in Lund.", "exclusive_predicate:lives in"),
+    ("I grew up in Kent.", "I grew up in Devon.", "exclusive_predicate:grew up in"),
+    ("Ana teaches at Hillcrest School.", "Ana works at Riverside Academy.", "exclusive_predicate:works at"),
+    # a name after a contracted copula; a password is a value
+    ("We're on the Basic plan with Zoom.", "We're on the Business plan with Zoom.", "changed_value"),
+    ("The router password is falcon88.", "The router password is now otter31.", "changed_value"),
+    # a value outside the bound, a month the date is not in
+    ("The hall holds under 200 guests.", "The hall holds 250 guests.", "numbers_differ:count"),
+    ("The launch is in March.", "The launch is on April 3.", "changed_value"),
+    # a swapped name with little of the job in common, the new text saying it changed
+    ("I buy wine from Majestic.", "I get my wine from Laithwaites now.", "swapped_name"),
+    # one date each, about the same thing
+    ("The visa expires in May 2028.", "Our visa is valid until October 2028.", "numbers_differ:date"),
 ]
 
 LOOK_ALIKES = [
@@ -111,8 +133,23 @@ LOOK_ALIKES = [
     ("This road leads to the lake.", "The trail leads to the lake."),
     ("Tom manages the store.", "Tom manages to relax on Sundays."),
     ("I run by the river in the morning.", "I run by the canal in the morning."),
-    # reordered around one name each, with no word saying it changed: two facts may hold
-    ("Parcels are shipped with DHL.", "We ship parcels with UPS."),
+    # reordered around one name each, the new text adding the other: two facts hold
+    ("Parcels are shipped with DHL.", "We also ship parcels with UPS."),
+    ("Parcels are shipped with DHL.", "We might ship parcels with UPS."),
+    # a wide place and one that may lie inside it; a date in the month; a value within a bound
+    ("Our data centre is in Ireland.", "Our data centre is in Dublin."),
+    ("Priya lives in Portugal.", "Priya is based in Braga."),
+    ("The launch is in March.", "The launch is on March 3."),
+    ("The hall holds under 200 guests.", "The hall holds 180 guests."),
+    ("The repo needs at least 2 reviewers.", "The repo needs 3 reviewers."),
+    ("I buy wine from Majestic.", "I get my wine from Laithwaites too."),
+    ("The visa expires in May 2028.", "The passport expires in October 2028."),
+    # chat turns: a name in a clause of its own, a contracted "that's" before an exclamation
+    ("Sam: Thanks, Priya. Any tips on meal planning?", "Sam: I'm trying the Mealime app for meal planning. Any tips?"),
+    ("Kim: That's awesome! Were you playing or watching?", "Kim: Wow, that's amazing! Winning must have been fun!"),
+    # a name swapped, but said of someone or something else of the same owner
+    ("Tom lives in Bath.", "Tom's brother lives in Bristol."),
+    ("Tom's tennis lessons are with Rafa.", "Tom's golf lessons are with Ernie."),
     # a date inside the season, quarter or half named before
     ("The wedding is in the summer.", "The wedding is on July 19."),
     ("The migration is planned for Q3.", "The migration is planned for August 4."),
@@ -159,6 +196,18 @@ def test_replaced_names_what_went_and_what_came() -> None:
 
 def test_changed_value_needs_the_similarity_floor() -> None:
     assert judge("The piano tuner is Maurice.", "The piano tuner is Beatrix.", 0.84, floor=0.85) is None
+
+
+def test_moved_to_is_a_place_claim_only_between_similar_texts() -> None:
+    assert judge("We live in Leeds.", "We moved to Slack.", 0.5, floor=0.85) is None
+    verdict = judge("Dev lives in Lund.", "Dev moved to Malmö.", 0.5, floor=0.85)
+    assert verdict is None  # "moved to" also names tools ("CI moved to GitHub Actions"): not below the floor
+
+
+def test_swapped_name_names_both_values() -> None:
+    verdict = judge("We host the docs site on Netlify.", "The docs site is hosted on Cloudflare Pages.", SIMILAR)
+    assert verdict is not None and verdict.rule == "swapped_name"
+    assert '"Netlify"' in verdict.explanation and '"Cloudflare Pages"' in verdict.explanation
 
 
 def test_sentence_openings_are_not_names() -> None:

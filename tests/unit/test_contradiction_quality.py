@@ -1,12 +1,13 @@
 """Floors for contradiction detection without a language model, measured on the committed test parts of
-bench/data/conflicts (never tuned on) the way the conflicts consumer judges a pair: the committed e5 passage
-vectors, the candidate floor, the rules and the outcome. A change that lowers precision or recall below what
-docs/benchmarks.md records fails here. ``python bench/contradictions.py --batch 1|2 --split test`` prints the
+bench/data/conflicts the way the conflicts consumer judges a pair: the committed e5 passage vectors, the
+candidate floor, the rules and the outcome. A change that lowers precision or recall below what
+docs/benchmarks.md records fails here. ``python bench/contradictions.py --batch 1|2|3 --split test`` prints the
 figures.
 
-Two batches: the first (pairs.jsonl), whose test part was looked at while the rules were changed in the first
-half of 2026-12-02, and the second (pairs-2.jsonl), written and committed before the second round of changes
-and scored once at its end: the clean figure."""
+Three batches. The first (pairs.jsonl) and the second (pairs-2.jsonl) had their test parts read while the rules
+were changed on 2026-12-02, and are tuning data in full since that afternoon: their floors guard against a
+regression, they are no clean measure. The third (pairs-3.jsonl, all of it ``test``) was written and committed
+before the afternoon's changes and scored once at their end: the held-out figure."""
 
 from __future__ import annotations
 
@@ -16,8 +17,15 @@ from tests.support.conflicts_eval import load_pairs, score, stored_vectors
 
 # batch → (pairs in its test part, precision floor, recall floor, compatible pairs flagged at most)
 FLOORS = {
-    "1": (96, 0.95, 0.82, 2),  # measured 0.959 / 0.839, 2 of 40 flagged (docs/benchmarks.md); was 0.95 / 0.76
-    "2": (67, 0.88, 0.65, 3),  # measured 0.900 / 0.675, 3 of 27 flagged: below the first batch's floors
+    "1": (96, 0.98, 0.91, 0),  # measured 1.000 / 0.929, 0 of 40 flagged at 73c5f76; was 0.95 / 0.82 / 2
+    "2": (67, 0.95, 0.82, 1),  # measured 0.971 / 0.850, 1 of 27 flagged at 73c5f76; was 0.88 / 0.65 / 3
+    "3": (162, 0.93, 0.80, 5),  # held out: measured 0.940 / 0.814, 5 of 65 flagged at 73c5f76
+}
+# batch → look-alike type → pairs of it flagged at most (refinements aside: a narrowing is a judgement call)
+LOOK_ALIKES = {
+    "1": {"same_topic": 0, "compatible": 0, "paraphrase": 0, "unrelated": 0},
+    "2": {"same_topic": 0, "compatible": 0, "paraphrase": 0, "unrelated": 0},
+    "3": {"same_topic": 2, "compatible": 1, "paraphrase": 0, "unrelated": 1},  # as measured, held out
 }
 
 
@@ -31,18 +39,19 @@ def test_test_split_precision_and_recall(batch: str) -> None:
     assert scores.false_positives <= flagged
 
 
-@pytest.mark.parametrize("batch", sorted(FLOORS))
+@pytest.mark.parametrize("batch", sorted(LOOK_ALIKES))
 def test_look_alikes_of_the_test_split_stay_unflagged(batch: str) -> None:
     scores = score(load_pairs("test", batch), stored_vectors())
     flagged = {kind: n for kind, (n, _) in scores.by_type().items()}
-    for kind in ("same_topic", "compatible", "paraphrase", "unrelated"):
-        assert flagged[kind] == 0, (kind, flagged[kind])
+    for kind, most in LOOK_ALIKES[batch].items():
+        assert flagged[kind] <= most, (kind, flagged[kind])
 
 
 def test_every_pair_has_vectors_and_a_known_label() -> None:
     vectors, pairs = stored_vectors(), load_pairs(batch="all")
-    assert len(pairs) >= 400
+    assert len(pairs) >= 570
     assert len({p.id for p in pairs}) == len(pairs)
     assert {p.label for p in pairs} == {"contradiction", "compatible"}
     assert all(p.existing in vectors and p.new in vectors for p in pairs)
     assert {p.split for p in pairs} == {"tune", "test"}
+    assert {p.split for p in load_pairs(batch="3")} == {"test"}  # the held-out batch has no tune part

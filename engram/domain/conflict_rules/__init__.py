@@ -8,16 +8,23 @@ rules, an abbreviation in one text of words the other spells out ("DB" / "databa
 1. ``same_text`` — equal once case, spacing and punctuation are normalised: duplicate, at any similarity.
 2. ``exclusive_predicate:<predicate>`` — the same subject holds two different values of a predicate that takes
    one value at a time (lives in, works at / for, is based / located in, reports to, prefers, uses … as
-   default, 's favourite …): contradiction. Fires at any similarity, since "Alice lives in Paris" and "Alice
-   lives in Berlin" may embed far apart. A new value named with the old one right after it ("based in Berlin,
-   Germany") narrows it, and contradicts nothing. Below ``floor`` no other rule is tried.
+   default, 's favourite …): contradiction. Verbs of one relation fill one slot ("lives in", "resides in", "is
+   based in", "is headquartered in", and "moved to" between similar texts; "works at", "teaches at", "is
+   employed by"). Fires at any similarity, since "Alice lives in Paris" and "Alice lives in Berlin" may embed
+   far apart. A new value named with the old one right after it ("based in Berlin, Germany"), or a place
+   against a country, region or continent (``places.py``: "lives in Norway" / "lives in Bergen"), narrows it,
+   and contradicts nothing. Below ``floor`` no other rule is tried.
 3. ``negation`` — a negated clause of one text ("not", "never", "no longer", "isn't", …) states a claim that
    a clause of the other affirms, and the texts share most words (``SAME_SUBJECT``): contradiction. A claim
    of one word counts only in a clause the negation opens ("…on Tuesdays, not Fridays").
 4. ``numbers_differ:<kind>`` — the same slot (same kind of quantity, next to the same word) carries another
    number, date, version, amount of money, measure or frequency ("twice a week" / "daily"): contradiction; not
    when each value is said of something the other text does not name ("the main database" / "the analytics
-   database").
+   database"), nor when one value is a bound the other lies within ("under $10k" / "$8,500", ``bounds.py``).
+   Then the slot rules (``slots.py``): ``replaced``, ``changed_value`` (a month and a date in it, a wide
+   place and a narrower one, a value within a bound are not another value), ``opposite_value`` and
+   ``swapped_name`` (one name for one job swapped for another in a reworded frame: "We host the site on
+   Netlify" / "The site is hosted on Vercel").
 5. ``same_words`` (same content words and values) or ``near_identical`` (similarity ≥ 0.97, same values, same
    polarity): duplicate.
 6. ``containment`` — the new text keeps the existing one's claim (most of its content words, all its values)

@@ -7,6 +7,7 @@ from collections import defaultdict
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 
+from engram.domain.conflict_rules.places import narrows
 from engram.domain.conflict_rules.texts import Text, Token
 from engram.domain.conflict_rules.verdicts import Verdict
 from engram.domain.conflict_rules.words import is_content, is_negation, stem
@@ -116,14 +117,23 @@ class _Predicate:
     words: tuple[frozenset[str], ...]  # the phrase, one set of accepted forms per word
     scoped: bool = False  # "prefers X for Y": what follows "for", "when", … is part of the slot
     passive: bool = False  # "is owned by": only after a form of "be" ("a shop run by Ana" is no claim)
+    similar_only: bool = False  # a claim only when the two texts are similar (the verb has other uses)
 
 
 _PREDICATES = (
-    _Predicate("lives in", "residence", (frozenset({"lives", "live"}), frozenset({"in"}))),
-    _Predicate("works at", "employer", (frozenset({"works", "work"}), frozenset({"at"}))),
-    _Predicate("works for", "employer", (frozenset({"works", "work"}), frozenset({"for"}))),
+    # where someone or something is, said with any of these verbs: "Marco lives in Turin" / "Marco is based in
+    # Milan" are one slot
+    _Predicate("lives in", "location", (frozenset({"lives", "live"}), frozenset({"in"}))),
+    _Predicate("resides in", "location", (frozenset({"resides", "reside"}), frozenset({"in"}))),
     _Predicate("is based in", "location", (frozenset({"based"}), frozenset({"in"}))),
     _Predicate("is located in", "location", (frozenset({"located"}), frozenset({"in"}))),
+    _Predicate("is headquartered in", "location", (frozenset({"headquartered"}), frozenset({"in"}))),
+    # "moved to" names a place or a tool ("CI moved to GitHub Actions"): a claim only between similar texts
+    _Predicate("moved to", "location", (frozenset({"moved"}), frozenset({"to"})), similar_only=True),
+    _Predicate("grew up in", "origin", (frozenset({"grew"}), frozenset({"up"}), frozenset({"in"}))),
+    _Predicate("works at", "employer", (frozenset({"works", "work"}), frozenset({"at"}))),
+    _Predicate("works for", "employer", (frozenset({"works", "work"}), frozenset({"for"}))),
+    _Predicate("teaches at", "employer", (frozenset({"teaches", "teach"}), frozenset({"at"}))),
     _Predicate("reports to", "manager", (frozenset({"reports", "report"}), frozenset({"to"}))),
     _Predicate("prefers", "preference", (frozenset({"prefers", "prefer"}),), scoped=True),
     # one relation, several verbs: "is owned by" / "belongs to", "is run by" / "is managed by" / "is led by"
@@ -199,7 +209,7 @@ def exclusive_predicate(old: Text, new: Text, similar: bool, work: Work) -> Verd
     """The same subject, predicate (and qualifier, for preferences) with values neither of which contains the
     other: "lives in Paris" / "lives in Berlin", but not "lives in Paris" / "lives in central Paris". Not tried
     when either text makes more than ``MAX_CLAIMS`` claims."""
-    old_claims, new_claims = _claims(old, work), _claims(new, work)
+    old_claims, new_claims = _claims(old, work, similar), _claims(new, work, similar)
     if old_claims is None or new_claims is None:
         work.skip(f"a text makes more than {MAX_CLAIMS} exclusive claims: exclusive_predicate not tried")
         return None
@@ -225,11 +235,14 @@ def _narrows(a: _Claim, b: _Claim, new: Text) -> bool:
     """The new value sits inside the old one, which the new text names right after it: "based in Germany" /
     "based in Berlin, Germany" or "… Berlin in Germany". A place made more precise, not another place."""
     wider, narrower = a.value_text.lower(), b.value_text.lower()
+    if a.slot[0] in ("location", "origin") and narrows(a.value_text, b.value_text):
+        return True  # "lives in Norway" / "lives in Bergen"
     return any(f"{narrower}{link}{wider}" in new.normalised for link in (" ", " in ", " near "))
 
 
-def _claims(text: Text, work: Work) -> list[_Claim] | None:
-    """The text's claims, or None when it makes more than ``MAX_CLAIMS``."""
+def _claims(text: Text, work: Work, similar: bool = True) -> list[_Claim] | None:
+    """The text's claims, or None when it makes more than ``MAX_CLAIMS``; those of ``similar_only`` predicates
+    only when ``similar``."""
     found: list[_Claim] = []
     for clause in text.clauses:
         if clause.negation is not None:
@@ -238,7 +251,7 @@ def _claims(text: Text, work: Work) -> list[_Claim] | None:
         for i in range(len(tokens)):
             work.charge(len(tokens) if tokens[i].lower in _TRIGGERS else 1)
             for finder in (_phrase_claim, _favourite_claim, _default_claim, _active_claim, _role_claim):
-                claim = finder(tokens, i)
+                claim = _phrase_claim(tokens, i, similar) if finder is _phrase_claim else finder(tokens, i)
                 if claim is not None:
                     found.append(claim)
                     if len(found) > MAX_CLAIMS:
@@ -246,9 +259,11 @@ def _claims(text: Text, work: Work) -> list[_Claim] | None:
     return found
 
 
-def _phrase_claim(tokens: Sequence[Token], i: int) -> _Claim | None:
+def _phrase_claim(tokens: Sequence[Token], i: int, similar: bool = True) -> _Claim | None:
     """ "Alice lives in Paris", "I prefer tabs over spaces", "Bob reports to Carol"."""
     for predicate in _PREDICATES:
+        if predicate.similar_only and not similar:
+            continue
         end = i + len(predicate.words)
         phrase = tokens[i:end]
         if len(phrase) < len(predicate.words) or any(

@@ -7,9 +7,10 @@ import math
 from collections import Counter, defaultdict
 from collections.abc import Callable
 
+from engram.domain.conflict_rules.bounds import within_bound
 from engram.domain.conflict_rules.claims import exclusive_predicate
 from engram.domain.conflict_rules.quantities import Quantity, same_value
-from engram.domain.conflict_rules.slots import changed_value, opposite_value, replaced
+from engram.domain.conflict_rules.slots import changed_value, opposite_value, replaced, swapped_name
 from engram.domain.conflict_rules.texts import Clause, Text, align_abbreviations, analyse, analyse_head, different_names
 from engram.domain.conflict_rules.verdicts import Verdict
 from engram.domain.conflict_rules.words import overlap, says_no_longer
@@ -84,6 +85,7 @@ def _judge(
         or replaced(old, fresh, work)
         or changed_value(old, fresh, work)
         or opposite_value(old, fresh, work)
+        or swapped_name(old, fresh, work)
         or _same_words(old, fresh)
         or _near_identical(old, fresh, similarity, near_identical, work)
         or _containment(old, fresh, work)
@@ -163,6 +165,8 @@ def _numbers_differ(old: Text, new: Text, work: Work) -> Verdict | None:
             continue  # "John: Thanks! Three times a week." answers a question the text does not hold
         if b is not None and _other_subjects(a, old, b, new):
             continue  # "Backups of the main database run at 2am" / "… of the analytics database run at 4am"
+        if b is not None and (within_bound(a, old, b, new) or within_bound(b, new, a, old)):
+            continue  # "The budget is under $10k" / "The budget is $8,500": a value inside the bound
         if b is not None:
             slot = a.anchor_text or b.anchor_text or a.kind
             return Verdict(
@@ -174,7 +178,9 @@ def _numbers_differ(old: Text, new: Text, work: Work) -> Verdict | None:
     return None
 
 
-_MEASURES = frozenset({"duration", "size", "mass", "length", "degrees", "percent", "money", "frequency", "clock"})
+_MEASURES = frozenset(
+    {"duration", "size", "mass", "length", "degrees", "percent", "money", "frequency", "clock", "date"}
+)
 
 
 def _one_measure_each(old: Text, new: Text) -> bool:

@@ -12,6 +12,13 @@ value was replaced by another.
   GitHub Actions", "replaced Auth0 with Keycloak", "swapped RabbitMQ for NATS", "Y instead of X").
 - ``opposite_value``: the texts are the same word for word but for one word swapped for its opposite ("the
   flag is on" / "the flag is off").
+- ``swapped_name``: each text names one thing the other does not (a capitalised run inside a sentence, not the
+  subject), and the rest says the same job reworded or reordered ("We host the site on Netlify" / "The site is
+  hosted on Vercel"); not when either text speaks of another time ("used to", "will") or of another thing of
+  the same owner ("Alice's sister").
+
+A wide place against a narrower one ("in Europe" / "in Frankfurt", ``places.py``), a month against a date in
+it and a value within a bound ("less than £40" / "£35", ``bounds.py``) are not other values.
 
 None of them fires when the new text adds rather than replaces ("also", "too", "as well", "another") or only
 plans or wonders ("might", "considering"), or when either text negates (the negation rule's business).
@@ -22,8 +29,11 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
+from itertools import pairwise
 
-from engram.domain.conflict_rules.quantities import same_value
+from engram.domain.conflict_rules.bounds import within_bound
+from engram.domain.conflict_rules.places import narrows
+from engram.domain.conflict_rules.quantities import Quantity, same_value
 from engram.domain.conflict_rules.texts import Text, Token
 from engram.domain.conflict_rules.verdicts import Verdict
 from engram.domain.conflict_rules.words import is_content, stem
@@ -88,7 +98,7 @@ _OPPOSITES = (
     ("up", "down"),
 )
 _OPPOSITE = {a: b for a, b in _OPPOSITES} | {b: a for a, b in _OPPOSITES}
-_COPULAS = frozenset({"is", "are", "was", "were"})
+_COPULAS = frozenset({"is", "are", "was", "were", "i'm", "we're", "they're", "he's", "she's", "it's"})
 _DETERMINERS = frozenset({"a", "an", "the", "my", "our", "his", "her", "their", "your", "its"})
 _PLACING = frozenset({"in", "at", "on", "with", "by", "to"})
 _REPLACING = frozenset({"replaced", "swapped", "traded", "substituted", "ditched", "dumped"})
@@ -139,8 +149,15 @@ def _value_like(word: _Word) -> bool:
         or token.lower in _COLOURS
         or _PERIOD_CODE.fullmatch(token.lower) is not None
         or ("-" in token.text and any(c.isdigit() for c in token.text))  # a code: "us-east-1", "gpt-4o"
+        or _password_like(token.text)
         or (token.text[:1].isupper() and not token.opens and not any(c.isdigit() for c in token.text))
     )
+
+
+def _password_like(text: str) -> bool:
+    """A word run into digits ("tulip42", "maple17"): a password or a code, not a word. Short identifiers
+    ("S3", "EC2") are names of things, not values."""
+    return text.isalnum() and any(c.isdigit() for c in text) and sum(c.isalpha() for c in text) >= 3
 
 
 def _unmatched(run: Sequence[_Word], other: Sequence[_Word]) -> list[_Word]:
@@ -166,8 +183,17 @@ _MONTH_NAMES = "january february march april may june july august september octo
 
 
 def _within(wide: Sequence[_Word], narrow: Sequence[_Word]) -> bool:
-    """``wide`` is one season, quarter or half and ``narrow`` a month or date in it."""
-    if len(wide) != 1 or wide[0].token.lower not in _SEASONS:
+    """``wide`` is one season, quarter, half or month and ``narrow`` a month or date in it ("in March" / "on
+    March 14")."""
+    if len(wide) != 1:
+        return False
+    word = wide[0].token.lower
+    if word in _MONTH_NAMES:
+        period = {_MONTH_NAMES.index(word) + 1}
+        narrow = [w for w in narrow if w.token.lower != word]  # "March" / "March 14": the date holds the month
+    elif word in _SEASONS:
+        period = _SEASONS[word]
+    else:
         return False
     months = set()
     for w in narrow:
@@ -176,7 +202,12 @@ def _within(wide: Sequence[_Word], narrow: Sequence[_Word]) -> bool:
             months.add(int(q.key[1]))
         elif w.token.lower in _MONTH_NAMES:
             months.add(_MONTH_NAMES.index(w.token.lower) + 1)
-    return bool(months) and months <= _SEASONS[wide[0].token.lower]
+    return bool(months) and months <= period
+
+
+def _quantity_pairs(was: Sequence[_Word], now: Sequence[_Word]) -> list[tuple[Quantity, Quantity]]:
+    xs = [q for w in was if (q := w.token.quantity) is not None]
+    return [(x, y) for x in xs for w in now if (y := w.token.quantity) is not None]
 
 
 def _other_units(was: Sequence[_Word], now: Sequence[_Word]) -> bool:
@@ -251,6 +282,10 @@ def changed_value(old: Text, new: Text, work: Work) -> Verdict | None:
         return None  # "$20 per month" / "$240 per year": the numbers rule compares units
     if _within(was, now) or _within(now, was):
         return None  # "in the spring" / "on April 12": a date inside the period, made precise
+    if any(within_bound(x, old, y, new) or within_bound(y, new, x, old) for x, y in _quantity_pairs(was, now)):
+        return None  # "less than £40" / "£35": a value within the bound
+    if narrows(_text(was), _text(now)):
+        return None  # "in Europe" / "in Frankfurt": perhaps a place inside the other, made precise
     cue = bool(new_only & _CHANGE_CUES) and not _lowers(old) & _CHANGE_CUES and "for now" not in new.normalised
     old_frame = [w.stem for w in old_words if w.stem in frame]
     new_frame = [w.stem for w in new_words if w.stem in frame]
@@ -291,6 +326,91 @@ def changed_value(old: Text, new: Text, work: Work) -> Verdict | None:
         0.85,
         f'{preview(slot, 60)}: "{before}" in the existing memory, "{after}" in the new one.',
     )
+
+
+# in one text only, these put a claim at another time than the other's
+_TENSES = frozenset(
+    {"used", "will", "would", "was", "were", "next", "last", "ago", "previously", "formerly", "soon", "until", "going"}
+)
+SWAP_SHARE = 0.6  # share of the shorter text's other words the two texts must share for a swapped name
+SWAP_SHARE_CUED = 0.5  # the same when the new text says it changed
+
+
+def swapped_name(old: Text, new: Text, work: Work) -> Verdict | None:
+    """Each text names one thing (a run of capitalised words inside a sentence) the other does not, after its
+    first word, and they otherwise say the same job in words reordered or reworded: "We host the marketing site
+    on Netlify" / "The marketing site is hosted on Vercel", "Error tracking is done with Sentry" / "We use
+    Rollbar for error tracking". One tool or provider for one job replaced by another. Not when the new text
+    adds or only considers ("also", "might"), when either text negates, or when the name is the first word
+    (the subject: "Alice lives in Lisbon" / "Bob lives in Lisbon")."""
+    work.charge(len(old.tokens) + len(new.tokens))
+    if old.negated or new.negated or (_lowers(new) - _lowers(old)) & (_ADDING | _HEDGING):
+        return None
+    if any(w in _TENSES or w.endswith(("'ll", "'d")) for w in _lowers(new) ^ _lowers(old)):
+        return None  # "Alice lives in Paris" / "Alice used to live in Berlin": another time
+    was, now = _names(old), _names(new)
+    gone = [n for n in was if not set(n[0].split()) <= new.content]
+    came = [n for n in now if not set(n[0].split()) <= old.content]
+    if len(gone) != 1 or len(came) != 1 or gone[0][1] or came[0][1] or narrows(gone[0][2], came[0][2]):
+        return None
+    shared_words = old.content & new.content
+    if not (gone[0][3] & shared_words and came[0][3] & shared_words):
+        return None  # a name in a clause of its own ("Thanks, Deb."): not the value of the shared job
+    if _owned_apart(old, new) or _owned_apart(new, old):
+        return None  # "Alice lives in Lisbon" / "Alice's sister lives in Madrid": someone else's
+    old_rest = {w.stem for w in _words(old)} - set(gone[0][0].split())
+    new_rest = {w.stem for w in _words(new)} - set(came[0][0].split())
+    shared = old_rest & new_rest
+    # the new text saying it changed ("now", "switched") will do with less of the job in common
+    cue = bool((_lowers(new) - _lowers(old)) & _CHANGE_CUES)
+    least, share = (1, SWAP_SHARE_CUED) if cue else (2, SWAP_SHARE)
+    if len(shared) < least or len(shared) / min(len(old_rest), len(new_rest)) < share:
+        return None
+    slot = " ".join(w.token.text for w in _words(old) if w.stem in shared)
+    return Verdict(
+        "contradiction",
+        "swapped_name",
+        0.8,
+        f'{preview(slot, 60)}: "{gone[0][2]}" in the existing memory, "{came[0][2]}" in the new one.',
+    )
+
+
+def _owned_apart(text: Text, other: Text) -> bool:
+    """A word right after a possessive ("Alice's sister", "Leo's piano lessons") that ``other`` lacks: the
+    text speaks of another thing of the same owner."""
+    tokens = text.tokens
+    return any(
+        t.lower.endswith(("'s", "s'")) and (c := after.content) is not None and c not in other.content
+        for t, after in pairwise(tokens)
+    )
+
+
+def _names(text: Text) -> list[tuple[str, bool, str, frozenset[str]]]:
+    """The text's runs of capitalised words that do not open a sentence, as (stems, first content word of the
+    text, as written, content of the clause holding it). "Read the Docs" is one run; "GitHub Actions" another."""
+    runs: list[tuple[str, bool, str, frozenset[str]]] = []
+    first = next((t for t in text.tokens if t.content is not None), None)
+    for clause in text.clauses:
+        current: list[Token] = []
+        for token in [*clause.tokens, None]:
+            named = (
+                token is not None
+                and token.quantity is None
+                and token.text[:1].isupper()
+                and not token.opens
+                and not any(c.isdigit() for c in token.text)  # identifiers ("S3", "EC2") are not values
+            )
+            linking = token is not None and current and token.lower in ("the", "of", "and")
+            if named or linking:
+                current.append(token)  # type: ignore[arg-type]
+                continue
+            while current and not current[-1].text[:1].isupper():
+                current.pop()
+            if current:
+                stems = " ".join(c for t in current if (c := t.content) is not None)
+                runs.append((stems, current[0] is first, " ".join(t.text for t in current), clause.content))
+            current = []
+    return runs
 
 
 def replaced(old: Text, new: Text, work: Work) -> Verdict | None:

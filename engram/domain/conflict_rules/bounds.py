@@ -1,0 +1,44 @@
+"""Bounds: a value written with "under", "at least", "up to", … is a limit, and a value of the other text that
+lies within it agrees with it ("The budget is under $10k" / "The budget is $8,500")."""
+
+from __future__ import annotations
+
+from engram.domain.conflict_rules.quantities import Quantity
+from engram.domain.conflict_rules.texts import Text
+
+# words before a value that make it a bound: below it (upper) or above it (lower)
+_UPPER = (("under",), ("below",), ("less", "than"), ("fewer", "than"), ("at", "most"), ("up", "to"), ("max",))
+_LOWER = (("over",), ("above",), ("more", "than"), ("at", "least"), ("upwards", "of"), ("min",), ("minimum",))
+
+
+def within_bound(bound: Quantity, text: Text, value: Quantity, other: Text) -> bool:
+    """``bound`` is written as a bound ("under $10k", "at least 3 nodes") and ``value`` (of ``other``), of the
+    same dimension, lies within it: a value that satisfies the bound, not another value. Not when ``value`` is
+    a limit itself ("The free plan allows 3 projects" / "Free plan: up to 5 projects": two limits)."""
+    if bound.dimension != value.dimension or len(bound.key) != 1 or len(value.key) != 1:
+        return False
+    if _LIMITS & set(_before(value, other)):
+        return False
+    limit, x = bound.key[0], value.key[0]
+    if limit is None or x is None:
+        return False
+    before = _before(bound, text)
+    if any(before[-len(words) :] == list(words) for words in _UPPER):
+        return x <= limit
+    if any(before[-len(words) :] == list(words) for words in _LOWER):
+        return x >= limit
+    return False
+
+
+_LIMITS = frozenset(
+    {"allow", "allows", "allowed", "limit", "limits", "limited", "cap", "caps", "capped", "max", "maximum", "quota"}
+)
+
+
+def _before(q: Quantity, text: Text) -> list[str]:
+    """The lower-case words before ``q`` in its clause."""
+    for clause in text.clauses:
+        for i, token in enumerate(clause.tokens):
+            if token.quantity is q:
+                return [t.lower for t in clause.tokens[:i]]
+    return []
