@@ -3,9 +3,10 @@
 It reads the same ``ENGRAM_*`` settings as the services (the owner ``ENGRAM_DATABASE_URL``, ``ENGRAM_NATS_URL``,
 the embedding settings), or the running ``engram up`` stack's ``stack.json`` when no URLs are set, and checks:
 the database is reachable, pgvector is installed, every migration this version ships is applied (and none
-unknown to it), the outbox is draining, the event stream and every durable consumer exist (with their lag),
-no event is dead-lettered, the embedding provider answers with the configured dimension, and each service
-it was told about (the gateway's ``/ready`` and the processes' ``/ready`` probes) is ready.
+unknown to it), the outbox is draining, the event stream and every durable consumer exist, each on the event
+it should take (with their lag), no event is dead-lettered, the embedding provider answers with the configured
+dimension, and each service it was told about (the gateway's ``/ready`` and the processes' ``/ready`` probes)
+is ready.
 """
 
 from __future__ import annotations
