@@ -3,6 +3,7 @@
     python bench/kinds.py                   # the local kind model on the test part
     python bench/kinds.py --rules           # the cue phrases alone (the classifier before the kind model)
     python bench/kinds.py --split tune      # on the tuning part (what the model was fitted on)
+    python bench/kinds.py --dated           # reading each text's dated vector (the date in front, as stored)
 
 Prints kind accuracy over the real memories, per-kind precision and recall, the confusion matrix (rows: the
 label, columns: the answer), chatter recall and the share of real memories taken for chatter, and a reliability
@@ -19,17 +20,19 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from tests.support.kinds_data import load
-from tests.support.kinds_eval import local_classifier, rules_classifier, score, stored_vectors
+from tests.support.kinds_eval import dated_vectors, local_classifier, rules_classifier, score, stored_vectors
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--split", choices=("test", "tune"), default="test")
     parser.add_argument("--rules", action="store_true", help="the cue phrases alone, without the kind model")
+    parser.add_argument("--dated", action="store_true", help="the dated vectors (bench/data/kinds/vectors_dated.npz)")
     args = parser.parse_args()
     items = load(args.split)
-    scores = score(items, rules_classifier() if args.rules else local_classifier(stored_vectors()))
-    name = "rules only" if args.rules else "local kind model"
+    vectors = dated_vectors() if args.dated else stored_vectors()
+    scores = score(items, rules_classifier() if args.rules else local_classifier(vectors))
+    name = "rules only" if args.rules else "local kind model" + (" (dated vectors)" if args.dated else "")
     print(f"{name} on the {args.split} part: {scores.total} memories, {scores.chatter_total} chatter\n")
     print(f"kind accuracy: {scores.accuracy:.3f} ({scores.correct}/{scores.total})")
     print(f"chatter recall: {scores.chatter_recall:.3f} ({scores.chatter_found}/{scores.chatter_total})")

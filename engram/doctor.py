@@ -3,9 +3,10 @@
 It reads the same ``ENGRAM_*`` settings as the services (the owner ``ENGRAM_DATABASE_URL``, ``ENGRAM_NATS_URL``,
 the embedding settings), or the running ``engram up`` stack's ``stack.json`` when no URLs are set, and checks:
 the database is reachable, pgvector is installed, every migration this version ships is applied (and none
-unknown to it), the outbox is draining, the event stream and every durable consumer exist (with their lag),
-no event is dead-lettered, the embedding provider answers with the configured dimension, and each service
-it was told about (the gateway's ``/ready`` and the processes' ``/ready`` probes) is ready.
+unknown to it), the outbox is draining, the event stream and every durable consumer exist, each on the event
+it should take (with their lag), no event is dead-lettered, the embedding provider answers with the configured
+dimension, and each service it was told about (the gateway's ``/ready`` and the processes' ``/ready`` probes)
+is ready.
 """
 
 from __future__ import annotations
@@ -25,7 +26,8 @@ from engram.db import health, outbox
 from engram.db.migrate import load_migrations
 from engram.embeddings.provider import create_provider
 from engram.events import connection
-from engram.events.durables import all_durables
+from engram.events.durables import durable_events
+from engram.events.envelope import filter_for
 from engram.events.stream import deadletter_stream
 
 TIMEOUT_S = 5.0
@@ -147,11 +149,17 @@ async def _events(settings: Settings, url: str | None) -> list[Check]:
         except NotFoundError:
             return [*checks, Check("stream", False, f"{settings.events_stream} missing (does ingest run?)")]
         checks.append(Check("stream", True, f"{settings.events_stream}: {stream.state.messages} events"))
-        for durable in all_durables():
+        for durable, event in durable_events().items():
             try:
                 info = await js.consumer_info(settings.events_stream, durable)
             except NotFoundError:
                 checks.append(Check(f"consumer {durable}", False, "missing (has its service started?)"))
+                continue
+            wanted = filter_for(settings.events_subject_prefix, event)
+            if info.config.filter_subject != wanted:  # an upgrade moved it; its service moves it when it starts
+                found = info.config.filter_subject or info.config.filter_subjects or "everything"
+                detail = f"takes {found}, expected {wanted} (restart its service to move it)"
+                checks.append(Check(f"consumer {durable}", False, detail))
                 continue
             lag = f"{info.num_pending or 0} pending, {info.num_ack_pending or 0} unacknowledged"
             checks.append(Check(f"consumer {durable}", True, lag))

@@ -42,6 +42,15 @@ async def finish(conn: asyncpg.Connection, item_id: str, stage: str, detail: str
     )
 
 
+async def is_done(conn: asyncpg.Connection, item_id: str, stage: str) -> bool:
+    """Whether the item's ``stage`` is recorded as done."""
+    return bool(
+        await conn.fetchval(
+            "SELECT true FROM item_stages WHERE item_id = $1 AND stage = $2 AND status = 'done'", item_id, stage
+        )
+    )
+
+
 async def of_item(conn: asyncpg.Connection, item_id: str) -> list[Stage]:
     """The item's stages in the order the pipeline runs them."""
     rows = await conn.fetch(

@@ -29,6 +29,9 @@ from faststream import AckPolicy, Context
 from faststream.nats import ConsumerConfig, JStream, NatsBroker, PullSub
 from faststream.nats.message import NatsBatchMessage
 from nats.aio.msg import Msg
+from nats.js import JetStreamContext
+from nats.js.api import DeliverPolicy
+from nats.js.errors import NotFoundError
 from opentelemetry import trace
 from opentelemetry.trace import Link, Span, SpanKind, Status, StatusCode
 from opentelemetry.util.types import AttributeValue
@@ -137,6 +140,43 @@ def one_at_a_time(handle_one: Callable[[Event], Awaitable[None]]) -> BatchHandle
 def retry_delay(attempt: int) -> float:
     """Back-off before redelivery: 0.5 s, 1 s, 2 s, … capped at 30 s."""
     return float(min(0.5 * 2 ** max(attempt - 1, 0), 30.0))
+
+
+async def retarget(js: JetStreamContext, settings: Settings, spec: ConsumerSpec) -> bool:
+    """Move an existing durable ``spec.name`` that filters another event type onto ``spec.event`` (a consumer that
+    now takes a later event of the pipeline, e.g. the classifier from memory.created to memory.embedded).
+
+    A durable that exists is used as it is by the subscription, whatever subject it was asked for, so without this
+    the old filter would stay. The durable is recreated with the new filter, starting just after its old
+    acknowledgement floor: every event it had not acknowledged is followed by its item's later event there, so no
+    item is left behind; items already handled may be delivered again, which the consumer must take as handled.
+    Returns whether it moved the durable."""
+    wanted = filter_for(settings.events_subject_prefix, spec.event)
+    try:
+        info = await js.consumer_info(settings.events_stream, spec.name)
+    except NotFoundError:
+        return False
+    config = info.config
+    if config.filter_subject == wanted and not config.filter_subjects:
+        return False
+    start = (info.ack_floor.stream_seq if info.ack_floor else 0) + 1
+    await js.delete_consumer(settings.events_stream, spec.name)
+    moved = config.evolve(
+        filter_subject=wanted,
+        filter_subjects=None,
+        deliver_policy=DeliverPolicy.BY_START_SEQUENCE,
+        opt_start_seq=start,
+        opt_start_time=None,
+    )
+    await js.add_consumer(settings.events_stream, config=moved)
+    log.warning(
+        "durable %s moved from %s to %s, from stream sequence %d",
+        spec.name,
+        config.filter_subject or config.filter_subjects,
+        wanted,
+        start,
+    )
+    return True
 
 
 def register_consumer(

@@ -10,7 +10,7 @@ from engram.domain.values import EventType
 
 DURABLES: dict[str, tuple[tuple[str, EventType], ...]] = {
     "embedder": (("embedder", EventType.MEMORY_CREATED), ("embedder_restored", EventType.MEMORY_RESTORED)),
-    "classifier": (("classifier", EventType.MEMORY_CREATED),),
+    "classifier": (("classifier", EventType.MEMORY_EMBEDDED),),  # memory.created before 2026-12-02
     "conflicts": (("conflicts", EventType.MEMORY_EMBEDDED),),
     "promotion": (
         ("promotion_classified", EventType.MEMORY_CLASSIFIED),
@@ -23,3 +23,8 @@ DURABLES: dict[str, tuple[tuple[str, EventType], ...]] = {
 
 def all_durables() -> list[str]:
     return [durable for pairs in DURABLES.values() for durable, _ in pairs]
+
+
+def durable_events() -> dict[str, EventType]:
+    """Each durable consumer with the event type it takes."""
+    return {durable: event for pairs in DURABLES.values() for durable, event in pairs}

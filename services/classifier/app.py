@@ -1,4 +1,5 @@
-"""The classifier process: the durable JetStream consumer ``classifier`` of memory.created."""
+"""The classifier process: the durable JetStream consumer ``classifier`` of memory.embedded (it reads the vector the
+embedder stored)."""
 
 from __future__ import annotations
 

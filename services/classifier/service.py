@@ -1,6 +1,11 @@
-"""Classification of new memories: read the item, classify it outside any transaction (a model call may take
-seconds), then in one transaction apply what the rules allow, with its receipt, audit row, stage, inbox row
-and ``memory.classified`` event.
+"""Classification of new memories, once they are embedded (``memory.embedded``): read the item and the vector the
+embedder stored, classify outside any transaction (a model call may take seconds), then in one transaction apply
+what the rules allow, with its receipt, audit row, stage, inbox row and ``memory.classified`` event.
+
+The local kind model reads the stored vector when it is in the kind model's space (the local e5 model, its
+profile and size: ``kind_model.stored_vectors_fit``); otherwise the classifier embeds the content itself, as it
+did before it ran after the embedder. An item whose classification is already done (a restored item embedded
+again, or an event delivered again after a consumer moved to ``memory.embedded``) is not classified again.
 
 What a classification may change: the kind, only when the writer did not name one and neither the old nor
 the new kind is singleton or review-gated (a classifier must not open or skip a review); wing and room, only
@@ -18,7 +23,7 @@ import asyncpg
 import numpy as np
 
 from engram.config import Settings
-from engram.db import audit, classifications, identity, inbox, items, kinds, stages
+from engram.db import audit, classifications, embeddings, identity, inbox, items, kinds, stages
 from engram.db.pool import tenant_tx
 from engram.domain.classification import Classification, PlacementRule, narrow_visibility
 from engram.domain.models import MemoryItem
@@ -28,6 +33,7 @@ from engram.events.outbox import Outbox
 from engram.llm import JsonChat
 from engram.pipeline import changes, classify, kind_model
 from engram.telemetry import tracing
+from engram.telemetry.metrics import KIND_VECTORS
 
 log = logging.getLogger(__name__)
 
@@ -43,6 +49,7 @@ class _Read:
     item: MemoryItem
     rules: list[PlacementRule]
     enabled: list[str]
+    stored: np.ndarray | None  # the embedder's vector of the item, when the kind model can read it
 
 
 class ClassifierService:
@@ -67,7 +74,7 @@ class ClassifierService:
             if read is not None:
                 todo.append(read)
         try:
-            vectors = await self._kind_vectors([read.item for read in todo])
+            vectors = await self._kind_vectors(todo)
         except Exception as exc:
             return failures | {read.event.id: exc for read in todo}
         for read, vector in zip(todo, vectors, strict=True):
@@ -78,15 +85,21 @@ class ClassifierService:
                 failures[read.event.id] = exc
         return failures
 
-    async def _kind_vectors(self, todo: list[MemoryItem]) -> list[np.ndarray | None]:
-        """The local kind model's vector of each item's content, all in one model call (None each when the local
-        model is off). The one place that decides which vector the kind model reads for a consumed event."""
+    async def _kind_vectors(self, todo: list[_Read]) -> list[np.ndarray | None]:
+        """The local kind model's vector of each item: the stored one when usable, else its content embedded here,
+        all of those in one model call (None each when the local model is off). The one place that decides which
+        vector the kind model reads for a consumed event."""
         if not self._settings.classifier_local_model or not todo:
             return [None] * len(todo)
-        return list(await asyncio.to_thread(kind_model.embed_many, [item.content for item in todo]))
+        missing = [read.item.content for read in todo if read.stored is None]
+        embedded = iter(await asyncio.to_thread(kind_model.embed_many, missing) if missing else [])
+        KIND_VECTORS.labels("stored").inc(len(todo) - len(missing))
+        KIND_VECTORS.labels("embedded").inc(len(missing))
+        return [read.stored if read.stored is not None else next(embedded) for read in todo]
 
     async def _read(self, event: Event) -> _Read | None:
-        """The item and the tenant's rules, or None when the event is already handled or its item is gone."""
+        """The item, its usable stored vector and the tenant's rules, or None when the event is already handled,
+        its item is gone or the item is already classified."""
         async with tenant_tx(self._pool, event.tenant_id) as conn:
             if await inbox.seen(conn, CONSUMER, event.id):
                 return None
@@ -95,9 +108,16 @@ class ClassifierService:
                 if await inbox.claim(conn, CONSUMER, event.id, event.tenant_id):
                     log.info("item %s of event %s no longer exists; nothing to classify", event.subject, event.id)
                 return None
+            if await stages.is_done(conn, event.subject, STAGE):  # restored and embedded again, or redelivered
+                if await inbox.claim(conn, CONSUMER, event.id, event.tenant_id):
+                    log.info("item %s of event %s is already classified", event.subject, event.id)
+                return None
             rules = classify.stored_placement_rules(await identity.config_value(conn, "placement_rules"))
             enabled = await kinds.enabled_kind_names(conn)
-        return _Read(event, item, rules, enabled)
+            stored = None
+            if self._settings.classifier_local_model and kind_model.stored_vectors_fit(self._settings):
+                stored = await embeddings.vector(conn, event.subject, self._settings.embedding_profile)
+        return _Read(event, item, rules, enabled, stored if kind_model.stored_vector_usable(stored) else None)
 
     async def _classify(self, read: _Read, vector: np.ndarray | None) -> None:
         event = read.event
@@ -115,6 +135,8 @@ class ClassifierService:
             current = await items.get(conn, event.subject, for_update=True)
             if current is None:  # deleted while it was classified: the event is handled
                 log.info("item %s of event %s no longer exists; nothing to classify", event.subject, event.id)
+                return
+            if await stages.is_done(conn, event.subject, STAGE):  # another event of the item got there first
                 return
             await self._apply(conn, event, current, result, fallback)
 

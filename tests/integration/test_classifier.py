@@ -11,47 +11,63 @@ from uuid import uuid4
 
 import asyncpg
 import httpx
+import numpy as np
 import pytest
 import pytest_asyncio
 
 from engram.config import Settings
+from engram.db import embeddings
 from engram.domain.classification import Classification, PlacementRule
 from engram.domain.classification import classify as classify_by_rules
 from engram.domain.classification.placement import compiled
 from engram.domain.models import CallerContext
-from engram.domain.values import BUILT_IN_KINDS
+from engram.domain.values import BUILT_IN_KINDS, EventType
+from engram.embeddings.provider import EmbeddingProvider
 from engram.events.envelope import Event
 from engram.llm import JsonChat
 from engram.pipeline import classify as pipeline_classify
 from engram.pipeline import kind_model
+from engram.telemetry.metrics import KIND_VECTORS
 from services.classifier.service import CONSUMER, ClassifierService
+from services.embedder.service import EmbedderService
 from tests.support.gateway import Headers, read_item, remember
 from tests.support.llm_stub import ERROR, TIMEOUT, running_stub
 from tests.support.outbox import deliver, outbox_envelopes, outbox_events
 
 STEPS = "Clone the repo, run the setup script, then start the dev server."
+DAY = "2023-05-08T13:56:00Z"
 
 
 class Classify:
-    """The classifier consumer on the memory.created events of the given memories, in one batch, as the relay
-    would deliver them; every event must be handled."""
+    """The embedder, then the classifier consumer on the memory.embedded events of the given memories, each in one
+    batch, as the relay would deliver them; every event must be handled."""
 
-    def __init__(self, app_pool: asyncpg.Pool, owner_pool: asyncpg.Pool, settings: Settings) -> None:
+    def __init__(
+        self, app_pool: asyncpg.Pool, owner_pool: asyncpg.Pool, settings: Settings, embedder: EmbeddingProvider
+    ) -> None:
         self.app_pool = app_pool
         self.owner_pool = owner_pool
         self.service = ClassifierService(app_pool, settings)
+        self.embedder = EmbedderService(app_pool, settings, embedder)
 
     async def __call__(self, *item_ids: str, settings: Settings | None = None) -> list[Event]:
         """The events handled; ``settings`` runs a consumer of other settings instead of this one."""
         service = self.service if settings is None else ClassifierService(self.app_pool, settings)
-        events = await outbox_events(self.owner_pool, types=["memory.created"], subjects=item_ids)
-        assert await service.handle(events) == {}
+        await self.embed(*item_ids)
+        events = await outbox_events(self.owner_pool, types=["memory.embedded"], subjects=item_ids)
+        assert len(events) == len(item_ids) and await service.handle(events) == {}
         return events
+
+    async def embed(self, *item_ids: str) -> None:
+        created = await outbox_events(self.owner_pool, types=["memory.created"], subjects=item_ids)
+        assert await self.embedder.handle(created) == {}
 
 
 @pytest_asyncio.fixture
-async def classify(app_pool: asyncpg.Pool, owner_pool: asyncpg.Pool, settings: Settings) -> Classify:
-    return Classify(app_pool, owner_pool, settings)
+async def classify(
+    app_pool: asyncpg.Pool, owner_pool: asyncpg.Pool, settings: Settings, embedder: EmbeddingProvider
+) -> Classify:
+    return Classify(app_pool, owner_pool, settings, embedder)
 
 
 async def _receipts(owner_pool: asyncpg.Pool, item_id: str) -> list[dict[str, Any]]:
@@ -297,40 +313,121 @@ async def test_without_the_local_model_the_cue_phrases_decide_as_before(
     assert not any(r.startswith("nearest examples") for r in receipt["output"]["reasons"])
 
 
-async def test_a_batch_is_embedded_in_one_model_call_and_classified_as_one_at_a_time(
+BATCH = [
+    STEPS,
+    "hey, how's it going?",
+    "Honestly I'd go for the quieter hotel even if it's further out.",
+    "We decided to keep the old dashboard.",
+    "Card numbers are never written to logs.",
+]
+
+
+class ModelCalls:
+    """The texts of each call of the classifier's own model (``kind_model.embed_many``), which still runs."""
+
+    def __init__(self, monkeypatch: pytest.MonkeyPatch) -> None:
+        self.calls: list[int] = []
+        embed_many = kind_model.embed_many
+
+        def counted(texts: Sequence[str]) -> list[Any]:
+            self.calls.append(len(texts))
+            return embed_many(texts)
+
+        monkeypatch.setattr(kind_model, "embed_many", counted)
+
+
+async def _stored_vector(owner_pool: asyncpg.Pool, item_id: str, settings: Settings) -> np.ndarray:
+    async with owner_pool.acquire() as conn:
+        vector = await embeddings.vector(conn, item_id, settings.embedding_profile)
+    assert vector is not None
+    return vector
+
+
+async def _assert_receipts_as_alone(owner_pool: asyncpg.Pool, ids: list[str], vectors: list[np.ndarray | None]) -> None:
+    """Each item's receipt is what classifying it alone with that vector (None: embedded here) gives."""
+    kinds = sorted(BUILT_IN_KINDS)
+    for item_id, vector in zip(ids, vectors, strict=True):
+        [receipt] = await _receipts(owner_pool, item_id)
+        async with owner_pool.acquire() as conn:
+            content = await conn.fetchval("SELECT content FROM memory_items WHERE id = $1", item_id)
+        alone = pipeline_classify.classify_locally(content, (), kinds, local=True, vector=vector)
+        output = receipt["output"]
+        assert (output["kind"], output["taxonomy_confidence"], output["retention"]) == (
+            alone.kind,
+            alone.taxonomy_confidence,
+            alone.retention,
+        ), content
+        assert output["reasons"] == list(alone.reasons)
+
+
+async def test_the_stored_vector_is_read_and_the_model_is_not_called(
+    gateway: httpx.AsyncClient,
+    who: Headers,
+    classify: Classify,
+    owner_pool: asyncpg.Pool,
+    settings: Settings,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    ids = [await remember(gateway, who, content) for content in BATCH]
+    dated = await remember(gateway, who, "Went for a 10k run along the canal before work.", valid_from=DAY)
+    stored_before = KIND_VECTORS.labels("stored")._value.get()
+    model = ModelCalls(monkeypatch)
+    await classify(*ids, dated)
+    assert model.calls == []  # every vector was the embedder's
+    assert KIND_VECTORS.labels("stored")._value.get() - stored_before == len(ids) + 1
+
+    vectors = [await _stored_vector(owner_pool, i, settings) for i in [*ids, dated]]
+    await _assert_receipts_as_alone(owner_pool, [*ids, dated], list(vectors))
+    kinds = {(await _receipts(owner_pool, i))[0]["output"]["kind"] for i in [*ids, dated]}
+    assert kinds >= {"procedure", "preference", "diary_entry"}
+    undated = kind_model.embed_many([BATCH[0]])[0]  # an undated memory's stored vector is its text's
+    assert float(undated @ vectors[0]) > 0.999
+
+
+async def test_without_a_usable_stored_vector_the_batch_is_embedded_in_one_model_call(
+    gateway: httpx.AsyncClient,
+    who: Headers,
+    classify: Classify,
+    owner_pool: asyncpg.Pool,
+    settings: Settings,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    ids = [await remember(gateway, who, content) for content in BATCH]
+    other = settings.model_copy(update={"embedding_model": "some-other-e5"})  # stored under another profile
+    model = ModelCalls(monkeypatch)
+    await classify(*ids[:2], settings=other)
+    await classify(*ids[2:3], settings=settings.model_copy(update={"embedding_provider": "openai"}))
+    assert model.calls == [2, 1]
+    # no vector yet (an event handed over before the embedder stored one): embedded here, with the others read
+    await classify.embed(ids[3])
+    events = await outbox_events(owner_pool, types=["memory.embedded"], subjects=[ids[3]])
+    events += await outbox_events(owner_pool, types=["memory.created"], subjects=[ids[4]])
+    assert await classify.service.handle(events) == {}
+    assert model.calls == [2, 1, 1]
+    await _assert_receipts_as_alone(
+        owner_pool, ids, [None, None, None, await _stored_vector(owner_pool, ids[3], settings), None]
+    )
+
+
+async def test_an_item_already_classified_is_not_classified_again(
     gateway: httpx.AsyncClient,
     who: Headers,
     classify: Classify,
     owner_pool: asyncpg.Pool,
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    contents = [
-        STEPS,
-        "hey, how's it going?",
-        "Honestly I'd go for the quieter hotel even if it's further out.",
-        "We decided to keep the old dashboard.",
-        "Card numbers are never written to logs.",
-    ]
-    ids = [await remember(gateway, who, content) for content in contents]
-    calls: list[int] = []
-    embed_many = kind_model.embed_many
-
-    def counted(texts: Sequence[str]) -> list[Any]:
-        calls.append(len(texts))
-        return embed_many(texts)
-
-    monkeypatch.setattr(kind_model, "embed_many", counted)
-    await classify(*ids)
-    assert calls == [len(contents)]  # one model call for the batch
-
-    kinds = sorted(BUILT_IN_KINDS)
-    for item_id, content in zip(ids, contents, strict=True):
-        alone = pipeline_classify.classify_locally(content, (), kinds, local=True)
-        receipt = (await _receipts(owner_pool, item_id))[0]["output"]
-        assert (receipt["kind"], receipt["taxonomy_confidence"], receipt["retention"]) == (
-            alone.kind,
-            alone.taxonomy_confidence,
-            alone.retention,
-        ), content
-        assert receipt["reasons"] == list(alone.reasons)
-    assert {(await _receipts(owner_pool, i))[0]["output"]["kind"] for i in ids} >= {"procedure", "preference"}
+    steps = await remember(gateway, who, STEPS)
+    [first] = await classify(steps)
+    # what a restored item embedded again announces, or an event delivered again after an upgrade
+    again = Event(
+        type=EventType.MEMORY_EMBEDDED.cloud_type, tenant_id=first.tenant_id, subject=steps, data=dict(first.data)
+    )
+    model = ModelCalls(monkeypatch)
+    assert await classify.service.handle([again, again]) == {}
+    assert model.calls == [] and len(await _receipts(owner_pool, steps)) == 1
+    assert len(await outbox_envelopes(owner_pool, types=["memory.classified"], subjects=[steps])) == 1
+    async with owner_pool.acquire() as conn:
+        handled = await conn.fetchval(
+            "SELECT count(*) FROM consumer_inbox WHERE consumer = $1 AND event_id = $2", CONSUMER, again.id
+        )
+    assert handled == 1

@@ -13,7 +13,8 @@ from engram import doctor
 from engram.cli import main
 from engram.config import Settings
 from engram.db.migrate import load_migrations, migrate
-from engram.events.durables import all_durables
+from engram.events.durables import all_durables, durable_events
+from engram.events.envelope import filter_for
 from engram.events.stream import ensure_streams
 from engram.runtime.ports import free_port
 
@@ -36,7 +37,8 @@ async def _stream_with_consumers(settings: Settings, durables: list[str]) -> Non
         js = nc.jetstream()
         await ensure_streams(js, settings)
         for durable in durables:
-            await js.add_consumer(settings.events_stream, ConsumerConfig(durable_name=durable))
+            subject = filter_for(settings.events_subject_prefix, durable_events()[durable])
+            await js.add_consumer(settings.events_stream, ConsumerConfig(durable_name=durable, filter_subject=subject))
     finally:
         await nc.close()
 

@@ -4,9 +4,11 @@ the kind confidence. Used by bench/kinds.py and by the floors in tests/unit/test
 
 from __future__ import annotations
 
+import hashlib
 import itertools
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
+from datetime import UTC, datetime, timedelta
 
 import numpy as np
 
@@ -15,12 +17,26 @@ from engram.pipeline.kind_model import load_kind_model
 from tests.support.kinds_data import CHATTER, MEMORIES, Labelled
 
 VECTORS = MEMORIES.parent / "vectors.npz"
+DATED_VECTORS = MEMORIES.parent / "vectors_dated.npz"  # the passage text with a date in front (kinds_dated_vectors.py)
+FIRST_DAY, DAYS = datetime(2019, 1, 1, 12, tzinfo=UTC), 8 * 365
 BINS = (0.0, 0.5, 0.6, 0.7, 0.8, 0.9, 1.0)
 
 
 def stored_vectors() -> dict[str, np.ndarray]:
     """The committed embeddings of the labelled memories (bench/kind_model.py vectors)."""
     with np.load(VECTORS, allow_pickle=False) as data:
+        return {str(t): v.astype(np.float32) for t, v in zip(data["texts"], data["vectors"], strict=True)}
+
+
+def date_for(text: str) -> datetime:
+    """The date a labelled text is embedded with in ``DATED_VECTORS``: a day fixed by a hash of the text."""
+    day = int.from_bytes(hashlib.sha256(b"date:" + text.encode()).digest()[:4], "big") % DAYS
+    return FIRST_DAY + timedelta(days=day)
+
+
+def dated_vectors() -> dict[str, np.ndarray]:
+    """The committed embeddings of each labelled memory's dated passage text (``date_for``'s date in front)."""
+    with np.load(DATED_VECTORS, allow_pickle=False) as data:
         return {str(t): v.astype(np.float32) for t, v in zip(data["texts"], data["vectors"], strict=True)}
 
 
@@ -43,6 +59,7 @@ class Scores:
     false_chatter: int = 0
     confusion: dict[tuple[str, str], int] = field(default_factory=dict)  # (truth, predicted) → count
     confidences: list[tuple[float, bool]] = field(default_factory=list)
+    vectors: str = ""  # which vectors the model read, when that was named
 
     @property
     def accuracy(self) -> float:

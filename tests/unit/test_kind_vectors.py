@@ -1,9 +1,11 @@
-"""The local kind model's vectors in one call of the model for a batch equal one call per text."""
+"""The local kind model's vectors: one call of the model for a batch equals one call per text; which stored vectors
+the classifier may read instead of embedding the text itself."""
 
 from __future__ import annotations
 
 import numpy as np
 
+from engram.config import Settings
 from engram.domain.classification import KIND_TEXT_LIMIT
 from engram.pipeline import kind_model
 
@@ -28,3 +30,16 @@ def test_a_batch_embeds_each_text_as_a_call_of_its_own() -> None:
 
 def test_an_empty_batch_calls_nothing() -> None:
     assert kind_model.embed_many([]) == []
+
+
+def test_only_the_local_models_stored_vectors_of_its_size_are_read() -> None:
+    settings = Settings()
+    assert kind_model.stored_vectors_fit(settings)
+    assert not kind_model.stored_vectors_fit(settings.model_copy(update={"embedding_provider": "openai"}))
+    assert not kind_model.stored_vectors_fit(settings.model_copy(update={"embedding_model": "text-embedding-3-small"}))
+    assert not kind_model.stored_vectors_fit(settings.model_copy(update={"embedding_dimensions": 256}))
+    vector = kind_model.embed("We decided to move the ledger to Postgres 16.")
+    assert kind_model.stored_vector_usable(vector)
+    assert not kind_model.stored_vector_usable(None)
+    assert not kind_model.stored_vector_usable(vector[:256])
+    assert not kind_model.stored_vector_usable(np.full_like(vector, np.nan))
