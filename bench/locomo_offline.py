@@ -12,6 +12,11 @@ context (±2 places, 0.2 of the hit's score, half per further place). Each idea 
 scored with the harness's metrics on the same questions. Dev only: the script refuses holdout conversations.
 The dump must come from a run with ts_rank keyword scores (before ``keyword_idf``, or with it off), as the
 figures in docs/benchmarks.md (2026-12-02, "LoCoMo: rarity-weighted keyword scores") were read from.
+
+``--grid`` instead replays the weights (dense share, session context, subject boost, and k1 of an offline BM25
+with b = 0 and df over the three dev conversations) on a dump with rarity weighting (the default since c8186e7),
+the turns' trust in the score and the session lift as recall applies it; with ``--rankings`` (the same run's
+``--dump``) it first says how often the replay of the defaults puts the same ten first as the service did.
 """
 
 from __future__ import annotations
@@ -235,12 +240,104 @@ def evaluate(name: str, rows: list[tuple[int, list[str], set[str]]]) -> dict[str
     return m
 
 
+def service_like(
+    c: Conv,
+    q: dict[str, object],
+    kw: dict[str, float],
+    de: dict[str, float],
+    dense_weight: float,
+    boost: float,
+    context: float,
+    trust: float,
+) -> list[str]:
+    """The service's order as closely as the dump allows: the weighted sum and the subject boost times a trust
+    the same for every turn, session context lifting from the 10 best by weight × the hit's score (trust in it)
+    × trust, ties to the later turn (recall sorts by score, then newest first), scores rounded as it rounds."""
+    fused = fuse_rank(c, q, kw, de, dense_weight, boost, context=0)
+    scored = {x: round(v * trust, 6) for x, v in fused.items()}
+    # in recall's order before the lift, so the ten seeds are recall's ten (a stable sort keeps ties in it)
+    scored = dict(sorted(scored.items(), key=lambda kv: (-kv[1], -c.place[kv[0]])))
+    if context:
+        scored = {x: round(v, 6) for x, v in c.session_context(scored, context, trust=trust).items()}
+    return sorted(scored, key=lambda d: (-scored[d], -c.place[d]))
+
+
+def grid(
+    questions: list[tuple[Conv, dict[str, object], np.ndarray, dict[str, object]]],
+    dumped_lists: Callable[[dict[str, object]], tuple[dict[str, float], dict[str, float]]],
+    rankings_path: str,
+    trust: float,
+) -> None:
+    """The weights grid around the defaults, replayed on the dumped first stage; with ``rankings_path`` first how
+    closely the replay of the defaults follows the service's own rankings of the same run."""
+    lists = [dumped_lists(d) for _, _, _, d in questions]
+    rel = [evidence(q) for _, q, _, _ in questions]
+    cats = [int(q["category"]) for _, q, _, _ in questions]  # type: ignore[call-overload]
+
+    def metrics(order: Callable[[int], list[str]]) -> dict[str, float]:
+        scored = [score([[d] for d in order(n)], rel[n], 0) for n in range(len(questions))]
+        m = mean(scored)
+        m["multi"] = by_category(scored, cats).get("multi-hop", 0.0)
+        return m
+
+    if rankings_path:
+        service = {
+            (str(r["conversation"]), str(r["question"])): [ids[0] for ids in r["engram"] if ids]
+            for r in json.loads(Path(rankings_path).read_text())
+        }
+        served = [service.get((c.conv.sample_id, str(q["question"])), []) for c, q, _, _ in questions]
+        m = mean([score([[d] for d in served[n]], rel[n], 0) for n in range(len(questions))])
+        print(f"service, as dumped: R@10 {m['r10']:.3f} MRR {m['mrr']:.3f} nDCG {m['ndcg10']:.3f}")
+        for t in sorted({trust, 0.8, 1.0}):
+            same = top1 = 0
+            for n, (c, q, _, _) in enumerate(questions):
+                mine = service_like(c, q, *lists[n], 0.25, 1.0, 0.2, t)[:10]
+                same += mine == served[n][:10]
+                top1 += bool(mine) and bool(served[n]) and mine[0] == served[n][0]
+            m = metrics(lambda n, t=t: service_like(questions[n][0], questions[n][1], *lists[n], 0.25, 1.0, 0.2, t))
+            print(
+                f"replay of the defaults, trust {t}: R@10 {m['r10']:.3f} MRR {m['mrr']:.3f} nDCG {m['ndcg10']:.3f}; "
+                f"same ten as the service {same}/{len(questions)}, same first {top1}/{len(questions)}"
+            )
+    keyword_lists: dict[str, list[dict[str, float]]] = {"dumped": [kw for kw, _ in lists]}
+    for k1 in (0.8, 1.2, 1.6):
+        keyword_lists[f"k1 {k1}"] = [top(c.bm25(lexemes(str(q["question"])), k1, 0.0), 50) for c, q, _, _ in questions]
+    print("keyword  dense  context  boost |  R@5   R@10   MRR    nDCG")
+    for name, kws in keyword_lists.items():
+        for dw in (0.2, 0.25, 0.3, 0.35, 0.4, 0.45):
+            for ctx in (0.0, 0.1, 0.2, 0.3, 0.4):
+                for boost in (0.5, 1.0):
+                    m = metrics(
+                        lambda n, kws=kws, dw=dw, ctx=ctx, boost=boost: service_like(
+                            questions[n][0], questions[n][1], kws[n], lists[n][1], dw, boost, ctx, trust
+                        )
+                    )
+                    print(
+                        f"{name:8s} {dw:5.2f}  {ctx:7.1f}  {boost:5.1f} | {m['r5']:.3f}  {m['r10']:.3f}  "
+                        f"{m['mrr']:.3f}  {m['ndcg10']:.3f} | multi-hop R@10 {m['multi']:.3f}",
+                        flush=True,
+                    )
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("candidates")
     parser.add_argument("vectors")
     parser.add_argument("--data", default=str(DATA))
     parser.add_argument("--only", default="", help="run only the experiments whose name contains this")
+    parser.add_argument(
+        "--grid",
+        action="store_true",
+        help="instead of the ideas: the weights grid (dense share × session context × subject boost × k1) over the "
+        "dumped first stage (a dump with rarity weighting, the default since c8186e7)",
+    )
+    parser.add_argument("--rankings", default="", help="with --grid: locomo.py --dump of the same run, to compare")
+    parser.add_argument(
+        "--trust",
+        type=float,
+        default=0.94,
+        help="with --grid: the turns' trust (0.94: source trust 1.0, confidence 0.7, as locomo.py stores them)",
+    )
     args = parser.parse_args()
     dumped = json.loads(Path(args.candidates).read_text())
     if any(d["conversation"] not in DEV for d in dumped):
@@ -282,6 +379,11 @@ def main() -> None:
     for c in prepared.values():
         pooled.update(c.df)
     pooled_n = sum(c.n for c in prepared.values())
+    if args.grid:
+        for c in prepared.values():
+            c.pooled = (pooled, pooled_n)
+        grid(questions, dumped_lists, args.rankings, args.trust)
+        return
     for label in ("per conversation", "pooled over the tenant"):
         for c in prepared.values():
             c.pooled = (pooled, pooled_n) if label.startswith("pooled") else None

@@ -16,10 +16,12 @@ SCORING_VERSION = "v4-session-context"
 RECENCY_HALF_LIFE_DAYS = 30.0
 PROPOSED_FACTOR = 0.85
 CONFLICT_FACTOR = 0.75
-# Chosen on the LoCoMo dev conversations (docs/benchmarks.md): the grid 0.15–0.6 × 0–1.0, best MRR.
-DENSE_WEIGHT = 0.25
+# Chosen on the LoCoMo dev conversations (docs/benchmarks.md): the boost on the grid 0.15–0.6 × 0–1.0 (best
+# MRR, 2026-11-30); the dense share and session context with rarity-weighted keyword scores (2026-12-02), the
+# middle of a plateau (dense 0.3–0.4 × context 0.3–0.6), not its single best point.
+DENSE_WEIGHT = 0.35
 SUBJECT_BOOST = 1.0
-SESSION_NEIGHBOURS = 0.2
+SESSION_NEIGHBOURS = 0.4
 
 
 def recency(created_at: datetime, now: datetime) -> float:

@@ -59,11 +59,11 @@ async def test_a_query_naming_the_subject_lifts_that_memory_unless_the_tenant_tu
 
     off = await _tune(gateway, who, subject_boost=0)
     assert off.status_code == 200 and off.json()["config"]["recall"] == {
-        "dense_weight": 0.25,
+        "dense_weight": 0.35,
         "subject_boost": 0.0,
         "mmr_lambda": 1.0,
         "graph_expansion": True,
-        "session_neighbours": 0.2,
+        "session_neighbours": 0.4,
         "accept_public": False,
         "reranker": False,
         "keyword_idf": True,

@@ -145,7 +145,7 @@ def test_the_anti_feedback_factor(recalls: int, factor: float) -> None:
     assert feedback_factor(recalls) == pytest.approx(factor)
 
 
-@pytest.mark.parametrize(("offset", "lift"), [(1, 0.16), (-1, 0.16), (2, 0.08), (-2, 0.08)])
+@pytest.mark.parametrize(("offset", "lift"), [(1, 0.32), (-1, 0.32), (2, 0.16), (-2, 0.16)])
 def test_session_context_lift_halves_with_each_further_place(offset: int, lift: float) -> None:
     from engram.domain.scoring import RecallWeights, context_lift
 
