@@ -162,6 +162,13 @@ LOOK_ALIKES = [
     ("John: Thanks, Maria! Three times a week; it keeps us on track.", "John: Thanks, Maria! I see them once a week."),
     # "a second" adds one when nothing was ranked
     ("The printer is on the third floor.", "A second printer is on the third floor."),
+    # texts that differ in an id as well as a name speak of two things (bench/latency.py's probes, flagged by a
+    # first version of swapped_name and disputed out of recall); a list of names is not one job's value; an id
+    # of mixed letters and digits is not a value
+    ("Benchmark probe 0dd263c0: Esther visits Lisbon.", "Benchmark probe a157a643: Esther visits Seoul."),
+    ("Benchmark probe e737da25: a note about Carol and Seoul.", "Benchmark probe 0bb04a77: a note about Hiro and Lima."),
+    ("Probe 69cebd64 of the latency benchmark (Hiro, Lima).", "Probe a8e4aafd of the latency benchmark (Hiro, Lima)."),
+    ("Benchmark probe efdbd13e: Farid visits Lima.", "Benchmark probe 0387eea8: Farid visits Lima."),
 ]
 
 

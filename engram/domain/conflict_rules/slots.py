@@ -15,7 +15,8 @@ value was replaced by another.
 - ``swapped_name``: each text names one thing the other does not (a capitalised run inside a sentence, not the
   subject), and the rest says the same job reworded or reordered ("We host the site on Netlify" / "The site is
   hosted on Vercel"); not when either text speaks of another time ("used to", "will") or of another thing of
-  the same owner ("Alice's sister").
+  the same owner ("Alice's sister"), when a name is a list ("Carol and Seoul"), or when the texts also differ
+  in a number or code (then they speak of other things).
 
 A wide place against a narrower one ("in Europe" / "in Frankfurt", ``places.py``), a month against a date in
 it and a value within a bound ("less than £40" / "£35", ``bounds.py``) are not other values.
@@ -154,10 +155,14 @@ def _value_like(word: _Word) -> bool:
     )
 
 
+_WORD_THEN_DIGITS = re.compile(r"[^\W\d_]{3,}\d+")
+
+
 def _password_like(text: str) -> bool:
     """A word run into digits ("tulip42", "maple17"): a password or a code, not a word. Short identifiers
-    ("S3", "EC2") are names of things, not values."""
-    return text.isalnum() and any(c.isdigit() for c in text) and sum(c.isalpha() for c in text) >= 3
+    ("S3", "EC2") are names of things, not values, and neither are ids of mixed letters and digits ("efdbd13e",
+    "0387eea8"): they name which thing, so two of them are two things, not two values of one."""
+    return _WORD_THEN_DIGITS.fullmatch(text) is not None
 
 
 def _unmatched(run: Sequence[_Word], other: Sequence[_Word]) -> list[_Word]:
@@ -353,6 +358,10 @@ def swapped_name(old: Text, new: Text, work: Work) -> Verdict | None:
     came = [n for n in now if not set(n[0].split()) <= old.content]
     if len(gone) != 1 or len(came) != 1 or gone[0][1] or came[0][1] or narrows(gone[0][2], came[0][2]):
         return None
+    if " and " in f" {gone[0][2].lower()} " or " and " in f" {came[0][2].lower()} ":
+        return None  # "a note about Carol and Seoul" / "… about Hiro and Lima": a list of names, not one job's value
+    if _codes(old) != _codes(new):
+        return None  # "Probe 0dd2: Esther visits Lisbon" / "Probe a157: Esther visits Seoul": other things
     shared_words = old.content & new.content
     if not (gone[0][3] & shared_words and came[0][3] & shared_words):
         return None  # a name in a clause of its own ("Thanks, Deb."): not the value of the shared job
@@ -373,6 +382,12 @@ def swapped_name(old: Text, new: Text, work: Work) -> Verdict | None:
         0.8,
         f'{preview(slot, 60)}: "{gone[0][2]}" in the existing memory, "{came[0][2]}" in the new one.',
     )
+
+
+def _codes(text: Text) -> frozenset[str]:
+    """The text's words that hold a digit (numbers, ids, codes): two texts that differ in one of them speak of
+    different things or values, which a swapped name alone does not explain."""
+    return frozenset(t.lower for t in text.tokens if any(c.isdigit() for c in t.text))
 
 
 def _owned_apart(text: Text, other: Text) -> bool:
