@@ -166,7 +166,10 @@ LOOK_ALIKES = [
     # first version of swapped_name and disputed out of recall); a list of names is not one job's value; an id
     # of mixed letters and digits is not a value
     ("Benchmark probe 0dd263c0: Esther visits Lisbon.", "Benchmark probe a157a643: Esther visits Seoul."),
-    ("Benchmark probe e737da25: a note about Carol and Seoul.", "Benchmark probe 0bb04a77: a note about Hiro and Lima."),
+    (
+        "Benchmark probe e737da25: a note about Carol and Seoul.",
+        "Benchmark probe 0bb04a77: a note about Hiro and Lima.",
+    ),
     ("Probe 69cebd64 of the latency benchmark (Hiro, Lima).", "Probe a8e4aafd of the latency benchmark (Hiro, Lima)."),
     ("Benchmark probe efdbd13e: Farid visits Lima.", "Benchmark probe 0387eea8: Farid visits Lima."),
 ]
