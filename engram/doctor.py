@@ -27,7 +27,7 @@ from engram.db.migrate import load_migrations
 from engram.embeddings.provider import create_provider
 from engram.events import connection
 from engram.events.durables import durable_events
-from engram.events.envelope import filter_for
+from engram.events.envelope import filter_for, filters_only
 from engram.events.stream import deadletter_stream
 
 TIMEOUT_S = 5.0
@@ -156,7 +156,8 @@ async def _events(settings: Settings, url: str | None) -> list[Check]:
                 checks.append(Check(f"consumer {durable}", False, "missing (has its service started?)"))
                 continue
             wanted = filter_for(settings.events_subject_prefix, event)
-            if info.config.filter_subject != wanted:  # an upgrade moved it; its service moves it when it starts
+            if not filters_only(info.config.filter_subject, info.config.filter_subjects, wanted):
+                # an upgrade moved it to another event; its service moves it when it starts
                 found = info.config.filter_subject or info.config.filter_subjects or "everything"
                 detail = f"takes {found}, expected {wanted} (restart its service to move it)"
                 checks.append(Check(f"consumer {durable}", False, detail))

@@ -39,7 +39,7 @@ from opentelemetry.util.types import AttributeValue
 from engram.config import Settings
 from engram.domain.values import EventType
 from engram.errors import NotFound, is_retryable
-from engram.events.envelope import Event, filter_for
+from engram.events.envelope import Event, filter_for, filters_only
 from engram.events.stream import deadletter_stream, deadletter_subject
 from engram.telemetry import tracing
 from engram.telemetry.metrics import CONSUMED, DEAD_LETTERED, REDELIVERED
@@ -157,7 +157,7 @@ async def retarget(js: JetStreamContext, settings: Settings, spec: ConsumerSpec)
     except NotFoundError:
         return False
     config = info.config
-    if config.filter_subject == wanted and not config.filter_subjects:
+    if filters_only(config.filter_subject, config.filter_subjects, wanted):
         return False
     start = (info.ack_floor.stream_seq if info.ack_floor else 0) + 1
     await js.delete_consumer(settings.events_stream, spec.name)

@@ -78,3 +78,8 @@ def subject_for(prefix: str, tenant_id: str, entity_action: str) -> str:
 def filter_for(prefix: str, entity_action: str) -> str:
     """The subject filter that matches one event type across every tenant."""
     return f"{prefix}.*.{entity_action}"
+
+
+def filters_only(filter_subject: str | None, filter_subjects: list[str] | None, wanted: str) -> bool:
+    """Whether a consumer with these filters takes exactly the subjects of ``wanted`` (a ``filter_for``)."""
+    return filter_subject == wanted and not filter_subjects

@@ -250,8 +250,13 @@ def _claims(text: Text, work: Work, similar: bool = True) -> list[_Claim] | None
         tokens = clause.tokens
         for i in range(len(tokens)):
             work.charge(len(tokens) if tokens[i].lower in _TRIGGERS else 1)
-            for finder in (_phrase_claim, _favourite_claim, _default_claim, _active_claim, _role_claim):
-                claim = _phrase_claim(tokens, i, similar) if finder is _phrase_claim else finder(tokens, i)
+            for claim in (
+                _phrase_claim(tokens, i, similar),
+                _favourite_claim(tokens, i),
+                _default_claim(tokens, i),
+                _active_claim(tokens, i),
+                _role_claim(tokens, i),
+            ):
                 if claim is not None:
                     found.append(claim)
                     if len(found) > MAX_CLAIMS:
