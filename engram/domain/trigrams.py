@@ -16,9 +16,11 @@ letter is a word character before it is lowered: under ``C``, the Kelvin sign an
 words, though they lower to ASCII letters.
 
 A sketch is the trigram count and a set of 8,192 bits, one per trigram (Python's string hash): the shared
-bits of two sketches estimate the shared trigrams. A collision of two trigrams of one text on one bit is rare
-(about 0.4% of pairs in a 200-trigram text) and mostly adds shared bits, so the estimate errs upward (a few
-hundredths for long texts; measured in docs/benchmarks.md); ``MARGIN`` covers the rest.
+bits of two sketches count their shared trigrams but for collisions. Two trigrams of one text on one bit
+(about one text in 200 of 40 trigrams) can hide a shared trigram, never more than the text's own lost bits
+(``lost``), so the bits plus those give an upper bound of the shared trigrams and of the similarity: an item
+whose trigrams reach the threshold is never passed over. A collision across texts only adds a candidate, which
+PostgreSQL then measures. ``MARGIN`` covers the differences between these trigrams and pg_trgm's.
 """
 
 from __future__ import annotations
@@ -55,6 +57,7 @@ def similarity(a: frozenset[str], b: frozenset[str]) -> float:
 @dataclass(frozen=True, slots=True)
 class Sketch:
     count: int  # trigrams in the text
+    lost: int  # trigrams that fell on a bit another trigram of the text had set
     bits: int  # SKETCH_BITS bits, those of its trigrams set
 
 
@@ -64,32 +67,33 @@ def sketch(text: str, *, unicode_words: bool = False) -> Sketch:
     for gram in grams:
         bit = hash(gram) & (SKETCH_BITS - 1)
         field[bit >> 3] |= 1 << (bit & 7)
-    return Sketch(len(grams), int.from_bytes(field, "little"))
+    bits = int.from_bytes(field, "little")
+    return Sketch(len(grams), len(grams) - bits.bit_count(), bits)
 
 
 def estimate(a: Sketch, b: Sketch) -> float:
-    """The similarity of the two texts as their sketches tell it."""
+    """At least the similarity of the two texts (equal to it unless trigrams collide on a bit)."""
     if not a.count or not b.count:
         return 0.0
-    shared = min((a.bits & b.bits).bit_count(), a.count, b.count)
+    shared = min((a.bits & b.bits).bit_count() + min(a.lost, b.lost), a.count, b.count)
     return shared / (a.count + b.count - shared)
 
 
 def candidates(query: Sketch, window: Iterable[tuple[Hashable, Sketch]], floor: float) -> list[Hashable]:
-    """The keys of the ``window`` entries whose estimated similarity with ``query`` is at least ``floor``, in
-    window order. A text of n trigrams can reach ``floor`` only with one of between n·floor and n/floor, so the
+    """The keys of the ``window`` entries whose ``estimate`` with ``query`` is at least ``floor`` (all those whose
+    similarity is, and a few more), in window order. A text of n trigrams can reach ``floor`` only with one of between n·floor and n/floor, so the
     others are passed over without comparing bits."""
     size = query.count
     if not size:
         return []
     low, high = size * floor, (size / floor if floor > 0 else float("inf"))
-    bits = query.bits
+    bits, lost = query.bits, query.lost
     found: list[Hashable] = []
     for key, other in window:
         n = other.count
         if not n or n < low or n > high:
             continue
-        shared = min((bits & other.bits).bit_count(), size, n)
+        shared = min((bits & other.bits).bit_count() + min(lost, other.lost), size, n)
         if shared >= floor * (size + n - shared):
             found.append(key)
     return found
