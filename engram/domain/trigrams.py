@@ -15,7 +15,7 @@ are, so accented letters, CJK and emoji separate words; with a Unicode locale th
 letter is a word character before it is lowered: under ``C``, the Kelvin sign and dotted capital I separate
 words, though they lower to ASCII letters.
 
-A sketch is the trigram count and a set of 8,192 bits, one per trigram (Python's string hash): the shared
+A sketch is the trigram count and a set of 4,096 bits, one per trigram (Python's string hash): the shared
 bits of two sketches count their shared trigrams but for collisions. Two trigrams of one text on one bit
 (about one text in 200 of 40 trigrams) can hide a shared trigram, never more than the text's own lost bits
 (``lost``), so the bits plus those give an upper bound of the shared trigrams and of the similarity: an item
@@ -32,7 +32,7 @@ from dataclasses import dataclass
 
 _ASCII_WORDS = re.compile(r"[A-Za-z0-9]+")
 _UNICODE_WORDS = re.compile(r"[^\W_]+")
-SKETCH_BITS = 8192
+SKETCH_BITS = 4096
 MARGIN = 0.05  # candidates are the items whose estimate is at least the threshold less this
 
 
@@ -79,23 +79,25 @@ def estimate(a: Sketch, b: Sketch) -> float:
     return shared / (a.count + b.count - shared)
 
 
-def candidates(query: Sketch, window: Iterable[tuple[Hashable, Sketch]], floor: float) -> list[Hashable]:
-    """The keys of the ``window`` entries whose ``estimate`` with ``query`` is at least ``floor`` (all those whose
-    similarity is, and a few more), in window order. A text of n trigrams can reach ``floor`` only with one of between n·floor and n/floor, so the
-    others are passed over without comparing bits."""
+def candidates(query: Sketch, window: Iterable[tuple[Hashable, Sketch]], floor: float) -> list[tuple[float, Hashable]]:
+    """``(estimate, key)`` of the ``window`` entries whose ``estimate`` with ``query`` is at least ``floor`` (all
+    those whose similarity is, and a few more), highest estimate first. A text of n trigrams can reach ``floor``
+    only with one of between n·floor and n/floor, so the others are passed over without comparing bits."""
     size = query.count
     if not size:
         return []
     low, high = size * floor, (size / floor if floor > 0 else float("inf"))
     bits, lost = query.bits, query.lost
-    found: list[Hashable] = []
+    found: list[tuple[float, Hashable]] = []
     for key, other in window:
         n = other.count
         if not n or n < low or n > high:
             continue
         shared = min((bits & other.bits).bit_count() + min(lost, other.lost), size, n)
-        if shared >= floor * (size + n - shared):
-            found.append(key)
+        union = size + n - shared
+        if shared >= floor * union:
+            found.append((shared / union, key))
+    found.sort(key=lambda pair: pair[0], reverse=True)
     return found
 
 

@@ -4,9 +4,11 @@ is trigram-similar to the new one's (docs/api.md, "Possible supersedes").
 The answer is ``items.similar_live``'s, found with fewer ``similarity()`` calls: PostgreSQL lists the ids of the
 window (an index read, no text); this process keeps a sketch of each item's trigrams by id
 (``engram.domain.trigrams``; an item's content never changes) and reads only the openings of the ids it does not
-hold; the sketches pick the items that may reach the threshold (its estimate at least the threshold less
-``MARGIN``), and PostgreSQL computes the exact ``similarity()`` on those and applies liveness, expiry and the
-caller's visibility. Each ingest process keeps its own cache; what is in the window is always the database's."""
+hold; the sketches pick the items that may reach the threshold (an estimate, never below the similarity, at
+least the threshold less ``MARGIN``), and PostgreSQL computes the exact ``similarity()`` on those, best
+estimate first (ten, then the rest only if one of them could still be among the five), and applies liveness,
+expiry and the caller's visibility. Each ingest process keeps its own cache; what is in the window is always
+the database's."""
 
 from __future__ import annotations
 
@@ -16,6 +18,8 @@ import asyncpg
 
 from engram.db import items
 from engram.domain import trigrams
+
+LIMIT = 5  # items listed at most
 
 
 class PossibleSupersedes:
@@ -38,21 +42,33 @@ class PossibleSupersedes:
         ids = [i for i in await items.live_window(conn, kind, self.window) if i not in excluded]
         window, missing = self.cache.take(ids)
         if missing:
-            for found, opening in await items.openings(conn, missing):  # type: ignore[arg-type]
+            for held, opening in await items.openings(conn, missing):  # type: ignore[arg-type]
                 value = trigrams.sketch(opening, unicode_words=unicode_words)
-                self.cache.put(found, value)
-                window.append((found, value))
+                self.cache.put(held, value)
+                window.append((held, value))
         query = trigrams.sketch(content[: items.SIMILARITY_PREFIX], unicode_words=unicode_words)
         # The next remember of this kind finds this item in its window: its sketch is ready (if this transaction
         # rolls back, the id never shows up in a window and the entry ages out).
         self.cache.put(uuid.UUID(item_id), query)
-        chosen = trigrams.candidates(query, window, max(self.threshold - trigrams.MARGIN, 0.0))
-        return await items.similar_among(
-            conn,
-            content,
-            kind,
-            viewer,
-            chosen,  # type: ignore[arg-type]
-            exclude,
-            self.threshold,
-        )
+        ranked = trigrams.candidates(query, window, max(self.threshold - trigrams.MARGIN, 0.0))
+        # Estimates are upper bounds: score the best few; the rest only when one of them could still rank.
+        found: list[items.Similar] = []
+        start, size = 0, 2 * LIMIT
+        while start < len(ranked):
+            part = [key for _, key in ranked[start : start + size]]
+            start += len(part)
+            found += await items.similar_among(
+                conn,
+                content,
+                kind,
+                viewer,
+                part,  # type: ignore[arg-type]
+                exclude,
+                self.threshold,
+                LIMIT,
+            )
+            found = sorted(found, key=lambda s: (-s.similarity, s.id))[:LIMIT]
+            if len(found) == LIMIT and start < len(ranked) and found[-1].similarity - 0.00005 >= ranked[start][0]:
+                break
+            size = len(ranked)
+        return found
