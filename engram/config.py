@@ -255,9 +255,10 @@ class Settings(BaseSettings):
         default=20_000,
         ge=1,
         le=10_000_000,
-        description="How many items' trigram sketches (about 1.2 KB each) an ingest process keeps for "
-        "possible_supersedes, the least recently used dropped first; a window item not held is read from the "
-        "database again. Best at least the window times the (tenant, kind) pairs written to often.",
+        description="How many items' trigram sketches (about 600 bytes each) an ingest process keeps for "
+        "possible_supersedes, the least recently used dropped first; the opening of a window item not held is "
+        "read from the database again (the answer is the same). Best at least the window times the (tenant, "
+        "kind) pairs written to often.",
     )
 
     max_content_bytes: int = 16_384
