@@ -86,8 +86,10 @@ def candidates(query: Sketch, window: Sequence[tuple[Hashable, Sketch]], floor: 
     """``(estimate, key)`` of the ``window`` entries whose ``estimate`` with ``query`` is at least ``floor`` (all
     those whose similarity is, and a few more), highest estimate first. All at once with numpy: the window's
     bits as one matrix, a row per entry."""
-    if not query.count or not window:
+    if not window:
         return []
+    if not query.count:  # no trigrams: every similarity is 0, which reaches only a floor of 0
+        return [(0.0, key) for key, _ in window] if floor <= 0 else []
     sketches = [sketch for _, sketch in window]
     rows = np.frombuffer(b"".join(s.bits for s in sketches), dtype=np.uint64).reshape(len(sketches), -1)
     common = np.bitwise_count(rows & np.frombuffer(query.bits, dtype=np.uint64)).sum(axis=1, dtype=np.int64)

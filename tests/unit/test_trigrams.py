@@ -61,6 +61,7 @@ def test_candidates_hold_every_entry_at_the_floor_best_estimate_first() -> None:
     assert len(keys) < len(window)  # a filter: most entries are left out
     assert [e for e, _ in found] == sorted((e for e, _ in found), reverse=True)
     assert candidates(sketch(""), window, 0.3) == [] and candidates(sketch(texts[0]), [], 0.3) == []
+    assert len(candidates(sketch("東京"), window, 0.0)) == len(window)  # similarity() 0 reaches a threshold of 0
 
 
 def test_the_cache_drops_the_least_recently_used() -> None:
