@@ -21,6 +21,7 @@ import asyncio
 import collections
 import json
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -105,26 +106,28 @@ def service_pids(root: int) -> dict[str, int]:
     return found
 
 
-def summarize_raw(path: Path, top: int) -> dict[str, list[tuple[str, float]]]:
-    """From py-spy's collapsed stacks: the share of samples each function is on the stack (inclusive) and at its
-    top (self), the busiest first; idle samples (the event loop waiting) left out."""
+def summarize_raw(path: Path, top: int) -> dict[str, Any]:
+    """From py-spy's collapsed stacks: the share of the event loop's busy samples (the main thread, less the
+    samples waiting in ``select``) each function is on the stack (inclusive) and at its top (self), the
+    largest first. Other threads (gRPC's poller, the metrics server) are left out."""
     inclusive: collections.Counter[str] = collections.Counter()
     own: collections.Counter[str] = collections.Counter()
     total = 0
     for line in path.read_text().splitlines():
         stack, _, count_text = line.rpartition(" ")
-        if not stack:
+        frames = [re.sub(r":\d+\)$", ")", f) for f in stack.split(";")]
+        if not frames or not frames[0].startswith("_run_module_as_main") or "select (selectors.py" in frames[-1]:
             continue
         count = int(count_text)
-        frames = [f.rsplit(":", 1)[0] if f.count(":") > 1 else f for f in stack.split(";")]
-        if frames and ("select (selectors.py)" in frames[-1] or "poll (" in frames[-1]):
-            continue
         total += count
         for frame in set(frames):
             inclusive[frame] += count
         own[frames[-1]] += count
-    share = lambda c: [(f, round(100 * n / max(total, 1), 1)) for f, n in c.most_common(top)]  # noqa: E731
-    return {"busy_samples": [("all", float(total))], "inclusive": share(inclusive), "self": share(own)}
+
+    def share(counter: collections.Counter[str]) -> list[tuple[str, float]]:
+        return [(f, round(100 * n / max(total, 1), 1)) for f, n in counter.most_common(top)]
+
+    return {"busy_samples": total, "inclusive_percent": share(inclusive), "self_percent": share(own)}
 
 
 async def statements_per_write(database_url: str, n: int, reset: bool) -> list[dict[str, Any]]:
