@@ -91,10 +91,7 @@ async def default_workspace(conn: asyncpg.Connection) -> str | None:
     return str(value) if value else None
 
 
-async def insert(conn: asyncpg.Connection, item: NewItem) -> MemoryItem | None:
-    """Insert unless a live item with the same canonical content exists (then None)."""
-    row = await conn.fetchrow(
-        f"""INSERT INTO memory_items (tenant_id, id, workspace_id, principal_id, content, content_hash, kind,
+INSERT_ITEM = f"""INSERT INTO memory_items (tenant_id, id, workspace_id, principal_id, content, content_hash, kind,
                 importance, review_status, authority, source_type, source_trust, subject, wing, room, tags,
                 pinned, visibility, source_uri, source_session, valid_from, valid_to, expires_at, external_id,
                 metadata, kind_explicit, index_context)
@@ -103,7 +100,13 @@ async def insert(conn: asyncpg.Connection, item: NewItem) -> MemoryItem | None:
             ON CONFLICT (tenant_id, workspace_id, principal_id, content_hash)
                 WHERE review_status IN ('proposed', 'active', 'disputed') AND invalidated_at IS NULL
             DO NOTHING
-            RETURNING {ITEM_COLUMNS}""",
+            RETURNING {ITEM_COLUMNS}"""
+"""The insert of a new item ($1–$27: ``insert_args``), nothing when a live item holds the same content."""
+
+
+def insert_args(item: NewItem) -> list[Any]:
+    """``INSERT_ITEM``'s parameters."""
+    return [
         item.tenant_id,
         item.id,
         item.workspace_id,
@@ -131,7 +134,12 @@ async def insert(conn: asyncpg.Connection, item: NewItem) -> MemoryItem | None:
         json.dumps(item.metadata),
         item.kind_explicit,
         item.index_context,
-    )
+    ]
+
+
+async def insert(conn: asyncpg.Connection, item: NewItem) -> MemoryItem | None:
+    """Insert unless a live item with the same canonical content exists (then None)."""
+    row = await conn.fetchrow(INSERT_ITEM, *insert_args(item))
     return row_to_item(row) if row else None
 
 
