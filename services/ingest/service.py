@@ -27,6 +27,7 @@ from engram.pipeline import changes, classify
 from engram.telemetry.metrics import REMEMBER_STAGE, REMEMBERED, timed
 from services.ingest import checks, idempotency
 from services.ingest.idempotency import Once, Replayed
+from services.ingest.supersedes import PossibleSupersedes
 from services.ingest.trash import discard
 
 DEFAULT_KIND = "fact"
@@ -101,6 +102,11 @@ class IngestService:
         self._backlog = backlog
         self._outbox = Outbox(settings.events_subject_prefix)
         self._changes = changes.Changes(self._outbox)
+        self._supersedes = PossibleSupersedes(
+            settings.possible_supersedes_threshold,
+            settings.possible_supersedes_window,
+            settings.possible_supersedes_cache_entries,
+        )
 
     async def classify(self, ctx: CallerContext, content: str) -> tuple[Classification, str | None]:
         """What the classifier would say about ``content`` under the tenant's rules; writes nothing."""
@@ -392,14 +398,8 @@ class IngestService:
     ) -> list[items.Similar]:
         """Live items of the same kind whose text is close to the new one's: reported, never applied."""
         with timed("possible_supersedes", REMEMBER_STAGE, "remember"):
-            return await items.similar_live(
-                conn,
-                stored.content,
-                stored.kind,
-                ctx.principal_id,
-                [str(stored.id), *(str(t.id) for t in targets)],
-                self._settings.possible_supersedes_threshold,
-                self._settings.possible_supersedes_window,
+            return await self._supersedes.find(
+                conn, str(stored.id), stored.content, stored.kind, ctx.principal_id, [str(t.id) for t in targets]
             )
 
 
