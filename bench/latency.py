@@ -587,7 +587,8 @@ async def run(args: argparse.Namespace, url: str, key: str, database_url: str | 
                 **measured,
                 "phases_s": dict(phases.seconds),
             }
-            print_profile(int(result["store_size"] or 0), measured["profile_4_clients"])
+            if "profile_4_clients" in measured:  # not with --remember-only
+                print_profile(int(result["store_size"] or 0), measured["profile_4_clients"])
             runs.append(result)
     return {"runs": runs, "phases_s": phases.seconds}
 

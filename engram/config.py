@@ -251,6 +251,15 @@ class Settings(BaseSettings):
         description="How many of the most recent live items of the tenant and kind a remember compares its "
         "text with for possible_supersedes (older near-copies are left to the conflicts consumer).",
     )
+    possible_supersedes_cache_entries: int = Field(
+        default=20_000,
+        ge=1,
+        le=10_000_000,
+        description="How many items' trigram sketches (about 600 bytes each) an ingest process keeps for "
+        "possible_supersedes, the least recently used dropped first; the opening of a window item not held is "
+        "read from the database again (the answer is the same). Best at least the window times the (tenant, "
+        "kind) pairs written to often.",
+    )
 
     max_content_bytes: int = 16_384
     observe_ttl_hours: int = Field(

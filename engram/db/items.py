@@ -91,10 +91,7 @@ async def default_workspace(conn: asyncpg.Connection) -> str | None:
     return str(value) if value else None
 
 
-async def insert(conn: asyncpg.Connection, item: NewItem) -> MemoryItem | None:
-    """Insert unless a live item with the same canonical content exists (then None)."""
-    row = await conn.fetchrow(
-        f"""INSERT INTO memory_items (tenant_id, id, workspace_id, principal_id, content, content_hash, kind,
+INSERT_ITEM = f"""INSERT INTO memory_items (tenant_id, id, workspace_id, principal_id, content, content_hash, kind,
                 importance, review_status, authority, source_type, source_trust, subject, wing, room, tags,
                 pinned, visibility, source_uri, source_session, valid_from, valid_to, expires_at, external_id,
                 metadata, kind_explicit, index_context)
@@ -103,7 +100,13 @@ async def insert(conn: asyncpg.Connection, item: NewItem) -> MemoryItem | None:
             ON CONFLICT (tenant_id, workspace_id, principal_id, content_hash)
                 WHERE review_status IN ('proposed', 'active', 'disputed') AND invalidated_at IS NULL
             DO NOTHING
-            RETURNING {ITEM_COLUMNS}""",
+            RETURNING {ITEM_COLUMNS}"""
+"""The insert of a new item ($1–$27: ``insert_args``), nothing when a live item holds the same content."""
+
+
+def insert_args(item: NewItem) -> list[Any]:
+    """``INSERT_ITEM``'s parameters."""
+    return [
         item.tenant_id,
         item.id,
         item.workspace_id,
@@ -131,7 +134,12 @@ async def insert(conn: asyncpg.Connection, item: NewItem) -> MemoryItem | None:
         json.dumps(item.metadata),
         item.kind_explicit,
         item.index_context,
-    )
+    ]
+
+
+async def insert(conn: asyncpg.Connection, item: NewItem) -> MemoryItem | None:
+    """Insert unless a live item with the same canonical content exists (then None)."""
+    row = await conn.fetchrow(INSERT_ITEM, *insert_args(item))
     return row_to_item(row) if row else None
 
 
@@ -254,6 +262,72 @@ async def similar_live(
         SIMILARITY_PREFIX,
     )
     return [Similar(str(r["id"]), round(float(r["s"]), 4), r["content"]) for r in rows]
+
+
+LIVE = "invalidated_at IS NULL AND superseded_by IS NULL AND review_status IN ('proposed', 'active', 'disputed')"
+
+
+async def live_window(conn: asyncpg.Connection, kind: str, window: int) -> list[UUID]:
+    """The ids of the ``window`` most recent live items of ``kind`` in the caller's tenant, newest first: the
+    rows ``similar_live`` compares, read from ``memory_items_recent_live`` alone (no text, no similarity)."""
+    ids = await conn.fetchval(
+        f"""SELECT coalesce(array_agg(id ORDER BY created_at DESC), '{{}}') FROM (
+                SELECT id, created_at FROM memory_items
+                WHERE tenant_id = engram_current_tenant() AND kind = $1 AND {LIVE}
+                ORDER BY created_at DESC LIMIT $2) w""",
+        kind,
+        window,
+    )
+    return list(ids)
+
+
+async def openings(conn: asyncpg.Connection, ids: list[UUID]) -> list[tuple[UUID, str]]:
+    """``(id, first SIMILARITY_PREFIX characters of the content)`` of the given items that exist."""
+    rows = await conn.fetch(
+        "SELECT id, left(content, $2) AS opening FROM memory_items WHERE id = ANY($1::uuid[])", ids, SIMILARITY_PREFIX
+    )
+    return [(r["id"], r["opening"]) for r in rows]
+
+
+async def similar_among(
+    conn: asyncpg.Connection,
+    content: str,
+    kind: str,
+    viewer: str,
+    ids: list[UUID],
+    exclude: list[str],
+    threshold: float,
+    limit: int = 5,
+) -> list[Similar]:
+    """``similar_live``'s answer restricted to the given items (candidates ingest chose from the window): those
+    still live and of ``kind`` in the caller's tenant, readable by the viewer, not expired, not excluded, whose
+    first ``SIMILARITY_PREFIX`` characters have pg_trgm ``similarity`` with ``content``'s of at least
+    ``threshold``, most similar first."""
+    if not ids:
+        return []
+    rows = await conn.fetch(
+        f"""SELECT id, content, s FROM (
+                SELECT i.id, i.content, similarity(left(i.content, $8), $1) AS s FROM memory_items i
+                WHERE i.id = ANY($2::uuid[]) AND i.tenant_id = engram_current_tenant() AND i.kind = $3
+                  AND i.invalidated_at IS NULL AND i.superseded_by IS NULL
+                  AND i.review_status IN ('proposed', 'active', 'disputed')
+                  AND NOT (i.id = ANY($4::uuid[])) AND {NOT_EXPIRED} AND {visible_to("$5")}) scored
+            WHERE s >= $6 ORDER BY s DESC, id LIMIT $7""",
+        content[:SIMILARITY_PREFIX],
+        ids,
+        kind,
+        exclude,
+        viewer,
+        threshold,
+        limit,
+        SIMILARITY_PREFIX,
+    )
+    return [Similar(str(r["id"]), round(float(r["s"]), 4), r["content"]) for r in rows]
+
+
+async def trigram_words_are_unicode(conn: asyncpg.Connection) -> bool:
+    """Whether pg_trgm counts non-ASCII letters as word characters (the database's LC_CTYPE is not ``C``)."""
+    return bool(await conn.fetchval("SELECT show_trgm('é') <> '{}'::text[]"))
 
 
 async def supersede(conn: asyncpg.Connection, old_id: str, new_id: str, actor_id: str | None) -> None:

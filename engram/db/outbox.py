@@ -38,18 +38,22 @@ async def add(
 
 
 async def claim(conn: asyncpg.Connection, subject_prefix: str, limit: int) -> list[Pending]:
-    """Lock the oldest unsent rows under ``subject_prefix``; other relays skip them (any number may run)."""
+    """Lock the oldest unsent rows under ``subject_prefix`` and mark them sent, in one statement; other relays
+    skip them (any number may run). The mark holds only if the transaction commits: publish inside it, and a
+    failed publish rolls the mark back (the rows stay unsent, their ``attempts`` unchanged)."""
     rows = await conn.fetch(
-        "SELECT id, event_id, subject, envelope::text AS envelope FROM outbox "
-        "WHERE sent_at IS NULL AND starts_with(subject, $1) ORDER BY id LIMIT $2 FOR UPDATE SKIP LOCKED",
+        """WITH next AS (SELECT id FROM outbox WHERE sent_at IS NULL AND starts_with(subject, $1)
+                         ORDER BY id LIMIT $2 FOR UPDATE SKIP LOCKED)
+           UPDATE outbox o SET sent_at = now(), attempts = o.attempts + 1 FROM next WHERE o.id = next.id
+           RETURNING o.id, o.event_id, o.subject, o.envelope::text AS envelope""",
         subject_prefix + ".",
         limit,
     )
-    return [Pending(r["id"], str(r["event_id"]), r["subject"], r["envelope"]) for r in rows]
+    return sorted((Pending(r["id"], str(r["event_id"]), r["subject"], r["envelope"]) for r in rows), key=_by_id)
 
 
-async def mark_sent(conn: asyncpg.Connection, ids: list[int]) -> None:
-    await conn.execute("UPDATE outbox SET sent_at = now(), attempts = attempts + 1 WHERE id = ANY($1)", ids)
+def _by_id(row: Pending) -> int:
+    return row.id
 
 
 async def backlog(conn: asyncpg.Connection) -> tuple[int, float]:

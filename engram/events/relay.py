@@ -1,9 +1,10 @@
-"""The outbox relay: publishes committed outbox rows to JetStream, then marks them sent.
+"""The outbox relay: publishes committed outbox rows to JetStream, marking them sent in the same transaction.
 
-It wakes on LISTEN/NOTIFY and polls as a fallback; a claimed row stays locked until it is marked sent and
-other relays skip it (SKIP LOCKED), so any number of relays can run. ``Nats-Msg-Id`` is the event id, so a
-row published twice (a crash between publish and mark) is dropped by JetStream's duplicate window. When NATS
-is down the rows simply wait.
+It wakes on LISTEN/NOTIFY and polls as a fallback; one statement claims a batch and marks it sent, the rows
+are published, then the transaction commits (a failed publish rolls the mark back). A claimed row stays locked
+until then and other relays skip it (SKIP LOCKED), so any number of relays can run. ``Nats-Msg-Id`` is the
+event id, so a row published twice (a crash between publish and commit) is dropped by JetStream's duplicate
+window. When NATS is down the rows simply wait.
 """
 
 from __future__ import annotations
@@ -50,15 +51,16 @@ class OutboxRelay:
         self._backlog = backlog or Backlog()
 
     async def publish_pending(self) -> int:
-        """Publish one batch of unsent rows; return how many were published. The polling itself makes no
-        spans; each publish does, in the trace of the request that wrote the row (``_publish``)."""
+        """Publish one batch of unsent rows; return how many were published. The rows are claimed and marked
+        sent in one statement, and the transaction commits only after every publish was acknowledged: a failed
+        publish rolls the mark back. The polling itself makes no spans; each publish does, in the trace of the
+        request that wrote the row (``_publish``)."""
         with tracing.quiet():
             async with system_tx(self._pool) as conn:
                 rows = await outbox.claim(conn, self._subject_prefix, self._batch_size)
                 if not rows:
                     return 0
                 await asyncio.gather(*(self._publish(row) for row in rows))
-                await outbox.mark_sent(conn, [row.id for row in rows])
         OUTBOX_PUBLISHED.inc(len(rows))
         return len(rows)
 

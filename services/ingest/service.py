@@ -27,6 +27,7 @@ from engram.pipeline import changes, classify
 from engram.telemetry.metrics import REMEMBER_STAGE, REMEMBERED, timed
 from services.ingest import checks, idempotency
 from services.ingest.idempotency import Once, Replayed
+from services.ingest.supersedes import PossibleSupersedes
 from services.ingest.trash import discard
 
 DEFAULT_KIND = "fact"
@@ -101,6 +102,11 @@ class IngestService:
         self._backlog = backlog
         self._outbox = Outbox(settings.events_subject_prefix)
         self._changes = changes.Changes(self._outbox)
+        self._supersedes = PossibleSupersedes(
+            settings.possible_supersedes_threshold,
+            settings.possible_supersedes_window,
+            settings.possible_supersedes_cache_entries,
+        )
 
     async def classify(self, ctx: CallerContext, content: str) -> tuple[Classification, str | None]:
         """What the classifier would say about ``content`` under the tenant's rules; writes nothing."""
@@ -195,10 +201,9 @@ class IngestService:
             ttl_overrides=context.ttl_days,
             proposed=kind.requires_review or slot.rival is not None,
         )
-        stored = await self._insert(conn, ctx, new, now, superseding=bool(slot.targets))
+        stored = await self._insert(conn, ctx, new, now, redacted, superseding=bool(slot.targets))
         if isinstance(stored, RememberResult):
             return stored
-        await self._record_creation(conn, ctx, stored, redacted)
         await self._apply_slot(conn, ctx, stored, slot)
         similar = await self._possible_supersedes(conn, ctx, stored, slot.targets)
         status = "superseded" if slot.targets else "created"
@@ -210,10 +215,7 @@ class IngestService:
     ) -> MemoryItem | RememberResult:
         """Insert a new item with its audit row, pending stages and ``memory.created`` (for writes other than
         ``remember`` that store a memory, such as ``observe``), or the live duplicate (``deduplicated``)."""
-        stored = await self._insert(conn, ctx, new, now, superseding=False)
-        if isinstance(stored, MemoryItem):
-            await self._record_creation(conn, ctx, stored, redacted)
-        return stored
+        return await self._insert(conn, ctx, new, now, redacted, superseding=False)
 
     def _validate(self, ctx: CallerContext, cmd: RememberCommand) -> _Checked:
         """Every check that needs no read; returns what it settled."""
@@ -303,12 +305,20 @@ class IngestService:
         )
 
     async def _insert(
-        self, conn: asyncpg.Connection, ctx: CallerContext, new: items.NewItem, now: datetime, *, superseding: bool
+        self,
+        conn: asyncpg.Connection,
+        ctx: CallerContext,
+        new: items.NewItem,
+        now: datetime,
+        redacted: list[str],
+        *,
+        superseding: bool,
     ) -> MemoryItem | RememberResult:
-        """Insert the item, or answer ``deduplicated`` with the live item holding the same content. A duplicate
-        whose time is up but that the sweep has not reached goes to the trash first, and the new one is stored."""
+        """Insert the item with its audit row, pending stages and ``memory.created`` (one statement), or answer
+        ``deduplicated`` with the live item holding the same content. A duplicate whose time is up but that the
+        sweep has not reached goes to the trash first, and the new one is stored."""
         with timed("insert", REMEMBER_STAGE, "remember"):
-            stored = await items.insert(conn, new)
+            stored = await self._insert_created(conn, ctx, new, now, redacted)
         if stored is not None:
             return stored
         existing = await items.find_live_duplicate(conn, new.workspace_id, ctx.principal_id, new.content_hash)
@@ -323,7 +333,7 @@ class IngestService:
                 traceparent=ctx.traceparent,
                 why="time to live ended",
             )
-            stored = await items.insert(conn, new)
+            stored = await self._insert_created(conn, ctx, new, now, redacted)
             if stored is not None:
                 return stored
             existing = None
@@ -337,29 +347,29 @@ class IngestService:
             return _deduplicated(existing)
         raise Conflict("a concurrent write of the same content changed its state; retry", code="concurrent_write")
 
-    async def _record_creation(
-        self, conn: asyncpg.Connection, ctx: CallerContext, stored: MemoryItem, redacted: list[str]
-    ) -> None:
-        """The ``created`` audit row, the pending pipeline stages and ``memory.created`` on the outbox, in one
-        statement."""
-        event = created_event(stored, ctx.traceparent)
-        await creation.record(
+    async def _insert_created(
+        self, conn: asyncpg.Connection, ctx: CallerContext, new: items.NewItem, now: datetime, redacted: list[str]
+    ) -> MemoryItem | None:
+        """The item, its ``created`` audit row, its pending pipeline stages and ``memory.created`` on the outbox,
+        in one statement; None (nothing written) when a live item holds the same content. ``now`` is the
+        transaction's ``now()``, the item's ``created_at``."""
+        event = created_event(new, now, ctx.traceparent)
+        return await creation.insert(
             conn,
-            tenant_id=ctx.tenant_id,
-            item_id=stored.id,
+            new,
             actor_id=ctx.principal_id,
             audit_value={
-                "review_status": stored.review_status,
-                "kind": stored.kind,
+                "review_status": new.review_status,
+                "kind": new.kind,
                 **({"redacted_secrets": redacted} if redacted else {}),
-                "authority": stored.authority,
-                "visibility": stored.visibility,
+                "authority": new.authority,
+                "visibility": new.visibility,
             },
             request_id=ctx.request_id,
             stages=[
                 stage
                 for stage in PipelineStage
-                if stage is not PipelineStage.PROMOTION or stored.review_status == ReviewStatus.PROPOSED
+                if stage is not PipelineStage.PROMOTION or new.review_status == ReviewStatus.PROPOSED
             ],
             event_id=event.id,
             subject=self._outbox.subject(event),
@@ -388,18 +398,12 @@ class IngestService:
     ) -> list[items.Similar]:
         """Live items of the same kind whose text is close to the new one's: reported, never applied."""
         with timed("possible_supersedes", REMEMBER_STAGE, "remember"):
-            return await items.similar_live(
-                conn,
-                stored.content,
-                stored.kind,
-                ctx.principal_id,
-                [str(stored.id), *(str(t.id) for t in targets)],
-                self._settings.possible_supersedes_threshold,
-                self._settings.possible_supersedes_window,
+            return await self._supersedes.find(
+                conn, str(stored.id), stored.content, stored.kind, ctx.principal_id, [str(t.id) for t in targets]
             )
 
 
-def created_event(item: MemoryItem, traceparent: str) -> Event:
+def created_event(item: items.NewItem, created_at: datetime, traceparent: str) -> Event:
     """``memory.created``: ids and metadata only, never the content."""
     return Event(
         type=EventType.MEMORY_CREATED.cloud_type,
@@ -415,7 +419,7 @@ def created_event(item: MemoryItem, traceparent: str) -> Event:
             "authority": item.authority,
             "visibility": item.visibility,
             "content_hash": item.content_hash.hex(),
-            "created_at": item.created_at.isoformat(),
+            "created_at": created_at.isoformat(),
         },
     )
 

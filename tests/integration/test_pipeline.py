@@ -6,8 +6,10 @@ import asyncio
 import json
 
 import asyncpg
+import nats
 import pytest
 from faststream.nats import NatsBroker
+from nats.errors import ConnectionClosedError
 from nats.js import JetStreamContext
 
 from engram.config import Settings
@@ -47,6 +49,34 @@ async def test_relay_publishes_cloudevents_once(
     assert await relay.publish_pending() == 1
     info = await js.stream_info(settings.events_stream)
     assert info.state.messages == 1
+
+
+async def test_a_failed_publish_leaves_the_batch_unsent_and_a_later_one_marks_it_once(
+    app_pool: asyncpg.Pool, owner_pool: asyncpg.Pool, settings: Settings, tenant: CallerContext, js: JetStreamContext
+) -> None:
+    """The relay claims and marks a batch in one statement before publishing: the mark must not outlive a
+    publish that failed."""
+    result = await IngestService(app_pool, settings).remember(
+        tenant, RememberCommand(content="The staging database is rebuilt every Sunday night.")
+    )
+
+    async def row() -> asyncpg.Record:
+        async with owner_pool.acquire() as conn:
+            found = await conn.fetchrow(
+                "SELECT sent_at, attempts FROM outbox WHERE envelope->>'subject' = $1", str(result.item.id)
+            )
+        assert found is not None
+        return found
+
+    closed = await nats.connect(settings.nats_url)
+    await closed.close()
+    with pytest.raises(ConnectionClosedError):
+        await OutboxRelay(app_pool, closed.jetstream(), settings.events_subject_prefix).publish_pending()
+    unsent = await row()
+    assert unsent["sent_at"] is None and unsent["attempts"] == 0
+    assert await OutboxRelay(app_pool, js, settings.events_subject_prefix).publish_pending() >= 1
+    sent = await row()
+    assert sent["sent_at"] is not None and sent["attempts"] == 1
 
 
 async def test_embedder_redelivery_changes_nothing(

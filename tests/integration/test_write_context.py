@@ -8,9 +8,11 @@ import uuid
 
 import asyncpg
 
-from engram.db import creation, identity, write_context
-from engram.db.pool import tenant_tx
+from engram.config import Settings
+from engram.db import creation, identity, items, write_context
+from engram.db.pool import create_pool, tenant_tx
 from engram.domain.models import CallerContext
+from services.ingest.service import IngestService, RememberCommand
 from tests.support.tenants import create_tenant
 
 
@@ -49,25 +51,52 @@ async def test_another_tenants_workspace_has_no_role_and_the_tenants_own_setting
     assert missing.role is None
 
 
-async def test_creation_writes_the_audit_row_pending_stages_and_outbox_row_of_a_new_memory(
+def _new_item(tenant: CallerContext, workspace: str) -> items.NewItem:
+    return items.NewItem(
+        id=uuid.uuid4(),
+        tenant_id=tenant.tenant_id,
+        workspace_id=workspace,
+        principal_id=tenant.principal_id,
+        content="a note",
+        content_hash=b"\x01",
+        kind="fact",
+        importance=0.5,
+        review_status="active",
+        authority=50,
+        source_type="explicit",
+        source_trust=1.0,
+        subject=None,
+        wing=None,
+        room=None,
+        tags=[],
+        pinned=False,
+        visibility="workspace",
+        source_uri=None,
+        source_session=None,
+        valid_from=None,
+        valid_to=None,
+        expires_at=None,
+        external_id=None,
+        metadata={},
+    )
+
+
+async def test_creation_writes_the_item_its_audit_row_pending_stages_and_outbox_row_in_one_statement(
     app_pool: asyncpg.Pool, owner_pool: asyncpg.Pool, tenant: CallerContext
 ) -> None:
-    item_id, event_id = uuid.uuid4(), str(uuid.uuid4())
+    event_id, again_id = str(uuid.uuid4()), str(uuid.uuid4())
+    sent: list[str] = []
     async with tenant_tx(app_pool, tenant.tenant_id) as conn:
-        workspace = await conn.fetchval("SELECT id FROM workspaces WHERE name = 'default'")
-        await conn.execute(
-            "INSERT INTO memory_items (tenant_id, id, workspace_id, principal_id, content, content_hash, kind, "
-            "importance, review_status, authority, source_type, source_trust) "
-            "VALUES ($1, $2, $3, $4, 'a note', '\\x01'::bytea, 'fact', 0.5, 'active', 50, 'explicit', 1.0)",
-            tenant.tenant_id,
-            item_id,
-            workspace,
-            tenant.principal_id,
-        )
-        await creation.record(
+        workspace = str(await conn.fetchval("SELECT id FROM workspaces WHERE name = 'default'"))
+        new = _new_item(tenant, workspace)
+
+        def log(record: asyncpg.connection.LoggedQuery) -> None:
+            sent.append(record.query)
+
+        conn.add_query_logger(log)
+        stored = await creation.insert(
             conn,
-            tenant_id=tenant.tenant_id,
-            item_id=item_id,
+            new,
             actor_id=tenant.principal_id,
             audit_value={"kind": "fact"},
             request_id="req-1",
@@ -76,13 +105,56 @@ async def test_creation_writes_the_audit_row_pending_stages_and_outbox_row_of_a_
             subject="engram.events.x.memory.created",
             envelope={"id": event_id},
         )
+        # the same content again: a live item holds it, so nothing at all is written
+        again = await creation.insert(
+            conn,
+            _new_item(tenant, workspace),
+            actor_id=tenant.principal_id,
+            audit_value={"kind": "fact"},
+            request_id="req-2",
+            stages=["embedding"],
+            event_id=again_id,
+            subject="engram.events.x.memory.created",
+            envelope={"id": again_id},
+        )
+        conn.remove_query_logger(log)
+        started = await conn.fetchval("SELECT now()")
+    assert len(sent) == 2  # one statement each
+    assert stored is not None and stored.id == new.id and stored.content == "a note" and stored.created_at == started
+    assert again is None
     async with owner_pool.acquire() as conn:
-        audit = await conn.fetch("SELECT action, new_value, request_id FROM item_events WHERE item_id = $1", item_id)
-        stages = await conn.fetch("SELECT stage, status FROM item_stages WHERE item_id = $1 ORDER BY stage", item_id)
+        audit = await conn.fetch("SELECT action, new_value, request_id FROM item_events WHERE item_id = $1", new.id)
+        stages = await conn.fetch("SELECT stage, status FROM item_stages WHERE item_id = $1 ORDER BY stage", new.id)
         queued = await conn.fetchrow("SELECT subject, envelope FROM outbox WHERE event_id = $1", uuid.UUID(event_id))
+        queued_again = await conn.fetchval("SELECT count(*) FROM outbox WHERE event_id = $1", uuid.UUID(again_id))
     assert [(r["action"], json.loads(r["new_value"]), r["request_id"]) for r in audit] == [
         ("created", {"kind": "fact"}, "req-1")
     ]
     assert [(r["stage"], r["status"]) for r in stages] == [("classification", "pending"), ("embedding", "pending")]
     assert queued is not None and queued["subject"] == "engram.events.x.memory.created"
     assert json.loads(queued["envelope"]) == {"id": event_id}
+    assert queued_again == 0
+
+
+async def test_a_plain_remember_is_at_most_six_statements_and_writes_in_one(
+    migrated: str, settings: Settings, tenant: CallerContext
+) -> None:
+    """begin, the tenant, the write context, the item with its rows, possible_supersedes, commit."""
+    pool = await create_pool(migrated, role=settings.app_role, min_size=1, max_size=1)
+    sent: list[str] = []
+    try:
+        service = IngestService(pool, settings)
+        # a first remember: asyncpg reads the types its statements use once per connection
+        await service.remember(tenant, RememberCommand(content="The nightly backup runs at two."))
+        async with pool.acquire() as conn:  # the pool's one connection: the logger stays on it
+            conn.add_query_logger(lambda record: sent.append(record.query))
+        result = await service.remember(tenant, RememberCommand(content="The build cache lives on the second disk."))
+    finally:
+        await pool.close()
+    assert result.status == "created"
+    writes = [q for q in sent if "INSERT" in q or "UPDATE" in q or "DELETE" in q]
+    assert len(writes) == 1
+    assert all(
+        f"INSERT INTO {table}" in writes[0] for table in ("memory_items", "item_events", "item_stages", "outbox")
+    )
+    assert len(sent) <= 6, sent
