@@ -1,8 +1,9 @@
 """How often the two memories of a labelled conflict get the same kind from the local kind model, on the pairs of
 bench/data/conflicts (both batches; contradictions, refinements and paraphrases: the pairs the conflicts consumer
-should flag). The conflicts consumer only compares memories of the same kind, so a pair split across kinds is
-never compared once both are classified; before the new memory is classified it has its writer's kind or
-``fact``, and is compared with the neighbours of that kind.
+should flag). Until docs/adr/0007-conflicts-compared-across-kinds.md the conflicts consumer compared only memories
+of the same kind, so a pair split across kinds was never compared once both were classified (this is the figure
+that decision rests on); it now compares across the non-episodic kinds, so only a pair with an episodic side is
+left out.
 
     python bench/conflict_kinds.py     # per split: pairs, same final kind, existing memory classified "fact"
 """

@@ -13,6 +13,13 @@ least ``floor - 0.05`` similar), ``conflict_rules.judge`` and ``conflict_rules.o
 path. A superseded turn leaves the candidates, as it would. Run it against another checkout's rules with
 ``PYTHONPATH=<checkout> python bench/conversation_conflicts.py …`` (how the "before" figures were taken).
 
+``--kinds same|across`` gives each turn the kind the classifier would (the local kind model on the same vectors;
+a kind only a writer may choose, singleton or review-gated, stays ``fact``), prints how many turns got each kind,
+and applies the consumer's kind rule: an episodic turn (``observation``, ``diary_entry``) is never compared nor a
+candidate, and the candidates are of the new turn's kind (``same``, the consumer before
+docs/adr/0007-conflicts-compared-across-kinds.md) or of any other kind (``across``, since). Without it every turn
+is a ``fact`` and every turn is compared with every other: the most that could be flagged.
+
 Data: LoCoMo (CC BY-NC 4.0), read from where ``--data`` points at run time, never copied into the repository.
 """
 
@@ -33,6 +40,8 @@ from passage_vectors import passages
 from engram.domain import conflict_rules
 
 NEIGHBOURS = 5  # services/conflicts/service.py
+EPISODIC_KINDS = ("observation", "diary_entry")  # services/conflicts/service.py
+WRITER_ONLY_KINDS = ("preference", "invariant", "doctrine")  # singleton or review-gated: the classifier keeps fact
 CANDIDATE_MARGIN = 0.05
 AUTHORITY = 50  # one author: every turn has the same authority
 
@@ -43,6 +52,7 @@ class Turn:
     session: str
     content: str
     superseded: bool = False
+    kind: str = "fact"
 
 
 def load(path: Path, only: list[str]) -> dict[str, list[Turn]]:
@@ -60,13 +70,37 @@ def load(path: Path, only: list[str]) -> dict[str, list[Turn]]:
     return out
 
 
-def replay(turns: list[Turn], vectors: np.ndarray, floor: float, counts: Counter[str], shown: list[str]) -> None:
+def classify_kinds(turns: list[Turn], vectors: np.ndarray) -> None:
+    """Each turn's kind as the classifier would set it on a memory written without one."""
+    from engram.domain.classification import classify
+    from engram.pipeline.kind_model import load_kind_model
+
+    model = load_kind_model()
+    for turn, vector in zip(turns, vectors, strict=True):
+        kind = classify(turn.content, model=model, vector=vector).kind
+        turn.kind = "fact" if kind in WRITER_ONLY_KINDS else kind
+
+
+def replay(
+    turns: list[Turn],
+    vectors: np.ndarray,
+    floor: float,
+    counts: Counter[str],
+    shown: list[str],
+    kinds: str | None = None,
+) -> None:
     knows_sessions = "same_session" in inspect.signature(conflict_rules.outcome).parameters
     for i, new in enumerate(turns):
-        if i == 0:
+        if i == 0 or (kinds and new.kind in EPISODIC_KINDS):
             continue
         sims = vectors[:i] @ vectors[i]
-        live = [j for j in np.argsort(-sims) if not turns[j].superseded][:NEIGHBOURS]
+        live = [
+            j
+            for j in np.argsort(-sims)
+            if not turns[j].superseded
+            and not (kinds and turns[j].kind in EPISODIC_KINDS)
+            and not (kinds == "same" and turns[j].kind != new.kind)
+        ][:NEIGHBOURS]
         for j in live:
             similarity = float(sims[j])
             if similarity < floor - CANDIDATE_MARGIN:
@@ -96,6 +130,9 @@ def main() -> None:
     parser.add_argument("--only", nargs="*", default=[], help="sample ids (default: all ten conversations)")
     parser.add_argument("--floor", type=float, default=0.85, help="ENGRAM_CONFLICT_SIMILARITY_FLOOR")
     parser.add_argument("--show", type=int, default=10, help="contradiction pairs to print")
+    parser.add_argument(
+        "--kinds", choices=("same", "across"), help="classify the turns and compare within one kind or across kinds"
+    )
     args = parser.parse_args()
     if not args.data.exists():
         sys.exit(f"LoCoMo data not found at {args.data}")
@@ -104,11 +141,13 @@ def main() -> None:
     started = time.monotonic()
     matrix = passages([t.content for t in everything])
     embedded = time.monotonic() - started
+    if args.kinds:
+        classify_kinds(everything, matrix)
     counts: Counter[str] = Counter()
     shown: list[str] = []
     at = 0
     for turns in conversations.values():
-        replay(turns, matrix[at : at + len(turns)], args.floor, counts, shown)
+        replay(turns, matrix[at : at + len(turns)], args.floor, counts, shown, args.kinds)
         at += len(turns)
     total = len(everything)
     report = {
@@ -121,6 +160,9 @@ def main() -> None:
         "outcomes": {k: v for k, v in sorted(counts.items()) if "→" in k},
         "embedding_seconds": round(embedded, 1),
     }
+    if args.kinds:
+        report["kinds"] = args.kinds
+        report["turns_by_kind"] = dict(Counter(t.kind for t in everything).most_common())
     print(json.dumps(report, indent=2))
     for line in shown[: args.show]:
         print(line)

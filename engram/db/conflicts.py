@@ -147,9 +147,12 @@ async def nearest_live(
     dimensions: int,
     limit: int,
     floor: float,
+    excluded_kinds: tuple[str, ...] = (),
 ) -> list[tuple[MemoryItem, float]]:
-    """The live items nearest ``item`` by meaning in its scope: the same kind and workspace, and the same author
-    when either of the two is private. Nearest first, down to cosine similarity ``floor``."""
+    """The live items nearest ``item`` by meaning in its scope: the same workspace, of any kind but
+    ``excluded_kinds``, and the same author when either of the two is private. Nearest first, down to cosine
+    similarity ``floor``. The kind is no filter: a contradiction is one whichever kinds its two memories were
+    given (docs/adr/0007-conflicts-compared-across-kinds.md)."""
     dims = int(dimensions)
     await conn.execute("SET LOCAL hnsw.iterative_scan = 'strict_order'")
     rows = await conn.fetch(
@@ -157,7 +160,7 @@ async def nearest_live(
                 SELECT {", ".join(f"i.{c.strip()}" for c in ITEM_COLUMNS.split(","))},
                        1 - (e.embedding::vector({dims}) <=> $1::vector({dims})) AS similarity
                 FROM memory_embeddings e JOIN memory_items i ON i.id = e.item_id
-                WHERE e.profile = $2 AND i.id <> $3 AND i.kind = $4 AND i.workspace_id = $5
+                WHERE e.profile = $2 AND i.id <> $3 AND i.kind <> ALL($4::text[]) AND i.workspace_id = $5
                   AND i.invalidated_at IS NULL AND i.superseded_by IS NULL AND {NOT_EXPIRED}
                   AND i.review_status IN ('proposed', 'active', 'disputed')
                   AND ((i.visibility <> 'private' AND $7 <> 'private') OR i.principal_id = $6)
@@ -166,7 +169,7 @@ async def nearest_live(
         vector,
         profile,
         item.id,
-        item.kind,
+        list(excluded_kinds),
         item.workspace_id,
         item.principal_id,
         item.visibility,

@@ -1,6 +1,7 @@
-"""Conflict detection after embedding: compare a new memory with the nearest live memories of the same kind
-and scope, label each pair by rules (and, when configured, a model whose invalid answer changes nothing), and
-act by authority (``engram.domain.conflict_rules.outcome``) — never a silent replacement.
+"""Conflict detection after embedding: compare a new memory with the nearest live memories of its scope, of any
+kind but the episodic ones (docs/adr/0007-conflicts-compared-across-kinds.md), label each pair by rules (and, when
+configured, a model whose invalid answer changes nothing), and act by authority
+(``engram.domain.conflict_rules.outcome``) — never a silent replacement.
 
 Reading the neighbours and judging happen outside any transaction; the effects are applied in one transaction
 with the inbox row, after re-reading both sides under lock (a pair whose state moved meanwhile is skipped).
@@ -44,7 +45,7 @@ NEIGHBOURS = 5
 # at any similarity, since two values of one predicate can embed apart; every other rule needs the floor.
 CANDIDATE_MARGIN = 0.05
 JUDGE_PROMPT = (
-    "Two memories of the same kind and scope follow, EXISTING then NEW. Say whether NEW duplicates EXISTING, "
+    "Two memories of the same scope follow, EXISTING then NEW. Say whether NEW duplicates EXISTING, "
     "refines it (same claim, more detail), contradicts it, or none of these. Answer with a JSON object only."
 )
 
@@ -94,6 +95,7 @@ class ConflictsService:
                     dimensions,
                     NEIGHBOURS,
                     self._settings.conflict_similarity_floor - CANDIDATE_MARGIN,
+                    EPISODIC_KINDS,
                 )
         found = await self._judge_all(item, near) if item is not None else _Judgements()
         async with tenant_tx(self._pool, event.tenant_id) as conn:

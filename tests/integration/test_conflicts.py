@@ -284,6 +284,47 @@ async def test_episodic_memories_are_not_compared(
     assert await _check_detail(gateway, user, later) == "observation is episodic: not compared"
 
 
+async def test_a_contradiction_between_two_kinds_opens_a_conflict(
+    gateway: httpx.AsyncClient, people: dict[str, Any], pipeline: Pipeline
+) -> None:
+    user, agent = people["user"], people["agent"]
+    # a fact contradicted by a weaker decision: the decision is disputed, as it would be between two facts
+    fact = await remember(gateway, user, "The API gateway timeout is 30 seconds.", kind="fact")
+    decision = await remember(
+        gateway, agent, "The API gateway timeout is 60 seconds.", kind="decision", source_type="inferred"
+    )
+    await pipeline.run(fact, decision)
+    [conflict] = await _conflicts(gateway, user, item_id=fact)
+    assert conflict["type"] == "contradiction" and (conflict["existing_item_id"], conflict["new_item_id"]) == (
+        fact,
+        decision,
+    )
+    assert (await read_item(gateway, user, decision))["review_status"] == "disputed"
+    assert (await read_item(gateway, user, fact))["review_status"] == "active"
+    # a stronger fact contradicting a preference disputes the preference: authority decides, not the kind
+    liked = await remember(gateway, agent, "Alice lives in Paris.", kind="preference", source_type="inferred")
+    lives = await remember(gateway, user, "Alice lives in Berlin.", kind="fact")
+    await pipeline.run(liked, lives)
+    [other] = await _conflicts(gateway, user, item_id=lives)
+    assert other["type"] == "contradiction" and other["detector"].startswith("rules:")
+    assert (await read_item(gateway, user, liked))["review_status"] == "disputed"
+    assert "contradiction" in await _check_detail(gateway, user, lives)
+
+
+async def test_an_episodic_memory_is_no_neighbour_of_a_fact_it_contradicts(
+    gateway: httpx.AsyncClient, people: dict[str, Any], pipeline: Pipeline
+) -> None:
+    user = people["user"]
+    seen = await remember(gateway, user, "The API gateway timeout is 60 seconds.", kind="observation")
+    fact = await remember(gateway, user, "The API gateway timeout is 30 seconds.", kind="fact")
+    later = await remember(gateway, user, "The API gateway timeout is 90 seconds.", kind="diary_entry")
+    await pipeline.run(seen, fact, later)
+    assert await _conflicts(gateway, user, status="") == []
+    assert [(await read_item(gateway, user, i))["review_status"] for i in (seen, fact, later)] == ["active"] * 3
+    assert await _check_detail(gateway, user, fact) == "0 near memories compared: no conflict"
+    assert await _check_detail(gateway, user, later) == "diary_entry is episodic: not compared"
+
+
 async def test_accepting_a_new_memory_that_is_gone_is_refused(
     gateway: httpx.AsyncClient, people: dict[str, Any], pipeline: Pipeline
 ) -> None:

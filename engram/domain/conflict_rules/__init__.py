@@ -1,8 +1,9 @@
 """Conflict rules: label a new memory against a near live one as duplicate, refinement or contradiction.
 
-The conflicts consumer hands over two texts of the same kind and scope with their cosine similarity. Before the
-rules, an abbreviation in one text of words the other spells out ("DB" / "database", "appt" / "appointment",
-"k8s" / "Kubernetes", "QBR" / "quarterly business review") is read as those words (``texts.align_abbreviations``).
+The conflicts consumer hands over two texts of the same scope (of any kinds but the episodic ones) with their
+cosine similarity. Before the rules, an abbreviation in one text of words the other spells out ("DB" /
+"database", "appt" / "appointment", "k8s" / "Kubernetes", "QBR" / "quarterly business review") is read as those
+words (``texts.align_abbreviations``).
 ``judge`` tries these rules in order; the first that fires gives the verdict:
 
 1. ``same_text`` — equal once case, spacing and punctuation are normalised: duplicate, at any similarity.
