@@ -25,6 +25,7 @@ from engram.domain.conflict_rules import (
     outcome,
     parse_llm_verdict,
     rules,
+    texts,
 )
 
 # (existing, new, cosine similarity, expected label, expected rule family)
@@ -490,3 +491,15 @@ def test_each_form_of_each_exclusive_predicate_finds_its_claim(predicate: str, s
 def test_the_other_claim_finders_still_fire(existing: str, new: str, rule: str) -> None:
     verdict = judge(existing, new, 0.9)
     assert verdict is not None and verdict.rule == rule
+
+
+def test_verdicts_do_not_depend_on_what_was_judged_before() -> None:
+    # analysed texts are kept and shared between judgements: the verdicts do not depend on what was judged before
+    pairs = [(existing, new, similarity) for existing, new, similarity, *_ in MUST_LABEL]
+    first = [judge(*pair) for pair in pairs]
+    texts.analyse.cache_clear()
+    again = [judge(*pair) for pair in reversed(pairs)][::-1]
+    swapped = [judge(new, existing, similarity) for existing, new, similarity in pairs]
+    assert again == first
+    texts.analyse.cache_clear()
+    assert [judge(new, existing, similarity) for existing, new, similarity in pairs] == swapped
