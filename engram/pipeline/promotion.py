@@ -61,6 +61,28 @@ async def promote_item(
     item = await items.get(conn, item_id, for_update=not dry_run)
     if item is None:
         return "skipped_gone"
+    return await _decide(conn, writer, tenant_id, item, dry_run=dry_run, traceparent=traceparent)
+
+
+async def promote_if_proposed(
+    conn: asyncpg.Connection, writer: changes.Changes, tenant_id: str, item_id: str, *, traceparent: str = ""
+) -> None:
+    """``promote_item`` for an item an event names: most are not proposed (a memory classified active), and
+    those change nothing, so their gates are not evaluated."""
+    item = await items.get(conn, item_id, for_update=True)
+    if item is not None and item.review_status == ReviewStatus.PROPOSED:
+        await _decide(conn, writer, tenant_id, item, dry_run=False, traceparent=traceparent)
+
+
+async def _decide(
+    conn: asyncpg.Connection,
+    writer: changes.Changes,
+    tenant_id: str,
+    item: MemoryItem,
+    *,
+    dry_run: bool,
+    traceparent: str,
+) -> str:
     now = await clock.now(conn)
     blockers = await evaluate(conn, item, await gates(conn), now)
     outcome = f"skipped_{blockers[0][0]}" if blockers else "promoted"

@@ -47,6 +47,6 @@ class PromotionService:
             if not await inbox.claim(conn, CONSUMER, event.id, event.tenant_id):
                 return
             for item_id in items_named(event):
-                await promotion.promote_item(
-                    conn, self._changes, event.tenant_id, item_id, dry_run=False, traceparent=event.traceparent
+                await promotion.promote_if_proposed(
+                    conn, self._changes, event.tenant_id, item_id, traceparent=event.traceparent
                 )

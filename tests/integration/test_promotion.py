@@ -167,3 +167,35 @@ async def test_a_proposal_a_reviewer_decides_leaves_nothing_pending_for_promotio
     stages = (await gateway.get(f"/v1/items/{item}/status", headers=who)).json()["stages"]
     promotion_stage = next(s for s in stages if s["name"] == "promotion")
     assert promotion_stage["status"] == "done" and promotion_stage["detail"] == "active by review (activate)"
+
+
+async def test_on_an_event_only_a_proposal_is_decided(
+    gateway: httpx.AsyncClient,
+    tenant: dict[str, Any],
+    app_pool: asyncpg.Pool,
+    owner_pool: asyncpg.Pool,
+    settings: Settings,
+) -> None:
+    who = tenant["who"]
+    active = await gateway.post("/v1/remember", json={"content": "The standup moved to 9:30."}, headers=who)
+    assert active.status_code == 201 and active.json()["review_status"] == "active"
+    blocked = await _propose(gateway, who, "Agreed to rotate the on-call weekly.")  # kind_manual, age: blocked
+    ids = [active.json()["id"], blocked]
+    await _classify(owner_pool, app_pool, settings, *ids)
+    events = await outbox_events(owner_pool, types=["memory.classified"], subjects=ids)
+    assert len(events) == 2
+    assert await PromotionService(app_pool, settings).handle(events) == {}
+    async with owner_pool.acquire() as conn:
+        stages = dict(
+            await conn.fetch(
+                "SELECT item_id::text, detail FROM item_stages WHERE stage = 'promotion' AND item_id = ANY($1::uuid[])",
+                ids,
+            )
+        )
+        handled = await conn.fetchval(
+            "SELECT count(*) FROM consumer_inbox WHERE consumer = 'promotion' AND event_id = ANY($1::uuid[])",
+            [e.id for e in events],
+        )
+    assert list(stages) == [blocked] and "review" in stages[blocked]  # the proposal's blockers, nothing for the other
+    assert handled == 2
+    assert await _status(gateway, who, ids[0]) == "active" and await _status(gateway, who, blocked) == "proposed"

@@ -25,6 +25,7 @@ from engram.domain.conflict_rules import (
     outcome,
     parse_llm_verdict,
     rules,
+    texts,
 )
 
 # (existing, new, cosine similarity, expected label, expected rule family)
@@ -434,3 +435,71 @@ def test_past_the_analysed_length_only_the_negation_rule_reads_the_beginning() -
     assert work.gave_up is not None and "only the negation rule" in work.gave_up
     negated = judge(f"Deploys run on Fridays. {filler}", f"Deploys never run on Fridays. {filler}", 0.95)
     assert negated is not None and negated.rule == "negation"
+
+
+# Every exclusive predicate, by each verb form that may start it (the claim finders look up the predicates a
+# word starts instead of trying them all at every word): two values in one slot contradict.
+EXCLUSIVE_PHRASES = [
+    ("lives in", ["Alice lives in", "We live in"]),
+    ("resides in", ["Alice resides in", "They reside in"]),
+    ("is based in", ["Alice is based in"]),
+    ("is located in", ["The office is located in"]),
+    ("is headquartered in", ["Acme is headquartered in"]),
+    ("moved to", ["Alice moved to"]),
+    ("grew up in", ["Alice grew up in"]),
+    ("works at", ["Alice works at", "I work at"]),
+    ("works for", ["Alice works for", "We work for"]),
+    ("teaches at", ["Alice teaches at", "They teach at"]),
+    ("reports to", ["Alice reports to", "I report to"]),
+    ("prefers", ["Alice prefers", "I prefer"]),
+    ("is owned by", ["The site is owned by"]),
+    ("belongs to", ["The site belongs to", "The files belong to"]),
+    ("is run by", ["The site is run by"]),
+    ("is managed by", ["The site is managed by"]),
+    ("is led by", ["The site is led by"]),
+    ("is maintained by", ["The site is maintained by"]),
+    ("is looked after by", ["The site is looked after by"]),
+    ("is employed by", ["Alice is employed by"]),
+]
+
+
+def test_every_exclusive_predicate_is_listed_here() -> None:
+    assert [name for name, _ in EXCLUSIVE_PHRASES] == [p.name for p in claims._PREDICATES]
+
+
+@pytest.mark.parametrize(("predicate", "said"), [(name, said) for name, forms in EXCLUSIVE_PHRASES for said in forms])
+def test_each_form_of_each_exclusive_predicate_finds_its_claim(predicate: str, said: str) -> None:
+    verdict = judge(f"{said} Dana", f"{said} Sam", 0.9)
+    assert verdict is not None and verdict.rule == f"exclusive_predicate:{predicate}"
+
+
+@pytest.mark.parametrize(
+    ("existing", "new", "rule"),
+    [
+        ("My favourite editor is Vim", "My favourite editor is Emacs", "exclusive_predicate:'s favourite"),
+        ("Our default database is Postgres", "Our default database is MySQL", "exclusive_predicate:default is"),
+        ("The CLI defaults to JSON", "The CLI defaults to YAML", "exclusive_predicate:defaults to"),
+        (
+            "We use Postgres as our default database",
+            "We use MySQL as our default database",
+            "exclusive_predicate:uses as default",
+        ),
+        ("Carla manages the warehouse", "Ingrid manages the warehouse", "exclusive_predicate:manages"),
+        ("Leo's manager is Victor", "Leo's manager is Ana", "exclusive_predicate:'s manager"),
+    ],
+)
+def test_the_other_claim_finders_still_fire(existing: str, new: str, rule: str) -> None:
+    verdict = judge(existing, new, 0.9)
+    assert verdict is not None and verdict.rule == rule
+
+
+def test_verdicts_do_not_depend_on_what_was_judged_before() -> None:
+    # analysed texts are kept and shared between judgements: the verdicts do not depend on what was judged before
+    pairs = [(existing, new, similarity) for existing, new, similarity, *_ in MUST_LABEL]
+    first = [judge(*pair) for pair in pairs]
+    texts.analyse.cache_clear()
+    again = [judge(*pair) for pair in reversed(pairs)][::-1]
+    swapped = [judge(new, existing, similarity) for existing, new, similarity in pairs]
+    assert again == first
+    texts.analyse.cache_clear()
+    assert [judge(new, existing, similarity) for existing, new, similarity in pairs] == swapped

@@ -194,6 +194,8 @@ _TRIGGERS = (
     | frozenset(_ACTIVE)
     | frozenset(_ROLES)
 )
+# the predicates a token may start, in ``_PREDICATES`` order: ``_phrase_claim`` tries only these
+_STARTED_BY = {form: tuple(p for p in _PREDICATES if form in p.words[0]) for p in _PREDICATES for form in p.words[0]}
 
 
 @dataclass(frozen=True)
@@ -249,7 +251,10 @@ def _claims(text: Text, work: Work, similar: bool = True) -> list[_Claim] | None
             continue  # "Alice doesn't live in Paris" holds no value; the negation rule looks at it
         tokens = clause.tokens
         for i in range(len(tokens)):
-            work.charge(len(tokens) if tokens[i].lower in _TRIGGERS else 1)
+            if tokens[i].lower not in _TRIGGERS:  # every finder starts at a trigger
+                work.charge(1)
+                continue
+            work.charge(len(tokens))
             for claim in (
                 _phrase_claim(tokens, i, similar),
                 _favourite_claim(tokens, i),
@@ -266,7 +271,7 @@ def _claims(text: Text, work: Work, similar: bool = True) -> list[_Claim] | None
 
 def _phrase_claim(tokens: Sequence[Token], i: int, similar: bool = True) -> _Claim | None:
     """ "Alice lives in Paris", "I prefer tabs over spaces", "Bob reports to Carol"."""
-    for predicate in _PREDICATES:
+    for predicate in _STARTED_BY.get(tokens[i].lower, ()):
         if predicate.similar_only and not similar:
             continue
         end = i + len(predicate.words)

@@ -7,7 +7,7 @@ import re
 import unicodedata
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, replace
-from functools import cached_property
+from functools import cached_property, lru_cache
 
 from engram.domain.conflict_rules.quantities import RATED_KINDS, Quantity, find_quantities, per, period_of
 from engram.domain.conflict_rules.words import is_cessation, is_content, is_negation, stem
@@ -109,7 +109,10 @@ class Text:
         return any(clause.negation for clause in self.clauses)
 
 
+@lru_cache(maxsize=32)  # at most 32 texts of MAX_ANALYSED_CHARS: a few MB
 def analyse(text: str) -> Text:
+    """The text's clauses and tokens. Kept for the last texts read (a ``Text`` never changes): the conflicts
+    consumer judges a new memory against each of its neighbours, and a neighbour against the memories after it."""
     text = unicodedata.normalize("NFC", text).replace("’", "'").replace("‘", "'")
     pieces: list[Token | None] = []  # None marks a clause break
     pos = 0
