@@ -47,6 +47,8 @@ import httpx
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
+from latency import launch  # noqa: E402
+
 from tests.support.conflicts_eval import Pair, load_pairs, score, stored_vectors  # noqa: E402
 
 ADMIN_ID = "00000000-0000-4000-8000-000000000004"  # the development admin principal the dev key belongs to
@@ -77,19 +79,7 @@ def start_stack(home: Path, checkout: Path) -> tuple[subprocess.Popen[str], str,
         PYTHONPATH=str(checkout),
         PYTHONDONTWRITEBYTECODE="1",
     )
-    process = subprocess.Popen(
-        [sys.executable, "-m", "engram.cli", "up"],
-        env=env,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.DEVNULL,
-        text=True,
-        cwd=checkout,
-    )
-    assert process.stdout
-    for line in process.stdout:
-        if line.startswith("gateway: "):
-            return process, line.split(" ", 1)[1].strip(), (home / "dev-key").read_text().strip()
-    raise RuntimeError("engram up exited before it was ready")
+    return launch(env, home, checkout)
 
 
 async def in_parallel(cases: list[Case], work: object, writers: int) -> None:

@@ -391,13 +391,20 @@ def start_stack(home: Path) -> tuple[subprocess.Popen[str], str, str]:
         ENGRAM_RATE_LIMIT_RECALL_PER_MINUTE="1000000",
         ENGRAM_IP_RATE_LIMIT_PER_MINUTE="1000000",
     )
+    return launch(env, home, ROOT)
+
+
+def launch(env: dict[str, str], home: Path, cwd: Path) -> tuple[subprocess.Popen[str], str, str]:
+    """``engram up`` with ``env`` (its ``ENGRAM_HOME`` is ``home``) from ``cwd``, once its gateway is ready: the
+    process, the gateway's URL and the development key (also used by remember_cpu.py and
+    conflicts_end_to_end.py)."""
     process = subprocess.Popen(
         [sys.executable, "-m", "engram.cli", "up"],
         env=env,
         stdout=subprocess.PIPE,
         stderr=subprocess.DEVNULL,
         text=True,
-        cwd=ROOT,
+        cwd=cwd,
     )
     assert process.stdout
     for line in process.stdout:

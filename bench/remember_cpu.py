@@ -35,7 +35,7 @@ import httpx
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 
-from latency import percentiles, process_cpu, synthetic  # noqa: E402
+from latency import launch, percentiles, process_cpu, synthetic  # noqa: E402
 
 ACKNOWLEDGED = ("gateway", "ingest", "postgres", "nats")
 
@@ -59,19 +59,7 @@ def start(
         EmbeddedPostgres(home / "pgdata").prepare()
         with (home / "pgdata" / "postgresql.conf").open("a") as conf:
             conf.write("\nshared_preload_libraries = 'pg_stat_statements'\npg_stat_statements.track = all\n")
-    process = subprocess.Popen(
-        [sys.executable, "-m", "engram.cli", "up"],
-        env=env,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.DEVNULL,
-        text=True,
-        cwd=source,
-    )
-    assert process.stdout
-    for line in process.stdout:
-        if line.startswith("gateway: "):
-            return process, line.split(" ", 1)[1].strip(), (home / "dev-key").read_text().strip()
-    raise RuntimeError("engram up exited before it was ready")
+    return launch(env, home, source)
 
 
 async def writes(client: httpx.AsyncClient, texts: list[str], writers: int) -> dict[str, Any]:
