@@ -179,7 +179,7 @@ def _numbers_differ(old: Text, new: Text, work: Work) -> Verdict | None:
 
 
 _MEASURES = frozenset(
-    {"duration", "size", "mass", "length", "degrees", "percent", "money", "frequency", "clock", "date"}
+    {"duration", "size", "mass", "length", "degrees", "pressure", "percent", "money", "frequency", "clock", "date"}
 )
 
 
@@ -221,8 +221,9 @@ _POSSESSIVES = frozenset({"my", "our", "his", "her", "their", "your", "its"})
 
 
 def _naming_before(q: Quantity, text: Text, other: Text) -> list[str]:
-    """Words before ``q`` in its clause, missing from ``other``, that qualify a noun both texts have ("main"
-    in "main database") or follow a possessive ("Priya's daughter", "my son")."""
+    """Words before ``q`` in its clause, missing from ``other``, that qualify a noun both texts have, right
+    before it ("main" in "main database"; not "version" in "version on the build server"), or follow a
+    possessive ("Priya's daughter", "my son")."""
     for clause in text.clauses:
         tokens = clause.tokens
         at = next((i for i, t in enumerate(tokens) if t.quantity is q), None)
@@ -233,7 +234,7 @@ def _naming_before(q: Quantity, text: Text, other: Text) -> list[str]:
             word = tokens[i].content
             if tokens[i].quantity is not None or word is None or word in other.words:
                 continue
-            after = next((t for t in tokens[i + 1 : at] if t.content is not None), None)
+            after = tokens[i + 1] if i + 1 < at and tokens[i + 1].content is not None else None
             before = tokens[i - 1].lower if i else ""
             if (after is not None and after.quantity is None and after.content in other.words) or (
                 before.endswith("'s") or before in _POSSESSIVES
