@@ -525,6 +525,11 @@ NEW_VALUE_FORMS = [
     # two lower-case letters abbreviate a long word ("pg" / "Postgres", "db" / "database")
     ("The Postgres database uses 40 GB of disk.", "pg db is at 65 GB disk", True),
     ("The Postgres database uses 40 GB of disk.", "pg db is at 40 GB disk", False),
+    # more verbs that end a state, and when it ended left out of what ended
+    ("The app supports sign-in with Facebook.", "Sign-in with Facebook was removed from the app.", True),
+    ("The app supports sign-in with Facebook.", "Sign-in with Twitter was removed from the app.", False),
+    ("My mum smokes.", "mum quit smoking in the spring", True),
+    ("My mum smokes.", "mum quit drinking in the spring", False),
 ]
 
 

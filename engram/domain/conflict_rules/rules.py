@@ -13,7 +13,7 @@ from engram.domain.conflict_rules.quantities import Quantity, same_value
 from engram.domain.conflict_rules.slots import changed_value, opposite_value, replaced, swapped_name
 from engram.domain.conflict_rules.texts import Clause, Text, align_abbreviations, analyse, analyse_head, different_names
 from engram.domain.conflict_rules.verdicts import Verdict
-from engram.domain.conflict_rules.words import overlap, says_no_longer
+from engram.domain.conflict_rules.words import overlap, says_no_longer, stem
 from engram.domain.conflict_rules.work import MAX_ANALYSED_CHARS, MAX_QUANTITIES, OutOfWork, Work
 from engram.domain.content import preview
 
@@ -114,7 +114,7 @@ def _negation(old: Text, new: Text, work: Work) -> Verdict | None:
             for word in clause.content:
                 where[word].append(index)
         for clause in negating.clauses:
-            claim = clause.content
+            claim = clause.content - _WHEN_STEMS if says_no_longer([t.lower for t in clause.tokens]) else clause.content
             if clause.negation is None or not claim or (len(claim) == 1 and not _opens(clause) and not _ends(clause)):
                 continue
             work.charge(1 + sum(len(where.get(word, ())) for word in claim))
@@ -130,6 +130,16 @@ def _negation(old: Text, new: Text, work: Work) -> Verdict | None:
                     f'"{preview(affirmed[best].text, 80)}".',
                 )
     return None
+
+
+# when a state ended is not what ended: "mum quit smoking in the spring" denies "My mum smokes"
+_WHEN_STEMS = frozenset(
+    stem(w)
+    for w in (
+        "spring summer autumn fall winter january february march april june july august september october november "
+        "december week weeks month months year years today yesterday ago recently lately earlier"
+    ).split()
+)
 
 
 def _ends(clause: Clause) -> bool:
