@@ -530,6 +530,9 @@ NEW_VALUE_FORMS = [
     ("The app supports sign-in with Facebook.", "Sign-in with Twitter was removed from the app.", False),
     ("My mum smokes.", "mum quit smoking in the spring", True),
     ("My mum smokes.", "mum quit drinking in the spring", False),
+    # the thing a value is said of, right before it, differs on each side: two things, two values
+    ("I water the tomatoes twice a day.", "I water the roses once a week.", False),
+    ("I water the tomatoes twice a day.", "I water the tomatoes once a week.", True),
 ]
 
 

@@ -224,7 +224,28 @@ def _other_subjects(a: Quantity, old: Text, b: Quantity, new: Text) -> bool:
     """Each value is said of something the other text does not name: before it in its clause, a word the other
     text lacks that names a thing ("Priya's daughter is 7" / "Priya's son is 11", "the main database" / "the
     analytics database"). Two things, each with its own value; a verb changed ("promises" / "signed") is not."""
-    return bool(_naming_before(a, old, new)) and bool(_naming_before(b, new, old))
+    if _naming_before(a, old, new) and _naming_before(b, new, old):
+        return True
+    return _object_before(a, old, new) and _object_before(b, new, old)
+
+
+def _object_before(q: Quantity, text: Text, other: Text) -> bool:
+    """Right before ``q`` a word ``other`` lacks, after a word both texts have, determiners aside: the thing the
+    value is said of ("I water the tomatoes twice a day" / "I water the roses once a week")."""
+    for clause in text.clauses:
+        tokens = clause.tokens
+        at = next((i for i, t in enumerate(tokens) if t.quantity is q), None)
+        if at is None:
+            continue
+        if at < 2 or tokens[at - 1].quantity is not None:
+            return False
+        thing = tokens[at - 1].content
+        j = at - 2
+        while j >= 0 and tokens[j].lower in _POSSESSIVES | {"the", "a", "an"}:
+            j -= 1
+        shared = tokens[j].content if j >= 0 and tokens[j].quantity is None else None
+        return thing is not None and thing not in other.words and shared is not None and shared in other.words
+    return False
 
 
 _POSSESSIVES = frozenset({"my", "our", "his", "her", "their", "your", "its"})
