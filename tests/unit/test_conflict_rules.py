@@ -533,6 +533,9 @@ NEW_VALUE_FORMS = [
     # the thing a value is said of, right before it, differs on each side: two things, two values
     ("I water the tomatoes twice a day.", "I water the roses once a week.", False),
     ("I water the tomatoes twice a day.", "I water the tomatoes once a week.", True),
+    # a number after a label ("size 40") is the label's value; the noun after it names the thing labelled
+    ("Maya's shoe size is 38.", "Maya wears a size 40 shoe.", True),
+    ("Maya's shoe size is 38.", "Maya has a size 40 bike.", False),
 ]
 
 

@@ -358,8 +358,15 @@ def _numbers(text: str) -> Iterator[_Span]:
         if suffix.lower() in ("st", "nd", "rd", "th"):
             suffix, end = "", m.end()  # an ordinal: "the 3rd floor"
         found = _measure(text, m.start(), end, m["num"], suffix)
+        if found and found[2].kind == "count" and _LABELLED.search(text, 0, m.start()):
+            # "a size 40 shoe", "gate 12 departures": the number is the label's value, the noun not counted
+            found = m.start(), end, Quantity("number", (float(m["num"].replace(",", "")),), text[m.start() : end])
         if found:
             yield found
+
+
+# words that name the number after them: what follows it is the thing labelled, not a count
+_LABELLED = re.compile(r"\b(?:size|version|number|level|gate|platform|room)\s*$", re.I)
 
 
 def _count(word: str | None) -> float:

@@ -226,7 +226,24 @@ def _other_subjects(a: Quantity, old: Text, b: Quantity, new: Text) -> bool:
     analytics database"). Two things, each with its own value; a verb changed ("promises" / "signed") is not."""
     if _naming_before(a, old, new) and _naming_before(b, new, old):
         return True
-    return _object_before(a, old, new) and _object_before(b, new, old)
+    if _object_before(a, old, new) and _object_before(b, new, old):
+        return True
+    return _labels_apart(a, old, new) or _labels_apart(b, new, old)
+
+
+def _labels_apart(q: Quantity, text: Text, other: Text) -> bool:
+    """A bare number followed by a word ``other`` lacks: the label of something else ("a size 40 bike" against
+    "Maya's shoe size is 38")."""
+    if q.kind != "number":
+        return False
+    for clause in text.clauses:
+        tokens = clause.tokens
+        at = next((i for i, t in enumerate(tokens) if t.quantity is q), None)
+        if at is None:
+            continue
+        after = tokens[at + 1] if at + 1 < len(tokens) else None
+        return after is not None and after.content is not None and after.content not in other.words
+    return False
 
 
 def _object_before(q: Quantity, text: Text, other: Text) -> bool:
