@@ -18,9 +18,14 @@ from engram.domain import conflict_rules
 
 PAIRS = Path(__file__).resolve().parents[2] / "bench" / "data" / "conflicts" / "pairs.jsonl"
 # the batches of labelled pairs, in the order they were written (bench/data/conflicts/README.md)
-BATCHES = {"1": PAIRS, "2": PAIRS.parent / "pairs-2.jsonl", "3": PAIRS.parent / "pairs-3.jsonl"}
-# batches 1 and 2 are tuning data in full since 2026-12-02 afternoon; batch 3 is held out (all of it ``test``)
-TUNING = "1,2"
+BATCHES = {
+    "1": PAIRS,
+    "2": PAIRS.parent / "pairs-2.jsonl",
+    "3": PAIRS.parent / "pairs-3.jsonl",
+    "4": PAIRS.parent / "pairs-4.jsonl",
+}
+# batches 1, 2 and 3 are tuning data in full since 2026-12-02 evening; batch 4 is held out (all of it ``test``)
+TUNING = "1,2,3"
 VECTORS = PAIRS.parent / "vectors.npz"
 FLOOR = 0.85  # Settings.conflict_similarity_floor's default
 CANDIDATE_MARGIN = 0.05  # services/conflicts/service.py

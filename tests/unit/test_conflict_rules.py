@@ -503,3 +503,43 @@ def test_verdicts_do_not_depend_on_what_was_judged_before() -> None:
     assert again == first
     texts.analyse.cache_clear()
     assert [judge(new, existing, similarity) for existing, new, similarity in pairs] == swapped
+
+
+# values the evening round of 2026-12-02 taught the rules to read (tuned on batches 1-3 of bench/data/conflicts):
+# (existing, new, whether a contradiction is expected)
+NEW_VALUE_FORMS = [
+    # a number written in several words, with a counted noun or a unit
+    ("Our API rate limit is one hundred requests per minute.", "API rate limit: 250 requests per minute", True),
+    ("The queue holds two thousand five hundred jobs.", "The queue holds 4000 jobs.", True),
+    ("Our API rate limit is one hundred requests per minute.", "The API rate limit is 100 requests per minute.", False),
+    ("The lesson lasts twenty-five minutes.", "The lesson lasts 25 minutes.", False),
+    # pressure units
+    ("The boiler pressure should sit at 1.5 bar.", "Boiler pressure should be kept at 2 bar.", True),
+    ("The front tyres take 2.2 bar.", "The rear tyres take 2.5 bar.", False),
+    # counts of people, whatever the noun
+    ("The company has about 120 employees.", "We're roughly 200 people at the company now.", True),
+    ("The company has 120 employees.", "There are 120 people at the company.", False),
+    # a word before the value names another thing only right before the shared noun
+    ("Node version on the build server is 18.", "build server runs node 20", True),
+    ("Backups of the main database run at 2am.", "Backups of the analytics database run at 4am.", False),
+    # two lower-case letters abbreviate a long word ("pg" / "Postgres", "db" / "database")
+    ("The Postgres database uses 40 GB of disk.", "pg db is at 65 GB disk", True),
+    ("The Postgres database uses 40 GB of disk.", "pg db is at 40 GB disk", False),
+    # more verbs that end a state, and when it ended left out of what ended
+    ("The app supports sign-in with Facebook.", "Sign-in with Facebook was removed from the app.", True),
+    ("The app supports sign-in with Facebook.", "Sign-in with Twitter was removed from the app.", False),
+    ("My mum smokes.", "mum quit smoking in the spring", True),
+    ("My mum smokes.", "mum quit drinking in the spring", False),
+    # the thing a value is said of, right before it, differs on each side: two things, two values
+    ("I water the tomatoes twice a day.", "I water the roses once a week.", False),
+    ("I water the tomatoes twice a day.", "I water the tomatoes once a week.", True),
+    # a number after a label ("size 40") is the label's value; the noun after it names the thing labelled
+    ("Maya's shoe size is 38.", "Maya wears a size 40 shoe.", True),
+    ("Maya's shoe size is 38.", "Maya has a size 40 bike.", False),
+]
+
+
+@pytest.mark.parametrize(("existing", "new", "contradicts"), NEW_VALUE_FORMS)
+def test_new_value_forms(existing: str, new: str, contradicts: bool) -> None:
+    verdict = judge(existing, new, 0.9)
+    assert (verdict is not None and verdict.label == "contradiction") is contradicts, verdict

@@ -86,6 +86,11 @@ _UNITS = _unit_table(
     ("km kilometer kilometers kilometre kilometres", "length", 1000.0),
     ("mi mile miles", "length", 1609.344),
     ("degree degrees", "degrees", 1.0),
+    ("pa pascal pascals", "pressure", 1.0),
+    ("kpa", "pressure", 1e3),
+    ("mbar millibar millibars", "pressure", 100.0),
+    ("bar bars", "pressure", 1e5),
+    ("psi", "pressure", 6894.757),
 )
 _PERIODS = {
     1.0: "second",
@@ -106,7 +111,16 @@ _NUMBER_WORDS = {
         "seventeen eighteen nineteen twenty".split()
     )
 }
-_NUMBER_WORDS.update({"thirty": 30.0, "forty": 40.0, "fifty": 50.0, "sixty": 60.0, "ninety": 90.0, "hundred": 100.0})
+_NUMBER_WORDS.update(
+    {"thirty": 30.0, "forty": 40.0, "fifty": 50.0, "sixty": 60.0, "seventy": 70.0, "eighty": 80.0, "ninety": 90.0}
+)
+_NUMBER_WORDS["hundred"] = 100.0
+_SCALES = {"hundred": 100.0, "thousand": 1e3}
+# a number written in two or more words: "one hundred", "twenty-five", "two thousand five hundred", "a hundred"
+_SPELLED = r"(?:" + "|".join(sorted(set(_NUMBER_WORDS) | set(_SCALES), key=len, reverse=True)) + r")"
+_COMPOUND_NUMBER = re.compile(rf"\b(?P<words>(?:a|{_SPELLED})(?:(?:\s*-\s*|\s+(?:and\s+)?){_SPELLED})+)\b(?!-)", re.I)
+# counted nouns that all count people: "120 employees" and "200 people" fill one slot
+_PEOPLE = frozenset({"people", "persons", "employees", "staff", "staffers", "workers", "folks", "headcount"})
 _MONTHS = {
     name: n
     for n, names in enumerate(
@@ -225,6 +239,7 @@ def find_quantities(text: str) -> list[_Span]:
         _versions,
         _frequencies,
         _money,
+        _compound_numbers,
         _word_numbers,
         _numbers,
     ):
@@ -290,6 +305,43 @@ def _money(text: str) -> Iterator[_Span]:
             yield found
 
 
+def _spelled_value(words: str) -> float | None:
+    """The value of a number written in words ("one hundred and fifty", "twenty-five", "a thousand"), or None
+    when the words do not make one number ("five six", "hundred")."""
+    total, current, last = 0.0, 0.0, ""
+    for word in re.split(r"[\s-]+", words.lower()):
+        if word == "and":
+            continue
+        if word in _SCALES:
+            if last in ("", "and") or (last in _SCALES and _SCALES[last] >= _SCALES[word]):
+                return None
+            current = max(current, 1.0) * _SCALES[word]
+            if word == "thousand":
+                total, current = total + current, 0.0
+        elif word == "a":
+            current = 1.0
+        else:
+            value = _NUMBER_WORDS[word]
+            tens = _NUMBER_WORDS.get(last, 0.0)
+            if last and last not in _SCALES and last != "a" and not (tens >= 20 and tens % 10 == 0 and 0 < value < 10):
+                return None  # "five six", "twenty thirty"; "twenty-five" passes
+            current += value
+        last = word
+    return total + current if last and last != "a" else None
+
+
+def _compound_numbers(text: str) -> Iterator[_Span]:
+    """Numbers written in two or more words, followed by a unit or a counted noun: "one hundred requests per
+    minute", "twenty-five minutes"."""
+    for m in _COMPOUND_NUMBER.finditer(text):
+        value = _spelled_value(m["words"])
+        if value is None or value != int(value):
+            continue
+        found = _measure(text, m.start(), m.end("words"), str(int(value)), "")
+        if found and found[2].kind != "number":
+            yield found
+
+
 def _word_numbers(text: str) -> Iterator[_Span]:
     for m in _WORD_NUMBER.finditer(text):
         if m["unit"].lower() in _UNITS:
@@ -306,8 +358,15 @@ def _numbers(text: str) -> Iterator[_Span]:
         if suffix.lower() in ("st", "nd", "rd", "th"):
             suffix, end = "", m.end()  # an ordinal: "the 3rd floor"
         found = _measure(text, m.start(), end, m["num"], suffix)
+        if found and found[2].kind == "count" and _LABELLED.search(text, 0, m.start()):
+            # "a size 40 shoe", "gate 12 departures": the number is the label's value, the noun not counted
+            found = m.start(), end, Quantity("number", (float(m["num"].replace(",", "")),), text[m.start() : end])
         if found:
             yield found
+
+
+# words that name the number after them: what follows it is the thing labelled, not a count
+_LABELLED = re.compile(r"\b(?:size|version|number|level|gate|platform|room)\s*$", re.I)
 
 
 def _count(word: str | None) -> float:
@@ -358,7 +417,8 @@ def _measure(text: str, start: int, end: int, number: str, suffix: str, money: s
     elif attached:
         return None  # an identifier such as 2FA or 4xx
     elif "." not in raw_number and _is_counted(word):
-        dimension, end = f"count:{stem(word.lower())}", after
+        counted = "people" if word.lower() in _PEOPLE else stem(word.lower())
+        dimension, end = f"count:{counted}", after
     elif factor == 1.0 and raw_number.isdigit() and number == raw_number and 1900 <= value <= 2199:
         return start, end, Quantity("date", (value, None, None), text[start:end])
     else:

@@ -13,7 +13,7 @@ from engram.domain.conflict_rules.quantities import Quantity, same_value
 from engram.domain.conflict_rules.slots import changed_value, opposite_value, replaced, swapped_name
 from engram.domain.conflict_rules.texts import Clause, Text, align_abbreviations, analyse, analyse_head, different_names
 from engram.domain.conflict_rules.verdicts import Verdict
-from engram.domain.conflict_rules.words import overlap, says_no_longer
+from engram.domain.conflict_rules.words import overlap, says_no_longer, stem
 from engram.domain.conflict_rules.work import MAX_ANALYSED_CHARS, MAX_QUANTITIES, OutOfWork, Work
 from engram.domain.content import preview
 
@@ -114,7 +114,7 @@ def _negation(old: Text, new: Text, work: Work) -> Verdict | None:
             for word in clause.content:
                 where[word].append(index)
         for clause in negating.clauses:
-            claim = clause.content
+            claim = clause.content - _WHEN_STEMS if says_no_longer([t.lower for t in clause.tokens]) else clause.content
             if clause.negation is None or not claim or (len(claim) == 1 and not _opens(clause) and not _ends(clause)):
                 continue
             work.charge(1 + sum(len(where.get(word, ())) for word in claim))
@@ -130,6 +130,16 @@ def _negation(old: Text, new: Text, work: Work) -> Verdict | None:
                     f'"{preview(affirmed[best].text, 80)}".',
                 )
     return None
+
+
+# when a state ended is not what ended: "mum quit smoking in the spring" denies "My mum smokes"
+_WHEN_STEMS = frozenset(
+    stem(w)
+    for w in (
+        "spring summer autumn fall winter january february march april june july august september october november "
+        "december week weeks month months year years today yesterday ago recently lately earlier"
+    ).split()
+)
 
 
 def _ends(clause: Clause) -> bool:
@@ -179,7 +189,7 @@ def _numbers_differ(old: Text, new: Text, work: Work) -> Verdict | None:
 
 
 _MEASURES = frozenset(
-    {"duration", "size", "mass", "length", "degrees", "percent", "money", "frequency", "clock", "date"}
+    {"duration", "size", "mass", "length", "degrees", "pressure", "percent", "money", "frequency", "clock", "date"}
 )
 
 
@@ -214,15 +224,54 @@ def _other_subjects(a: Quantity, old: Text, b: Quantity, new: Text) -> bool:
     """Each value is said of something the other text does not name: before it in its clause, a word the other
     text lacks that names a thing ("Priya's daughter is 7" / "Priya's son is 11", "the main database" / "the
     analytics database"). Two things, each with its own value; a verb changed ("promises" / "signed") is not."""
-    return bool(_naming_before(a, old, new)) and bool(_naming_before(b, new, old))
+    if _naming_before(a, old, new) and _naming_before(b, new, old):
+        return True
+    if _object_before(a, old, new) and _object_before(b, new, old):
+        return True
+    return _labels_apart(a, old, new) or _labels_apart(b, new, old)
+
+
+def _labels_apart(q: Quantity, text: Text, other: Text) -> bool:
+    """A bare number followed by a word ``other`` lacks: the label of something else ("a size 40 bike" against
+    "Maya's shoe size is 38")."""
+    if q.kind != "number":
+        return False
+    for clause in text.clauses:
+        tokens = clause.tokens
+        at = next((i for i, t in enumerate(tokens) if t.quantity is q), None)
+        if at is None:
+            continue
+        after = tokens[at + 1] if at + 1 < len(tokens) else None
+        return after is not None and after.content is not None and after.content not in other.words
+    return False
+
+
+def _object_before(q: Quantity, text: Text, other: Text) -> bool:
+    """Right before ``q`` a word ``other`` lacks, after a word both texts have, determiners aside: the thing the
+    value is said of ("I water the tomatoes twice a day" / "I water the roses once a week")."""
+    for clause in text.clauses:
+        tokens = clause.tokens
+        at = next((i for i, t in enumerate(tokens) if t.quantity is q), None)
+        if at is None:
+            continue
+        if at < 2 or tokens[at - 1].quantity is not None:
+            return False
+        thing = tokens[at - 1].content
+        j = at - 2
+        while j >= 0 and tokens[j].lower in _POSSESSIVES | {"the", "a", "an"}:
+            j -= 1
+        shared = tokens[j].content if j >= 0 and tokens[j].quantity is None else None
+        return thing is not None and thing not in other.words and shared is not None and shared in other.words
+    return False
 
 
 _POSSESSIVES = frozenset({"my", "our", "his", "her", "their", "your", "its"})
 
 
 def _naming_before(q: Quantity, text: Text, other: Text) -> list[str]:
-    """Words before ``q`` in its clause, missing from ``other``, that qualify a noun both texts have ("main"
-    in "main database") or follow a possessive ("Priya's daughter", "my son")."""
+    """Words before ``q`` in its clause, missing from ``other``, that qualify a noun both texts have, right
+    before it ("main" in "main database"; not "version" in "version on the build server"), or follow a
+    possessive ("Priya's daughter", "my son")."""
     for clause in text.clauses:
         tokens = clause.tokens
         at = next((i for i, t in enumerate(tokens) if t.quantity is q), None)
@@ -233,7 +282,7 @@ def _naming_before(q: Quantity, text: Text, other: Text) -> list[str]:
             word = tokens[i].content
             if tokens[i].quantity is not None or word is None or word in other.words:
                 continue
-            after = next((t for t in tokens[i + 1 : at] if t.content is not None), None)
+            after = tokens[i + 1] if i + 1 < at and tokens[i + 1].content is not None else None
             before = tokens[i - 1].lower if i else ""
             if (after is not None and after.quantity is None and after.content in other.words) or (
                 before.endswith("'s") or before in _POSSESSIVES

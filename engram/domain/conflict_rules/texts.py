@@ -305,7 +305,7 @@ def _abbreviates(short: str, word: str, capitals: bool) -> bool:
         return False
     if word.startswith(short):
         return len(short) >= 3
-    if not (capitals or short[-1] == word[-1]) or len(short) > 5:
-        return False
+    if not (capitals or short[-1] == word[-1] or (len(short) == 2 and len(word) >= 6)) or len(short) > 5:
+        return False  # two letters of a long word need no capitals: "db" / "database", "pg" / "Postgres"
     rest = iter(word[1:])
     return all(c in rest for c in short[1:])

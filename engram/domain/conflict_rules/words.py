@@ -19,7 +19,22 @@ _NEGATIONS = frozenset(
 )
 # verbs that end what the rest of their clause states: "Lucy quit the swim team" denies "Lucy is on the swim
 # team" as "no longer" does ("gave up" is read as one of them, texts.py)
-_CESSATIONS = frozenset({"quit", "quits", "stopped", "discontinued", "cancelled", "canceled", "dropped", "ceased"})
+_CESSATIONS = frozenset(
+    {
+        "quit",
+        "quits",
+        "stopped",
+        "discontinued",
+        "cancelled",
+        "canceled",
+        "dropped",
+        "ceased",
+        "removed",
+        "retired",
+        "scrapped",
+        "abandoned",
+    }
+)
 # words that make a negation "no longer": its claim may be one word ("I'm not vegetarian anymore")
 _NO_LONGER = frozenset({"longer", "anymore"})
 
