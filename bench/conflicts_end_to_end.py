@@ -70,15 +70,7 @@ class Case:
 def start_stack(home: Path, checkout: Path) -> tuple[subprocess.Popen[str], str, str]:
     """``engram up`` from ``checkout``'s code (services inherit its directory and PYTHONPATH)."""
     env = {k: v for k, v in os.environ.items() if not k.startswith("ENGRAM_")}
-    env.update(
-        ENGRAM_HOME=str(home),
-        ENGRAM_GATEWAY_PORT=os.environ.get("BENCH_PORT", "18181"),
-        ENGRAM_RATE_LIMIT_REMEMBER_PER_MINUTE="1000000",
-        ENGRAM_RATE_LIMIT_RECALL_PER_MINUTE="1000000",
-        ENGRAM_IP_RATE_LIMIT_PER_MINUTE="1000000",
-        PYTHONPATH=str(checkout),
-        PYTHONDONTWRITEBYTECODE="1",
-    )
+    env.update(PYTHONPATH=str(checkout), PYTHONDONTWRITEBYTECODE="1")
     return launch(env, home, checkout)
 
 

@@ -383,21 +383,21 @@ def start_stack(home: Path) -> tuple[subprocess.Popen[str], str, str]:
     env = {
         k: v for k, v in os.environ.items() if not k.startswith("ENGRAM_") or k.startswith("ENGRAM_QUERY_EMBEDDING_")
     }
-    env.update(
-        ENGRAM_HOME=str(home),
-        ENGRAM_GATEWAY_PORT=os.environ.get("BENCH_PORT", "18181"),
-        # the benchmark measures throughput, not the per-principal rate limits
-        ENGRAM_RATE_LIMIT_REMEMBER_PER_MINUTE="1000000",
-        ENGRAM_RATE_LIMIT_RECALL_PER_MINUTE="1000000",
-        ENGRAM_IP_RATE_LIMIT_PER_MINUTE="1000000",
-    )
     return launch(env, home, ROOT)
 
 
 def launch(env: dict[str, str], home: Path, cwd: Path) -> tuple[subprocess.Popen[str], str, str]:
-    """``engram up`` with ``env`` (its ``ENGRAM_HOME`` is ``home``) from ``cwd``, once its gateway is ready: the
-    process, the gateway's URL and the development key (also used by remember_cpu.py and
-    conflicts_end_to_end.py)."""
+    """``engram up`` with ``env`` from ``cwd``, its home ``home``, its gateway on ``$BENCH_PORT`` and no
+    per-principal rate limits (a benchmark measures throughput), once its gateway is ready: the process, the
+    gateway's URL and the development key (also used by remember_cpu.py and conflicts_end_to_end.py)."""
+    env = {
+        **env,
+        "ENGRAM_HOME": str(home),
+        "ENGRAM_GATEWAY_PORT": os.environ.get("BENCH_PORT", "18181"),
+        "ENGRAM_RATE_LIMIT_REMEMBER_PER_MINUTE": "1000000",
+        "ENGRAM_RATE_LIMIT_RECALL_PER_MINUTE": "1000000",
+        "ENGRAM_IP_RATE_LIMIT_PER_MINUTE": "1000000",
+    }
     process = subprocess.Popen(
         [sys.executable, "-m", "engram.cli", "up"],
         env=env,

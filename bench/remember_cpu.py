@@ -35,7 +35,7 @@ import httpx
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 
-from latency import launch, percentiles, process_cpu, synthetic  # noqa: E402
+from latency import launch, process_cpu, remember_load, synthetic  # noqa: E402
 
 ACKNOWLEDGED = ("gateway", "ingest", "postgres", "nats")
 
@@ -45,13 +45,7 @@ def start(
 ) -> tuple[subprocess.Popen[str], str, str]:
     env = {k: v for k, v in os.environ.items() if not k.startswith("ENGRAM_")}
     env.update(env_extra)
-    env.update(
-        ENGRAM_HOME=str(home),
-        ENGRAM_GATEWAY_PORT=os.environ.get("BENCH_PORT", "18181"),
-        ENGRAM_RATE_LIMIT_REMEMBER_PER_MINUTE="1000000",
-        ENGRAM_IP_RATE_LIMIT_PER_MINUTE="1000000",
-        PYTHONPATH=str(source),
-    )
+    env["PYTHONPATH"] = str(source)
     if statements:
         sys.path.insert(0, str(source))
         from engram.runtime.postgres import EmbeddedPostgres
@@ -60,23 +54,6 @@ def start(
         with (home / "pgdata" / "postgresql.conf").open("a") as conf:
             conf.write("\nshared_preload_libraries = 'pg_stat_statements'\npg_stat_statements.track = all\n")
     return launch(env, home, source)
-
-
-async def writes(client: httpx.AsyncClient, texts: list[str], writers: int) -> dict[str, Any]:
-    queue = collections.deque(texts)
-    latencies: list[float] = []
-
-    async def writer() -> None:
-        while queue:
-            text = queue.popleft()
-            started = time.perf_counter()
-            response = await client.post("/v1/remember", json={"content": text})
-            latencies.append(time.perf_counter() - started)
-            response.raise_for_status()
-
-    started = time.perf_counter()
-    await asyncio.gather(*(writer() for _ in range(writers)))
-    return {"per_second": round(len(texts) / (time.perf_counter() - started), 1), **percentiles(latencies)}
 
 
 def service_pids(root: int) -> dict[str, int]:
@@ -148,7 +125,7 @@ async def run(args: argparse.Namespace, url: str, key: str, root: int, home: Pat
     database_url = json.loads((home / "stack.json").read_text())["database_url"]
     result: dict[str, Any] = {}
     async with httpx.AsyncClient(base_url=url, timeout=60, headers=headers) as client:
-        await writes(client, [f"warm-up {n}: {t}" for n, t in enumerate(synthetic(args.warmup, seed=3))], 4)
+        await remember_load(client, [f"warm-up {n}: {t}" for n, t in enumerate(synthetic(args.warmup, seed=3))], 4)
         await asyncio.sleep(args.settle_s)  # the pipeline works off the warm-up's memories
         if args.statements:
             await statements_per_write(database_url, 1, reset=True)
@@ -165,7 +142,7 @@ async def run(args: argparse.Namespace, url: str, key: str, root: int, home: Pat
             await asyncio.sleep(1.0)
         texts = [f"probe {n}: {t}" for n, t in enumerate(synthetic(args.writes, seed=21))]
         before = process_cpu(root)
-        result["load"] = await writes(client, texts, args.writers)
+        result["load"] = await remember_load(client, texts, args.writers)
         after = process_cpu(root)
         for _, spy, _ in spies:
             spy.send_signal(2)
