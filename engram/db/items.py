@@ -222,6 +222,10 @@ class Similar:
     content: str
 
 
+# a live item: neither invalidated nor superseded, in a live review state
+LIVE = "invalidated_at IS NULL AND superseded_by IS NULL AND review_status IN ('proposed', 'active', 'disputed')"
+
+
 SIMILARITY_PREFIX = 1000  # characters of each text possible_supersedes compares (MSRP's sentences are shorter)
 
 
@@ -246,9 +250,7 @@ async def similar_live(
                 SELECT i.id, i.content, similarity(left(i.content, $8), $1) AS s FROM (
                     SELECT id, content, tenant_id, workspace_id, principal_id, visibility, expires_at
                     FROM memory_items
-                    WHERE tenant_id = engram_current_tenant() AND kind = $2
-                      AND invalidated_at IS NULL AND superseded_by IS NULL
-                      AND review_status IN ('proposed', 'active', 'disputed')
+                    WHERE tenant_id = engram_current_tenant() AND kind = $2 AND {LIVE}
                     ORDER BY created_at DESC LIMIT $5) i
                 WHERE NOT (i.id = ANY($3::uuid[])) AND {NOT_EXPIRED} AND {visible_to("$4")}) scored
             WHERE s >= $6 ORDER BY s DESC LIMIT $7""",
@@ -262,9 +264,6 @@ async def similar_live(
         SIMILARITY_PREFIX,
     )
     return [Similar(str(r["id"]), round(float(r["s"]), 4), r["content"]) for r in rows]
-
-
-LIVE = "invalidated_at IS NULL AND superseded_by IS NULL AND review_status IN ('proposed', 'active', 'disputed')"
 
 
 async def live_window(conn: asyncpg.Connection, kind: str, window: int) -> list[UUID]:
@@ -308,9 +307,7 @@ async def similar_among(
     rows = await conn.fetch(
         f"""SELECT id, content, s FROM (
                 SELECT i.id, i.content, similarity(left(i.content, $8), $1) AS s FROM memory_items i
-                WHERE i.id = ANY($2::uuid[]) AND i.tenant_id = engram_current_tenant() AND i.kind = $3
-                  AND i.invalidated_at IS NULL AND i.superseded_by IS NULL
-                  AND i.review_status IN ('proposed', 'active', 'disputed')
+                WHERE i.id = ANY($2::uuid[]) AND i.tenant_id = engram_current_tenant() AND i.kind = $3 AND {LIVE}
                   AND NOT (i.id = ANY($4::uuid[])) AND {NOT_EXPIRED} AND {visible_to("$5")}) scored
             WHERE s >= $6 ORDER BY s DESC, id LIMIT $7""",
         content[:SIMILARITY_PREFIX],
