@@ -74,12 +74,9 @@ def sketch(text: str, *, unicode_words: bool = False) -> Sketch:
 
 
 def estimate(a: Sketch, b: Sketch) -> float:
-    """At least the similarity of the two texts (equal to it unless trigrams collide on a bit)."""
-    if not a.count or not b.count:
-        return 0.0
-    common = (int.from_bytes(a.bits, "little") & int.from_bytes(b.bits, "little")).bit_count()
-    shared = min(common + min(a.lost, b.lost), a.count, b.count)
-    return shared / (a.count + b.count - shared)
+    """At least the similarity of the two texts (equal to it unless trigrams collide on a bit): ``candidates``'
+    estimate for one pair."""
+    return candidates(a, [(None, b)], 0.0)[0][0]
 
 
 def candidates(query: Sketch, window: Sequence[tuple[Hashable, Sketch]], floor: float) -> list[tuple[float, Hashable]]:
