@@ -5,13 +5,21 @@ from __future__ import annotations
 
 import math
 from collections import Counter, defaultdict
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 
 from engram.domain.conflict_rules.bounds import within_bound
 from engram.domain.conflict_rules.claims import exclusive_predicate
 from engram.domain.conflict_rules.quantities import Quantity, same_value
 from engram.domain.conflict_rules.slots import changed_value, opposite_value, replaced, swapped_name
-from engram.domain.conflict_rules.texts import Clause, Text, align_abbreviations, analyse, analyse_head, different_names
+from engram.domain.conflict_rules.texts import (
+    Clause,
+    Text,
+    Token,
+    align_abbreviations,
+    analyse,
+    analyse_head,
+    different_names,
+)
 from engram.domain.conflict_rules.verdicts import Verdict
 from engram.domain.conflict_rules.words import overlap, says_no_longer, stem
 from engram.domain.conflict_rules.work import MAX_ANALYSED_CHARS, MAX_QUANTITIES, OutOfWork, Work
@@ -234,35 +242,38 @@ def _other_subjects(a: Quantity, old: Text, b: Quantity, new: Text) -> bool:
 def _labels_apart(q: Quantity, text: Text, other: Text) -> bool:
     """A bare number followed by a word ``other`` lacks: the label of something else ("a size 40 bike" against
     "Maya's shoe size is 38")."""
-    if q.kind != "number":
+    found = _place(q, text)
+    if q.kind != "number" or found is None:
         return False
-    for clause in text.clauses:
-        tokens = clause.tokens
-        at = next((i for i, t in enumerate(tokens) if t.quantity is q), None)
-        if at is None:
-            continue
-        after = tokens[at + 1] if at + 1 < len(tokens) else None
-        return after is not None and after.content is not None and after.content not in other.words
-    return False
+    tokens, at = found
+    after = tokens[at + 1] if at + 1 < len(tokens) else None
+    return after is not None and after.content is not None and after.content not in other.words
 
 
 def _object_before(q: Quantity, text: Text, other: Text) -> bool:
     """Right before ``q`` a word ``other`` lacks, after a word both texts have, determiners aside: the thing the
     value is said of ("I water the tomatoes twice a day" / "I water the roses once a week")."""
+    found = _place(q, text)
+    if found is None:
+        return False
+    tokens, at = found
+    if at < 2 or tokens[at - 1].quantity is not None:
+        return False
+    thing = tokens[at - 1].content
+    j = at - 2
+    while j >= 0 and tokens[j].lower in _POSSESSIVES | {"the", "a", "an"}:
+        j -= 1
+    shared = tokens[j].content if j >= 0 and tokens[j].quantity is None else None
+    return thing is not None and thing not in other.words and shared is not None and shared in other.words
+
+
+def _place(q: Quantity, text: Text) -> tuple[Sequence[Token], int] | None:
+    """The tokens of the clause holding ``q`` and ``q``'s place among them."""
     for clause in text.clauses:
-        tokens = clause.tokens
-        at = next((i for i, t in enumerate(tokens) if t.quantity is q), None)
-        if at is None:
-            continue
-        if at < 2 or tokens[at - 1].quantity is not None:
-            return False
-        thing = tokens[at - 1].content
-        j = at - 2
-        while j >= 0 and tokens[j].lower in _POSSESSIVES | {"the", "a", "an"}:
-            j -= 1
-        shared = tokens[j].content if j >= 0 and tokens[j].quantity is None else None
-        return thing is not None and thing not in other.words and shared is not None and shared in other.words
-    return False
+        at = next((i for i, t in enumerate(clause.tokens) if t.quantity is q), None)
+        if at is not None:
+            return clause.tokens, at
+    return None
 
 
 _POSSESSIVES = frozenset({"my", "our", "his", "her", "their", "your", "its"})
@@ -272,24 +283,22 @@ def _naming_before(q: Quantity, text: Text, other: Text) -> list[str]:
     """Words before ``q`` in its clause, missing from ``other``, that qualify a noun both texts have, right
     before it ("main" in "main database"; not "version" in "version on the build server"), or follow a
     possessive ("Priya's daughter", "my son")."""
-    for clause in text.clauses:
-        tokens = clause.tokens
-        at = next((i for i, t in enumerate(tokens) if t.quantity is q), None)
-        if at is None:
+    place = _place(q, text)
+    if place is None:
+        return []
+    tokens, at = place
+    found = []
+    for i in range(at):
+        word = tokens[i].content
+        if tokens[i].quantity is not None or word is None or word in other.words:
             continue
-        found = []
-        for i in range(at):
-            word = tokens[i].content
-            if tokens[i].quantity is not None or word is None or word in other.words:
-                continue
-            after = tokens[i + 1] if i + 1 < at and tokens[i + 1].content is not None else None
-            before = tokens[i - 1].lower if i else ""
-            if (after is not None and after.quantity is None and after.content in other.words) or (
-                before.endswith("'s") or before in _POSSESSIVES
-            ):
-                found.append(word)
-        return found
-    return []
+        after = tokens[i + 1] if i + 1 < at and tokens[i + 1].content is not None else None
+        before = tokens[i - 1].lower if i else ""
+        if (after is not None and after.quantity is None and after.content in other.words) or (
+            before.endswith("'s") or before in _POSSESSIVES
+        ):
+            found.append(word)
+    return found
 
 
 def _anchored_elsewhere(a: Quantity, b: Quantity, text: Text) -> bool:
