@@ -60,5 +60,9 @@ def test_filled_slot_names_the_slot_and_both_values() -> None:
     assert verdict.explanation.startswith("payroll provider:")
 
 
-def test_filled_slot_needs_the_similarity_floor() -> None:
-    assert judge("The blog is hosted on Ghost.", "The blog lives on Medium.", 0.84, floor=0.85) is None
+def test_filled_slot_fires_below_the_similarity_floor() -> None:
+    """Like an exclusive predicate: a terse note and a sentence of one slot may embed apart ("The CFO is …" /
+    "Chief financial officer: …"), and the rule asks for the same subject words anyway."""
+    verdict = judge("Our CDN is Fastly.", "CDN: Cloudflare.", 0.82, floor=0.85)
+    assert verdict is not None and verdict.rule == "filled_slot"
+    assert judge("We host the app on Render.", "We host the status page on Instatus.", 0.82, floor=0.85) is None

@@ -86,8 +86,10 @@ def _judge(
         )
     similar = math.isfinite(similarity) and similarity >= floor
     verdict = exclusive_predicate(old, fresh, similar, work)
-    if verdict is not None or not similar:
+    if verdict is not None:
         return verdict
+    if not similar:
+        return filled_slot(old, fresh, work)  # one slot of the same words: as strict as a predicate's
     return (
         _negation(old, fresh, work)
         or _numbers_differ(old, fresh, work)
