@@ -38,6 +38,8 @@ CONTRADICTIONS = [
     # a code whose last part mixes letters and digits is one word; "yet" adds nothing to a denial (2026-12-03)
     ("Our Redis cluster is in asia-south1.", "The Redis cluster runs in europe-north1.", "changed_value"),
     ("Dario can drive.", "Dario cannot drive yet.", "negation"),
+    # an opposite in a reworded text: words reordered, one dropped (2026-12-03)
+    ("Two-factor login is mandatory for admins.", "admins: two-factor login optional", "opposite_value"),
     # periods written as adverbs (missed before 2026-12-02's second batch)
     ("I swim 2 km every day.", "I swim 3 km daily.", "numbers_differ:length"),
     ("Ad spend is $3k every month.", "ad spend is $5k monthly", "numbers_differ:money"),
@@ -95,6 +97,8 @@ CONTRADICTIONS = [
 ]
 
 LOOK_ALIKES = [
+    ("The shop is open.", "The shop is closed on Sundays."),  # an opposite said of a narrower time
+    ("The dark mode flag is enabled for staff.", "dark mode flag: disabled for customers"),  # for other people
     # two slots changed at once: another fact
     ("Ada's violin lessons are on Mondays.", "Ada's judo lessons are on Saturdays."),
     ("The staging queue has 4 workers.", "The billing queue has 16 workers."),
