@@ -23,6 +23,9 @@ CONTRADICTIONS = [
     ("Our CDN is Fastly.", "CDN: Cloudflare."),  # an acronym is a thing, not a speaker
     ("The newsletter runs on Substack.", "The newsletter was rebuilt on Ghost."),  # a passive is no past
     ("The support inbox is answered by Tomás.", "support inbox: Eilidh"),
+    # a thing's place said in common words
+    ("The bike pump is in the garden shed.", "We keep the bike pump under the stairs."),
+    ("I keep the spare charger in the kitchen drawer.", "the spare charger is in my backpack"),
 ]
 
 LOOK_ALIKES = [
@@ -37,6 +40,10 @@ LOOK_ALIKES = [
     ("Our accountant is Helen Price.", "We might move our accounting to Ledgerly."),  # only a plan
     ("The team chat is Slack.", "The team also uses Zulip for chat."),  # an addition
     ("The kids' bedtime story is read by Dad.", "The kids' bath is run by Mum."),  # two chores
+    ("I eat porridge in the morning.", "I eat soup in the evening."),  # times, and other things
+    ("The reunion is in Ireland.", "The reunion is at a hotel near Galway."),  # a wide place made precise
+    ("Our cat sleeps in the laundry basket.", "Our cat sleeps in the laundry basket by the radiator."),  # detail
+    ("The bike pump is in the garden shed.", "Kasia is in the garden shed."),  # someone else
 ]
 
 

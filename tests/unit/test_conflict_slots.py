@@ -21,7 +21,7 @@ CONTRADICTIONS = [
     ("The board meets on Wednesdays.", "The board meets on Fridays.", "changed_value"),
     ("The hallway is painted yellow.", "The hallway is painted grey.", "changed_value"),
     ("Ingrid's physio is Dr. Haddad.", "Ingrid's physio is Dr. Moreau.", "changed_value"),
-    ("The printer sits in the copy room.", "The printer sits in the lobby now.", None),  # no name: not read
+    ("The printer sits in the copy room.", "The printer sits in the lobby now.", "filled_slot"),  # read since 12-03
     ("Deployments are approved by Kofi.", "Mirela is who approves deployments.", None),  # reordered, no copula
     ("The build server runs Jenkins.", "We moved the build server from Jenkins to Buildkite.", "replaced"),
     ("Invoices are sent with QuickBooks.", "We replaced QuickBooks with Xero for invoices.", "replaced"),

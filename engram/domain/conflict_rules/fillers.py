@@ -16,6 +16,12 @@ hosted", "lives", "is done"). Two texts fill the same slot when
   whatever the other side's verb ("The website runs on WordPress" / "The website was designed by Pentagram"
   are two slots: "on" against "by").
 
+A thing's place said in common words counts as a value too when it ends the text after "in", "at", "under",
+"inside" or "behind" and opens with a determiner or an owner ("The passports are in the top drawer" /
+"Passports are kept in the safe", "at Ines's flat" / "at the library cafe"): then both texts must place a
+thing (not a person by name), after prepositions of place, with the same verb if both have one ("I drink
+coffee in …" / "I drink tea in …" are other things), and a time ("in the morning") is no place.
+
 Then two names that share no word and that neither text holds elsewhere are two values of one slot: a
 contradiction. Not when the new text adds or only considers ("also", "might"), when either text negates, when
 one text puts the claim at another time ("used to", "next", "last", "was" or "will" before anything but a
@@ -57,6 +63,13 @@ _TITLES = frozenset({"dr", "mr", "mrs", "ms", "prof", "sir"})
 # nouns that name a slot, not a thing: "Team offsite location: Seville" is the offsite's place
 _SLOT_NOUNS = frozenset({"location", "place", "venue", "address", "name", "provider", "vendor", "tool", "platform"})
 _CODE_LETTERS = 4  # letters a code with digits needs to be a value rather than an identifier
+_PLACE_WORDS = frozenset({"in", "at", "under", "inside", "behind"})
+_TIMES = frozenset(
+    "morning mornings afternoon afternoons evening evenings night nights day days week weeks weekend weekends "
+    "month months year years summer winter spring autumn fall moment meantime future past end start beginning "
+    "time times".split()
+)
+_LONGEST_PLACE = 5  # content words of a place said in common words
 _MOST_WORDS = 12  # content words of a text beyond which it says more than one slot's value
 _PREFIX = 5  # letters a word must share with a longer one it starts to be read as the same word
 
@@ -72,6 +85,7 @@ class _Filled:
     marker: str  # "=" after a copula, ":" after a colon, else the preposition
     value: tuple[Token, ...]
     named_subject: bool  # the subject is only names (a person, a place)
+    phrase: bool = False  # the value is a place said in common words ("in the top drawer")
 
     @property
     def written(self) -> str:
@@ -98,10 +112,17 @@ def filled_slot(old: Text, new: Text, work: Work) -> Verdict | None:
     if was.value_stems & now.value_stems or was.value_stems & new.content or now.value_stems & old.content:
         return None  # the same name, or one text holds both
     if narrows(was.written, now.written):
-        return None  # "Portugal" / "Braga": perhaps a place inside the other, made precise
+        return None  # "Portugal" / "Braga", "Italy" / "a villa near Florence": perhaps inside the other
+    if was.phrase or now.phrase:
+        if was.named_subject or now.named_subject or not {was.marker, now.marker} <= _PLACE_WORDS:
+            return None  # a thing's place said in common words, on both sides, after a preposition of place
+        if was.verb and now.verb and not _same_words(was.verb, now.verb):
+            return None  # "I drink coffee in …" / "I drink tea in …": other things placed
     if not _same_subject(was, now):
         return None
-    if was.named_subject or now.named_subject:
+    if was.phrase or now.phrase:
+        pass
+    elif was.named_subject or now.named_subject:
         if ":" in (was.marker, now.marker):
             return None  # "Caroline: Hey Mel!": a speaker and what they said, not a slot
         if was.marker != now.marker or not _same_words(was.verb, now.verb):
@@ -141,7 +162,9 @@ def _filled(text: Text, other: Text) -> _Filled | None:
     if sum(1 for t in tokens if t.content is not None) > _MOST_WORDS:
         return None
     lowercase = not any(t.text[:1].isupper() for t in tokens)
-    found = _value(tokens, lowercase)
+    found, phrase = _value(tokens, lowercase), False
+    if found is None:
+        found, phrase = _place_phrase(tokens), True
     if found is None:
         return None
     start, end, marker_at = found
@@ -184,15 +207,18 @@ def _filled(text: Text, other: Text) -> _Filled | None:
         marker,
         tuple(tokens[start:end]),
         named,
+        phrase,
     )
 
 
 def _verb_last(before: Sequence[Token]) -> bool:
-    """The last word before the marker is a verb: a content word after the subject's last word, not after a
-    determiner ("The repo lives on", not "We host the website on")."""
+    """The last word before the marker is a verb: a content word in a verb's form ("lives", "hosted") after the
+    subject's last word, not after a determiner ("The repo lives on", not "We host the website on")."""
     return (
         len(before) >= 2
         and before[-1].content is not None
+        and before[-1].lower.endswith(("s", "ed"))  # "lives", "runs", "hosted"; not "the spare charger"
+        and not before[-1].lower.endswith("ss")
         and before[-2].lower not in _DETERMINERS
         and before[-2].lower not in _MARKERS
         and before[-2].content is not None
@@ -229,6 +255,28 @@ def _value(tokens: Sequence[Token], lowercase: bool) -> tuple[int, int, int | No
     if any(t.text[:1].isupper() or t.quantity is not None for t in rest):
         return None  # another name or number after it: more than one value
     return best
+
+
+def _place_phrase(tokens: Sequence[Token]) -> tuple[int, int, int] | None:
+    """(start, end, the preposition's position) of a place said in common words that ends the text: "in the
+    top drawer of the desk", "under the blue flowerpot", "at the library cafe". It opens with a determiner or
+    an owner ("at Ines's flat") and holds no number."""
+    for k in range(1, len(tokens) - 1):
+        if tokens[k].lower not in _PLACE_WORDS:
+            continue
+        rest = tokens[k + 1 :]
+        while rest and rest[-1].lower in _FILLERS:
+            rest = rest[:-1]
+        opening = rest[0] if rest else None
+        if opening is None or not (opening.lower in _DETERMINERS or opening.lower.endswith("'s")):
+            continue
+        words = [t for t in rest if t.content is not None]
+        if any(t.lower in _TIMES for t in rest):
+            return None  # "in the morning", "at the weekend": a time, not a place
+        if not words or len(words) > _LONGEST_PLACE or any(t.quantity is not None for t in rest):
+            return None
+        return k + 1, k + 1 + len(rest), k
+    return None
 
 
 def _namelike(tokens: Sequence[Token], i: int, lowercase: bool) -> bool:
