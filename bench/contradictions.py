@@ -26,7 +26,6 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from tests.support.conflicts_eval import (
     CANDIDATE_MARGIN,
     FLOOR,
-    TUNING,
     VECTORS,
     Scores,
     load_pairs,
