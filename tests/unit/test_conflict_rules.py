@@ -536,6 +536,12 @@ NEW_VALUE_FORMS = [
     # a number after a label ("size 40") is the label's value; the noun after it names the thing labelled
     ("Maya's shoe size is 38.", "Maya wears a size 40 shoe.", True),
     ("Maya's shoe size is 38.", "Maya has a size 40 bike.", False),
+    # 2026-12-02 (night) (batch 4 of bench/data/conflicts tuning): a number in one word before a counted noun, and
+    # degrees written with the sign ("2°C") as the same measure as "degrees"
+    ("i reckon the choir has seven singers", "The choir has 11 singers.", True),
+    ("i reckon the choir has seven singers", "The choir has 7 singers.", False),
+    ("The freezer runs at minus 18 degrees.", "freezer temp set at -22°C", True),
+    ("The greenhouse stays at 24°C.", "The greenhouse stays at 24 degrees.", False),
 ]
 
 

@@ -21,7 +21,7 @@ CONTRADICTIONS = [
     ("The board meets on Wednesdays.", "The board meets on Fridays.", "changed_value"),
     ("The hallway is painted yellow.", "The hallway is painted grey.", "changed_value"),
     ("Ingrid's physio is Dr. Haddad.", "Ingrid's physio is Dr. Moreau.", "changed_value"),
-    ("The printer sits in the copy room.", "The printer sits in the lobby now.", None),  # no name: not read
+    ("The printer sits in the copy room.", "The printer sits in the lobby now.", "filled_slot"),  # read since 12-03
     ("Deployments are approved by Kofi.", "Mirela is who approves deployments.", None),  # reordered, no copula
     ("The build server runs Jenkins.", "We moved the build server from Jenkins to Buildkite.", "replaced"),
     ("Invoices are sent with QuickBooks.", "We replaced QuickBooks with Xero for invoices.", "replaced"),
@@ -35,6 +35,11 @@ CONTRADICTIONS = [
     ("The on-call lead is Farid.", "Yusuf is the new on-call lead.", "changed_value"),
     ("Our newsletter goes out through Substack.", "Substack was replaced by Ghost for the newsletter.", "replaced"),
     ("Our monitoring runs on Nagios.", "We migrated monitoring off Nagios to Prometheus.", "replaced"),
+    # a code whose last part mixes letters and digits is one word; "yet" adds nothing to a denial (2026-12-02 (night))
+    ("Our Redis cluster is in asia-south1.", "The Redis cluster runs in europe-north1.", "changed_value"),
+    ("Dario can drive.", "Dario cannot drive yet.", "negation"),
+    # an opposite in a reworded text: words reordered, one dropped (2026-12-02 (night))
+    ("Two-factor login is mandatory for admins.", "admins: two-factor login optional", "opposite_value"),
     # periods written as adverbs (missed before 2026-12-02's second batch)
     ("I swim 2 km every day.", "I swim 3 km daily.", "numbers_differ:length"),
     ("Ad spend is $3k every month.", "ad spend is $5k monthly", "numbers_differ:money"),
@@ -92,6 +97,8 @@ CONTRADICTIONS = [
 ]
 
 LOOK_ALIKES = [
+    ("The shop is open.", "The shop is closed on Sundays."),  # an opposite said of a narrower time
+    ("The dark mode flag is enabled for staff.", "dark mode flag: disabled for customers"),  # for other people
     # two slots changed at once: another fact
     ("Ada's violin lessons are on Mondays.", "Ada's judo lessons are on Saturdays."),
     ("The staging queue has 4 workers.", "The billing queue has 16 workers."),
@@ -205,7 +212,8 @@ def test_replaced_names_what_went_and_what_came() -> None:
 
 
 def test_changed_value_needs_the_similarity_floor() -> None:
-    assert judge("The piano tuner is Maurice.", "The piano tuner is Beatrix.", 0.84, floor=0.85) is None
+    # (two names after "is" are filled_slot's too, which fires below the floor like an exclusive predicate)
+    assert judge("The board meets on Wednesdays.", "The board meets on Fridays.", 0.84, floor=0.85) is None
 
 
 def test_moved_to_is_a_place_claim_only_between_similar_texts() -> None:
@@ -218,6 +226,16 @@ def test_swapped_name_names_both_values() -> None:
     verdict = judge("We host the docs site on Netlify.", "The docs site is hosted on Cloudflare Pages.", SIMILAR)
     assert verdict is not None and verdict.rule == "swapped_name"
     assert '"Netlify"' in verdict.explanation and '"Cloudflare Pages"' in verdict.explanation
+
+
+def test_codes_of_letters_and_digits_after_a_hyphen_are_one_word() -> None:
+    assert [t.text for t in analyse("It runs in europe-west4, not us-central1 or eu-west-1.").tokens][3:] == [
+        "europe-west4",
+        "not",
+        "us-central1",
+        "or",
+        "eu-west-1",
+    ]
 
 
 def test_sentence_openings_are_not_names() -> None:

@@ -14,7 +14,7 @@ words (``texts.align_abbreviations``).
    employed by"). Fires at any similarity, since "Alice lives in Paris" and "Alice lives in Berlin" may embed
    far apart. A new value named with the old one right after it ("based in Berlin, Germany"), or a place
    against a country, region or continent (``places.py``: "lives in Norway" / "lives in Bergen"), narrows it,
-   and contradicts nothing. Below ``floor`` no other rule is tried.
+   and contradicts nothing. Below ``floor`` only ``filled_slot`` (below) is tried besides it.
 3. ``negation`` — a negated clause of one text ("not", "never", "no longer", "isn't", …) states a claim that
    a clause of the other affirms, and the texts share most words (``SAME_SUBJECT``): contradiction. A claim
    of one word counts only in a clause the negation opens ("…on Tuesdays, not Fridays").
@@ -25,7 +25,10 @@ words (``texts.align_abbreviations``).
    Then the slot rules (``slots.py``): ``replaced``, ``changed_value`` (a month and a date in it, a wide
    place and a narrower one, a value within a bound are not another value), ``opposite_value`` and
    ``swapped_name`` (one name for one job swapped for another in a reworded frame: "We host the site on
-   Netlify" / "The site is hosted on Vercel").
+   Netlify" / "The site is hosted on Vercel"); then ``filled_slot`` (``fillers.py``: one short sentence each
+   fills one slot with a name or a place, whatever the verb or form: "Our CRM is HubSpot" / "CRM:
+   Salesforce", "The repo is hosted on GitLab" / "The repo lives on Bitbucket"), which also fires below
+   ``floor``, being as strict about its subject as an exclusive predicate.
 5. ``same_words`` (same content words and values) or ``near_identical`` (similarity ≥ 0.97, same values, same
    polarity): duplicate.
 6. ``containment`` — the new text keeps the existing one's claim (most of its content words, all its values)

@@ -85,7 +85,8 @@ _UNITS = _unit_table(
     ("meter meters metre metres", "length", 1.0),
     ("km kilometer kilometers kilometre kilometres", "length", 1000.0),
     ("mi mile miles", "length", 1609.344),
-    ("degree degrees", "degrees", 1.0),
+    ("degree degrees ° °c celsius", "degrees", 1.0),  # a bare "degrees" is read as Celsius
+    ("°f fahrenheit", "degrees:f", 1.0),
     ("pa pascal pascals", "pressure", 1.0),
     ("kpa", "pressure", 1e3),
     ("mbar millibar millibars", "pressure", 100.0),
@@ -156,8 +157,8 @@ _CLOCK = re.compile(r"(?<![\w.:])(?P<hour>\d{1,2})(?::(?P<minute>[0-5]\d))?\s*(?
 _VERSION = re.compile(r"(?<![\w.])(?:v(?P<short>\d+(?:\.\d+)?)|v?(?P<long>\d+(?:\.\d+){2,}))(?![\w]|\.\d)", re.I)
 _MONEY = re.compile(rf"(?<![\w.])(?P<cur>[$€£])\s?{_NUM}(?P<suffix>[^\W\d_]*)")
 _WORD_NUMBER = re.compile(r"\b(?P<word>" + "|".join(_NUMBER_WORDS) + r")(?:\s*-\s*|\s+)(?P<unit>[^\W\d_]+)", re.I)
-_NUMBER = re.compile(rf"(?<![\w.$€£:/#])(?<!\w-){_NUM}(?P<suffix>[^\W\d_]+|%)?")
-_NEXT_WORD = re.compile(r"[ \t]*(?:-[ \t]*)?(%|[^\W\d_]+)")
+_NUMBER = re.compile(rf"(?<![\w.$€£:/#])(?<!\w-){_NUM}(?P<suffix>[^\W\d_]+|%|°[cf]?)?", re.I)
+_NEXT_WORD = re.compile(r"[ \t]*(?:-[ \t]*)?(%|°[cf]?|[^\W\d_]+)", re.I)
 _RATE = re.compile(r"[ \t]*(?:/|per[ \t]+|an?[ \t]+|every[ \t]+|each[ \t]+)[ \t]*([^\W\d_]+)", re.I)
 # a period written as an adverb after a measure ("20 mg daily", "$5k monthly"): the unit of its rate
 _RATE_ADVERB = re.compile(r"[ \t]*(hourly|daily|nightly|weekly|monthly|yearly|annually)\b", re.I)
@@ -343,9 +344,12 @@ def _compound_numbers(text: str) -> Iterator[_Span]:
 
 
 def _word_numbers(text: str) -> Iterator[_Span]:
+    """A number written in one word before a unit or a counted noun ("nine engineers"); not "one" nor "zero",
+    which are as often pronouns or idioms ("one thing", "zero chance") as counts."""
     for m in _WORD_NUMBER.finditer(text):
-        if m["unit"].lower() in _UNITS:
-            found = _measure(text, m.start(), m.end("word"), str(_NUMBER_WORDS[m["word"].lower()]), "")
+        unit = m["unit"].lower()
+        if unit in _UNITS or (m["word"].lower() not in ("one", "zero") and _is_counted(unit)):
+            found = _measure(text, m.start(), m.end("word"), str(int(_NUMBER_WORDS[m["word"].lower()])), "")
             if found:
                 yield found
 

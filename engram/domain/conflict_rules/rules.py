@@ -9,6 +9,7 @@ from collections.abc import Callable, Sequence
 
 from engram.domain.conflict_rules.bounds import within_bound
 from engram.domain.conflict_rules.claims import exclusive_predicate
+from engram.domain.conflict_rules.fillers import filled_slot
 from engram.domain.conflict_rules.quantities import Quantity, same_value
 from engram.domain.conflict_rules.slots import changed_value, opposite_value, replaced, swapped_name
 from engram.domain.conflict_rules.texts import (
@@ -85,8 +86,10 @@ def _judge(
         )
     similar = math.isfinite(similarity) and similarity >= floor
     verdict = exclusive_predicate(old, fresh, similar, work)
-    if verdict is not None or not similar:
+    if verdict is not None:
         return verdict
+    if not similar:
+        return filled_slot(old, fresh, work)  # one slot of the same words: as strict as a predicate's
     return (
         _negation(old, fresh, work)
         or _numbers_differ(old, fresh, work)
@@ -94,6 +97,7 @@ def _judge(
         or changed_value(old, fresh, work)
         or opposite_value(old, fresh, work)
         or swapped_name(old, fresh, work)
+        or filled_slot(old, fresh, work)
         or _same_words(old, fresh)
         or _near_identical(old, fresh, similarity, near_identical, work)
         or _containment(old, fresh, work)

@@ -10,8 +10,9 @@ value was replaced by another.
   is on March 14" / "The launch is on March 14"): other things, not other values.
 - ``replaced``: the new text says the existing one's value gave way to another ("moved CI from Jenkins to
   GitHub Actions", "replaced Auth0 with Keycloak", "swapped RabbitMQ for NATS", "Y instead of X").
-- ``opposite_value``: the texts are the same word for word but for one word swapped for its opposite ("the
-  flag is on" / "the flag is off").
+- ``opposite_value``: the texts are the same (word for word, or reordered with one plain word more or less)
+  but for one word swapped for its opposite ("the flag is on" / "the flag is off", "Feature flag X is enabled
+  in production" / "X flag: disabled in prod").
 - ``swapped_name``: each text names one thing the other does not (a capitalised run inside a sentence, not the
   subject), and the rest says the same job reworded or reordered ("We host the site on Netlify" / "The site is
   hosted on Vercel"); not when either text speaks of another time ("used to", "will") or of another thing of
@@ -531,13 +532,46 @@ def opposite_value(old: Text, new: Text, work: Work) -> Verdict | None:
     work.charge(len(old.tokens) + len(new.tokens))
     a = [t.lower for t in old.tokens if (t.lower not in _FILLERS and is_content(t.lower)) or t.lower in _OPPOSITE]
     b = [t.lower for t in new.tokens if (t.lower not in _FILLERS and is_content(t.lower)) or t.lower in _OPPOSITE]
-    if len(a) != len(b) or len(a) < 3:
+    if len(a) == len(b) and len(a) >= 3:
+        differ = [(x, y) for x, y in zip(a, b, strict=True) if stem(x) != stem(y)]
+        if len(differ) == 1 and _OPPOSITE.get(differ[0][0]) == differ[0][1]:
+            x, y = differ[0]
+            return Verdict(
+                "contradiction", "opposite_value", 0.85, f'"{x}" in the existing memory, "{y}" in the new one.'
+            )
+    return _opposite_reworded(old, new, a, b)
+
+
+def _opposite_reworded(old: Text, new: Text, a: list[str], b: list[str]) -> Verdict | None:
+    """The same words in another order or form, one of them dropped or added, but one swapped for its opposite:
+    "Feature flag beta_search is enabled in production" / "beta_search flag: disabled in prod". The word one
+    text adds must be a plain word, not a value ("The shop is open" / "The shop is closed on Sundays" narrows
+    when, it does not deny)."""
+    if old.negated or new.negated:
         return None
-    differ = [(x, y) for x, y in zip(a, b, strict=True) if stem(x) != stem(y)]
-    if len(differ) == 1 and _OPPOSITE.get(differ[0][0]) == differ[0][1]:
-        x, y = differ[0]
-        return Verdict("contradiction", "opposite_value", 0.85, f'"{x}" in the existing memory, "{y}" in the new one.')
-    return None
+    swapped = [(x, y) for x in set(a) - set(b) for y in set(b) - set(a) if _OPPOSITE.get(x) == y]
+    if len(swapped) != 1 or set(swapped[0]) & (set(a) & set(b)):
+        return None
+    x, y = swapped[0]
+    rest_a, rest_b = {stem(w) for w in a if w != x}, {stem(w) for w in b if w != y}
+    short, long = sorted((rest_a, rest_b), key=len)
+    extra = long - short
+    if len(short) < 2 or not short <= long or len(extra) > 1:
+        return None
+    values = {c for t in (*old.tokens, *new.tokens) if (c := t.content) is not None and _value_word(t)}
+    if extra & values:
+        return None
+    return Verdict("contradiction", "opposite_value", 0.8, f'"{x}" in the existing memory, "{y}" in the new one.')
+
+
+def _value_word(token: Token) -> bool:
+    """A word that reads as a value or a name rather than a plain word."""
+    return (
+        token.quantity is not None
+        or token.lower in _NUMBER_WORDS
+        or token.lower in _CALENDAR
+        or (token.text[:1].isupper() and not token.opens)
+    )
 
 
 def _text(words: Sequence[_Word]) -> str:

@@ -20,9 +20,9 @@ _OPENING = re.compile(r"[.!?:][\s\"'“(]+(?=[^\W_])")
 _FIRST_WORD = re.compile(r"[\s\"'“(]*(?=[^\W_])")
 _ABBREVIATIONS = frozenset({"dr", "mr", "mrs", "ms", "st", "prof", "mt", "jr", "sr", "vs", "no"})
 _TITLES = _ABBREVIATIONS - {"no", "jr", "sr"}  # written before a name
-# a word, or a code of words and a number joined by hyphens ("us-east-1", "gpt-4o"), or a break
+# a word, or a code of words and a number joined by hyphens ("us-east-1", "gpt-4o", "europe-west4"), or a break
 _WORD_OR_BREAK = re.compile(
-    r"(?P<brk>[.;!?]+(?=\s|$)|,(?=\s|$)|[()\[\]\n]|\s[-–—]+\s)|(?P<word>[^\W\d_]+(?:-[^\W\d_]+)*-\d+[^\W_]*|[^\W_]+(?:'[^\W_]+)*)"
+    r"(?P<brk>[.;!?]+(?=\s|$)|,(?=\s|$)|[()\[\]\n]|\s[-–—]+\s)|(?P<word>[^\W\d_]+(?:-[^\W\d_]+)*-[^\W_]*\d[^\W_]*|[^\W_]+(?:'[^\W_]+)*)"
 )
 
 

@@ -10,7 +10,7 @@ could may might must of in on at to for from by with about as into onto over und
 just very really quite now currently still already always usually often sometimes there here what which who whom
 whose when where why how all any each every some such only own same other more most much many few per via up out off
 again once both either since until after before during while set raised lowered increased decreased reduced changed
-bumped updated moved configured around approximately roughly exactly nearly almost longer anymore i'm we're they're
+bumped updated moved configured around approximately roughly exactly nearly almost longer anymore i'm we're they're yet
 you're he's she's it's that's there's i've we've they've let's
 """.split()
 )
