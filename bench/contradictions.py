@@ -78,8 +78,8 @@ def main() -> None:
     parser.add_argument(
         "--batch",
         default="1",
-        choices=("1", "2", "3", "4", "1,2", "1,2,3", "1,2,3,4", "all"),
-        help="pairs.jsonl, pairs-2.jsonl, pairs-3.jsonl, pairs-4.jsonl, the tuning batches 1,2,3,4 or all",
+        choices=("1", "2", "3", "4", "5", "1,2", "1,2,3", "1,2,3,4", "all"),
+        help="pairs.jsonl, pairs-2.jsonl, pairs-3.jsonl, pairs-4.jsonl, pairs-5.jsonl (held out), the tuning batches 1,2,3,4 or all",
     )
     parser.add_argument("--floor", type=float, default=FLOOR, help="ENGRAM_CONFLICT_SIMILARITY_FLOOR")
     parser.add_argument("--show-all", action="store_true", help="print every pair's verdict")

@@ -23,8 +23,9 @@ BATCHES = {
     "2": PAIRS.parent / "pairs-2.jsonl",
     "3": PAIRS.parent / "pairs-3.jsonl",
     "4": PAIRS.parent / "pairs-4.jsonl",
+    "5": PAIRS.parent / "pairs-5.jsonl",
 }
-# batches 1, 2 and 3 are tuning data in full since 2026-12-02 evening, batch 4 since 2026-12-02 (night) (all of it
+# batches 1, 2 and 3 are tuning data in full since 2026-12-02 evening, batch 4 since that night (all of it
 # ``test`` by its split field, but read while the rules were changed: bench/data/conflicts/README.md)
 TUNING = "1,2,3,4"
 VECTORS = PAIRS.parent / "vectors.npz"
