@@ -12,6 +12,7 @@ from uuid import UUID
 
 import asyncpg
 
+from engram.db.pool import savepoint
 from engram.domain.models import MemoryItem
 from engram.domain.validation import is_uuid
 from engram.errors import Conflict
@@ -183,7 +184,7 @@ async def set_review_status(conn: asyncpg.Connection, item_id: str, status: str)
     """``Conflict`` (``duplicate_live_item``) when the item would come back to life beside a live duplicate;
     the caller's transaction stays usable (the change runs in a savepoint)."""
     try:
-        async with conn.transaction():
+        async with savepoint(conn):
             row = await conn.fetchrow(
                 f"UPDATE memory_items SET review_status = $2 WHERE id = $1 RETURNING {ITEM_COLUMNS}", item_id, status
             )
