@@ -76,7 +76,11 @@ async def test_a_tenant_transaction_begins_with_its_setting_in_one_round_trip(mi
         "SELECT current_setting('app.system_scope', true)",
         "COMMIT",
     ]
-    assert sent[6:9] == ["BEGIN", "SELECT set_config('app.tenant_id', $1, true)", "SELECT current_setting('app.tenant_id', true)"]
+    assert sent[6:9] == [
+        "BEGIN",
+        "SELECT set_config('app.tenant_id', $1, true)",
+        "SELECT current_setting('app.tenant_id', true)",
+    ]
 
 
 async def test_a_savepoint_rolls_back_its_own_work_and_keeps_the_transactions(migrated: str) -> None:
