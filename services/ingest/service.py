@@ -201,11 +201,16 @@ class IngestService:
             ttl_overrides=context.ttl_days,
             proposed=kind.requires_review or slot.rival is not None,
         )
-        stored = await self._insert(conn, ctx, new, now, redacted, superseding=bool(slot.targets))
+        # The insert reads possible_supersedes' window in its own statement, unless the slot changes which items
+        # are live after it (the targets it supersedes, a rival's conflict): then the window is read afterwards.
+        seeing = self._supersedes.window if not slot.targets and slot.rival is None else None
+        stored, window = await self._insert(
+            conn, ctx, new, now, redacted, superseding=bool(slot.targets), seeing=seeing
+        )
         if isinstance(stored, RememberResult):
             return stored
         await self._apply_slot(conn, ctx, stored, slot)
-        similar = await self._possible_supersedes(conn, ctx, stored, slot.targets)
+        similar = await self._possible_supersedes(conn, ctx, stored, slot.targets, window)
         status = "superseded" if slot.targets else "created"
         REMEMBERED.labels(status).inc()
         return RememberResult(status, stored, [str(t.id) for t in slot.targets], similar)
@@ -215,7 +220,7 @@ class IngestService:
     ) -> MemoryItem | RememberResult:
         """Insert a new item with its audit row, pending stages and ``memory.created`` (for writes other than
         ``remember`` that store a memory, such as ``observe``), or the live duplicate (``deduplicated``)."""
-        return await self._insert(conn, ctx, new, now, redacted, superseding=False)
+        return (await self._insert(conn, ctx, new, now, redacted, superseding=False))[0]
 
     def _validate(self, ctx: CallerContext, cmd: RememberCommand) -> _Checked:
         """Every check that needs no read; returns what it settled."""
@@ -313,12 +318,14 @@ class IngestService:
         redacted: list[str],
         *,
         superseding: bool,
-    ) -> MemoryItem | RememberResult:
+        seeing: int | None = None,
+    ) -> tuple[MemoryItem | RememberResult, bytes | None]:
         """Insert the item with its audit row, pending stages and ``memory.created`` (one statement), or answer
         ``deduplicated`` with the live item holding the same content. A duplicate whose time is up but that the
-        sweep has not reached goes to the trash first, and the new one is stored."""
+        sweep has not reached goes to the trash first, and the new one is stored. With ``seeing``, the stored item
+        comes with possible_supersedes' window of that size (``creation.insert_seeing_window``)."""
         with timed("insert", REMEMBER_STAGE, "remember"):
-            stored = await self._insert_created(conn, ctx, new, now, redacted)
+            stored = await self._insert_created(conn, ctx, new, now, redacted, seeing)
         if stored is not None:
             return stored
         existing = await items.find_live_duplicate(conn, new.workspace_id, ctx.principal_id, new.content_hash)
@@ -333,7 +340,7 @@ class IngestService:
                 traceparent=ctx.traceparent,
                 why="time to live ended",
             )
-            stored = await self._insert_created(conn, ctx, new, now, redacted)
+            stored = await self._insert_created(conn, ctx, new, now, redacted, seeing)
             if stored is not None:
                 return stored
             existing = None
@@ -344,37 +351,46 @@ class IngestService:
                 code="duplicate_live_item",
             )
         if existing is not None:
-            return _deduplicated(existing)
+            return _deduplicated(existing), None
         raise Conflict("a concurrent write of the same content changed its state; retry", code="concurrent_write")
 
     async def _insert_created(
-        self, conn: asyncpg.Connection, ctx: CallerContext, new: items.NewItem, now: datetime, redacted: list[str]
-    ) -> MemoryItem | None:
+        self,
+        conn: asyncpg.Connection,
+        ctx: CallerContext,
+        new: items.NewItem,
+        now: datetime,
+        redacted: list[str],
+        seeing: int | None = None,
+    ) -> tuple[MemoryItem, bytes | None] | None:
         """The item, its ``created`` audit row, its pending pipeline stages and ``memory.created`` on the outbox,
-        in one statement; None (nothing written) when a live item holds the same content. ``now`` is the
-        transaction's ``now()``, the item's ``created_at``."""
+        in one statement, with possible_supersedes' window of ``seeing`` items if asked; None (nothing written)
+        when a live item holds the same content. ``now`` is the transaction's ``now()``, the item's
+        ``created_at``."""
         event = created_event(new, now, ctx.traceparent)
-        return await creation.insert(
-            conn,
-            new,
-            actor_id=ctx.principal_id,
-            audit_value={
+        rows = {
+            "actor_id": ctx.principal_id,
+            "audit_value": {
                 "review_status": new.review_status,
                 "kind": new.kind,
                 **({"redacted_secrets": redacted} if redacted else {}),
                 "authority": new.authority,
                 "visibility": new.visibility,
             },
-            request_id=ctx.request_id,
-            stages=[
+            "request_id": ctx.request_id,
+            "stages": [
                 stage
                 for stage in PipelineStage
                 if stage is not PipelineStage.PROMOTION or new.review_status == ReviewStatus.PROPOSED
             ],
-            event_id=event.id,
-            subject=self._outbox.subject(event),
-            envelope=event.to_json(),
-        )
+            "event_id": event.id,
+            "subject": self._outbox.subject(event),
+            "envelope": event.to_json(),
+        }
+        if seeing is not None:
+            return await creation.insert_seeing_window(conn, new, window=seeing, **rows)  # type: ignore[arg-type]
+        stored = await creation.insert(conn, new, **rows)  # type: ignore[arg-type]
+        return (stored, None) if stored is not None else None
 
     async def _apply_slot(self, conn: asyncpg.Connection, ctx: CallerContext, stored: MemoryItem, slot: _Slot) -> None:
         """The new memory replaces its targets, or, below a singleton holder's authority, opens a conflict with it."""
@@ -394,12 +410,24 @@ class IngestService:
             )
 
     async def _possible_supersedes(
-        self, conn: asyncpg.Connection, ctx: CallerContext, stored: MemoryItem, targets: list[MemoryItem]
+        self,
+        conn: asyncpg.Connection,
+        ctx: CallerContext,
+        stored: MemoryItem,
+        targets: list[MemoryItem],
+        window: bytes | None,
     ) -> list[items.Similar]:
-        """Live items of the same kind whose text is close to the new one's: reported, never applied."""
+        """Live items of the same kind whose text is close to the new one's: reported, never applied. ``window``:
+        the ids the insert read (``creation.insert_seeing_window``), else they are read here."""
         with timed("possible_supersedes", REMEMBER_STAGE, "remember"):
             return await self._supersedes.find(
-                conn, str(stored.id), stored.content, stored.kind, ctx.principal_id, [str(t.id) for t in targets]
+                conn,
+                str(stored.id),
+                stored.content,
+                stored.kind,
+                ctx.principal_id,
+                [str(t.id) for t in targets],
+                window,
             )
 
 
