@@ -201,16 +201,11 @@ class IngestService:
             ttl_overrides=context.ttl_days,
             proposed=kind.requires_review or slot.rival is not None,
         )
-        # The insert reads possible_supersedes' window in its own statement, unless the slot changes which items
-        # are live after it (the targets it supersedes, a rival's conflict): then the window is read afterwards.
-        seeing = self._supersedes.window if not slot.targets and slot.rival is None else None
-        stored, window = await self._insert(
-            conn, ctx, new, now, redacted, superseding=bool(slot.targets), seeing=seeing
-        )
+        stored = await self._insert(conn, ctx, new, now, redacted, superseding=bool(slot.targets))
         if isinstance(stored, RememberResult):
             return stored
         await self._apply_slot(conn, ctx, stored, slot)
-        similar = await self._possible_supersedes(conn, ctx, stored, slot.targets, window)
+        similar = await self._possible_supersedes(conn, ctx, stored, slot.targets)
         status = "superseded" if slot.targets else "created"
         REMEMBERED.labels(status).inc()
         return RememberResult(status, stored, [str(t.id) for t in slot.targets], similar)
@@ -220,7 +215,7 @@ class IngestService:
     ) -> MemoryItem | RememberResult:
         """Insert a new item with its audit row, pending stages and ``memory.created`` (for writes other than
         ``remember`` that store a memory, such as ``observe``), or the live duplicate (``deduplicated``)."""
-        return (await self._insert(conn, ctx, new, now, redacted, superseding=False))[0]
+        return await self._insert(conn, ctx, new, now, redacted, superseding=False)
 
     def _validate(self, ctx: CallerContext, cmd: RememberCommand) -> _Checked:
         """Every check that needs no read; returns what it settled."""
@@ -318,14 +313,12 @@ class IngestService:
         redacted: list[str],
         *,
         superseding: bool,
-        seeing: int | None = None,
-    ) -> tuple[MemoryItem | RememberResult, bytes | None]:
+    ) -> MemoryItem | RememberResult:
         """Insert the item with its audit row, pending stages and ``memory.created`` (one statement), or answer
         ``deduplicated`` with the live item holding the same content. A duplicate whose time is up but that the
-        sweep has not reached goes to the trash first, and the new one is stored. With ``seeing``, the stored item
-        comes with possible_supersedes' window of that size (``creation.insert_seeing_window``)."""
+        sweep has not reached goes to the trash first, and the new one is stored."""
         with timed("insert", REMEMBER_STAGE, "remember"):
-            stored = await self._insert_created(conn, ctx, new, now, redacted, seeing)
+            stored = await self._insert_created(conn, ctx, new, now, redacted)
         if stored is not None:
             return stored
         existing = await items.find_live_duplicate(conn, new.workspace_id, ctx.principal_id, new.content_hash)
@@ -340,7 +333,7 @@ class IngestService:
                 traceparent=ctx.traceparent,
                 why="time to live ended",
             )
-            stored = await self._insert_created(conn, ctx, new, now, redacted, seeing)
+            stored = await self._insert_created(conn, ctx, new, now, redacted)
             if stored is not None:
                 return stored
             existing = None
@@ -351,46 +344,37 @@ class IngestService:
                 code="duplicate_live_item",
             )
         if existing is not None:
-            return _deduplicated(existing), None
+            return _deduplicated(existing)
         raise Conflict("a concurrent write of the same content changed its state; retry", code="concurrent_write")
 
     async def _insert_created(
-        self,
-        conn: asyncpg.Connection,
-        ctx: CallerContext,
-        new: items.NewItem,
-        now: datetime,
-        redacted: list[str],
-        seeing: int | None = None,
-    ) -> tuple[MemoryItem, bytes | None] | None:
+        self, conn: asyncpg.Connection, ctx: CallerContext, new: items.NewItem, now: datetime, redacted: list[str]
+    ) -> MemoryItem | None:
         """The item, its ``created`` audit row, its pending pipeline stages and ``memory.created`` on the outbox,
-        in one statement, with possible_supersedes' window of ``seeing`` items if asked; None (nothing written)
-        when a live item holds the same content. ``now`` is the transaction's ``now()``, the item's
-        ``created_at``."""
+        in one statement; None (nothing written) when a live item holds the same content. ``now`` is the
+        transaction's ``now()``, the item's ``created_at``."""
         event = created_event(new, now, ctx.traceparent)
-        rows = {
-            "actor_id": ctx.principal_id,
-            "audit_value": {
+        return await creation.insert(
+            conn,
+            new,
+            actor_id=ctx.principal_id,
+            audit_value={
                 "review_status": new.review_status,
                 "kind": new.kind,
                 **({"redacted_secrets": redacted} if redacted else {}),
                 "authority": new.authority,
                 "visibility": new.visibility,
             },
-            "request_id": ctx.request_id,
-            "stages": [
+            request_id=ctx.request_id,
+            stages=[
                 stage
                 for stage in PipelineStage
                 if stage is not PipelineStage.PROMOTION or new.review_status == ReviewStatus.PROPOSED
             ],
-            "event_id": event.id,
-            "subject": self._outbox.subject(event),
-            "envelope": event.to_json(),
-        }
-        if seeing is not None:
-            return await creation.insert_seeing_window(conn, new, window=seeing, **rows)  # type: ignore[arg-type]
-        stored = await creation.insert(conn, new, **rows)  # type: ignore[arg-type]
-        return (stored, None) if stored is not None else None
+            event_id=event.id,
+            subject=self._outbox.subject(event),
+            envelope=event.to_json(),
+        )
 
     async def _apply_slot(self, conn: asyncpg.Connection, ctx: CallerContext, stored: MemoryItem, slot: _Slot) -> None:
         """The new memory replaces its targets, or, below a singleton holder's authority, opens a conflict with it."""
@@ -410,24 +394,12 @@ class IngestService:
             )
 
     async def _possible_supersedes(
-        self,
-        conn: asyncpg.Connection,
-        ctx: CallerContext,
-        stored: MemoryItem,
-        targets: list[MemoryItem],
-        window: bytes | None,
+        self, conn: asyncpg.Connection, ctx: CallerContext, stored: MemoryItem, targets: list[MemoryItem]
     ) -> list[items.Similar]:
-        """Live items of the same kind whose text is close to the new one's: reported, never applied. ``window``:
-        the ids the insert read (``creation.insert_seeing_window``), else they are read here."""
+        """Live items of the same kind whose text is close to the new one's: reported, never applied."""
         with timed("possible_supersedes", REMEMBER_STAGE, "remember"):
             return await self._supersedes.find(
-                conn,
-                str(stored.id),
-                stored.content,
-                stored.kind,
-                ctx.principal_id,
-                [str(t.id) for t in targets],
-                window,
+                conn, str(stored.id), stored.content, stored.kind, ctx.principal_id, [str(t.id) for t in targets]
             )
 
 

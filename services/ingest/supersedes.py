@@ -30,24 +30,16 @@ class PossibleSupersedes:
         self._unicode_words: bool | None = None  # asked of the database once
 
     async def find(
-        self,
-        conn: asyncpg.Connection,
-        item_id: str,
-        content: str,
-        kind: str,
-        viewer: str,
-        replaced: list[str],
-        window: bytes | None = None,
+        self, conn: asyncpg.Connection, item_id: str, content: str, kind: str, viewer: str, replaced: list[str]
     ) -> list[items.Similar]:
         """For the item just written (``item_id``, ``content``, ``kind``), in the caller's transaction; the items
-        it has just replaced are left out, as is the item itself. ``window``: ``items.live_window``'s answer if
-        the caller has it already (``creation.insert_seeing_window``), else it is read here."""
+        it has just replaced are left out, as is the item itself."""
         if self._unicode_words is None:
             self._unicode_words = await items.trigram_words_are_unicode(conn)
         unicode_words = self._unicode_words
         exclude = [item_id, *replaced]
         excluded = {uuid.UUID(i).bytes for i in exclude}
-        ids = window if window is not None else await items.live_window(conn, kind, self.window)
+        ids = await items.live_window(conn, kind, self.window)
         keys = [k for k in (ids[at : at + 16] for at in range(0, len(ids), 16)) if k not in excluded]
         extra: dict[bytes, trigrams.Sketch] = {}
         missing = self.cache.lookup(keys)
