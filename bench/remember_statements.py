@@ -1,12 +1,11 @@
 """The remember transaction in-process, A/B. ``--variants statements``: as it was until 2026-12-02 evening (the
 item's insert, then one statement for its audit row, pending stages and outbox row) against the one statement
 of ``engram.db.creation.insert``, and that once more through PostgreSQL's Unix socket instead of TCP on
-127.0.0.1. ``--variants round-trips``: ``BEGIN``, the tenant setting and possible_supersedes' window each in a
-round trip of its own, as until 2026-12-03, against ``BEGIN`` with the tenant (``engram.db.pool.tenant_tx``) and
-the window read by the insert (``creation.insert_seeing_window``). Wall time and this process's plus the server
-backend's CPU per remember, alternated in rounds, on its own embedded PostgreSQL (the development tenant's
-admin, one connection, one writer, ``possible_supersedes_window`` 1 so that search does not drown the
-difference). CPU time, not wall time, is the figure to compare on a loaded machine.
+127.0.0.1. ``--variants round-trips``: ``BEGIN`` and the tenant setting each in a round trip of its own, as
+until 2026-12-03, against ``BEGIN`` with the tenant in one (``engram.db.pool.tenant_tx``). Wall time and this
+process's plus the server backend's CPU per remember, alternated in rounds, on its own embedded PostgreSQL (the
+development tenant's admin, one connection, one writer, ``possible_supersedes_window`` 1 so that search does
+not drown the difference). CPU time, not wall time, is the figure to compare on a loaded machine.
 
     python bench/remember_statements.py [--writes 500] [--rounds 4] [--variants statements|round-trips]
 """
@@ -44,33 +43,16 @@ async def tenant_tx_apart(pool: Any, tenant_id: str) -> AsyncIterator[Any]:
         yield conn
 
 
-class WindowApart(IngestService):
-    """possible_supersedes' window read in a statement of its own after the insert (as until 2026-12-03)."""
-
-    async def _insert_created(
-        self,
-        conn: Any,
-        ctx: CallerContext,
-        new: items.NewItem,
-        now: datetime,
-        redacted: list[str],
-        seeing: int | None = None,
-    ) -> tuple[MemoryItem, bytes | None] | None:
-        return await super()._insert_created(conn, ctx, new, now, redacted, None)
+class Apart(IngestService):
+    """The service as it is, run with ``tenant_tx_apart``."""
 
 
 class TwoStatements(IngestService):
     """``_insert_created`` as two statements: ``items.insert``, then the audit row, stages and outbox row."""
 
     async def _insert_created(
-        self,
-        conn: Any,
-        ctx: CallerContext,
-        new: items.NewItem,
-        now: datetime,
-        redacted: list[str],
-        seeing: int | None = None,
-    ) -> tuple[MemoryItem, bytes | None] | None:
+        self, conn: Any, ctx: CallerContext, new: items.NewItem, now: datetime, redacted: list[str]
+    ) -> MemoryItem | None:
         stored = await items.insert(conn, new)
         if stored is None:
             return None
@@ -102,7 +84,7 @@ class TwoStatements(IngestService):
             json.dumps(event.to_json()),
             NOTIFY_CHANNEL,
         )
-        return stored, None
+        return stored
 
 
 async def main(args: argparse.Namespace) -> None:
@@ -145,15 +127,15 @@ async def main(args: argparse.Namespace) -> None:
                 }
             else:
                 variants = {
-                    "before (BEGIN, tenant, window apart)": (WindowApart(pool, settings), backends[id(pool)]),
-                    "after": (IngestService(pool, settings), backends[id(pool)]),
+                    "before (BEGIN, then the tenant)": (Apart(pool, settings), backends[id(pool)]),
+                    "after (BEGIN with the tenant)": (IngestService(pool, settings), backends[id(pool)]),
                 }
             serial = 0
             together = ingest_service.tenant_tx  # type: ignore[attr-defined]
 
             async def measure(service: IngestService, backend: Any, n: int) -> dict[str, float]:
                 nonlocal serial
-                ingest_service.tenant_tx = tenant_tx_apart if isinstance(service, WindowApart) else together  # type: ignore[attr-defined]
+                ingest_service.tenant_tx = tenant_tx_apart if isinstance(service, Apart) else together  # type: ignore[attr-defined]
                 texts = [
                     f"Memory {serial + i}: the build of service {serial + i} runs on host {i % 7}." for i in range(n)
                 ]
