@@ -30,6 +30,7 @@ from __future__ import annotations
 import re
 from collections.abc import Hashable, Sequence
 from dataclasses import dataclass
+from itertools import repeat
 
 import numpy as np
 
@@ -91,7 +92,7 @@ def _estimates(query: Sketch, bits: np.ndarray, counts: np.ndarray, lost: np.nda
 def _ranked(estimates: np.ndarray, keys: Sequence[Hashable], floor: float) -> list[tuple[float, Hashable]]:
     chosen = np.nonzero(estimates >= floor)[0]
     chosen = chosen[np.argsort(-estimates[chosen], kind="stable")]
-    return [(float(estimates[i]), keys[int(i)]) for i in chosen]
+    return [(e, keys[i]) for e, i in zip(estimates[chosen].tolist(), chosen.tolist(), strict=True)]
 
 
 def candidates(query: Sketch, window: Sequence[tuple[Hashable, Sketch]], floor: float) -> list[tuple[float, Hashable]]:
@@ -151,7 +152,7 @@ class SketchTable:
         """Starts a window: marks the held ``keys`` as used (kept until the next ``lookup``) and returns those not
         held, in their order."""
         self._tick += 1
-        slots = np.fromiter((self._slot.get(k, -1) for k in keys), dtype=np.int64, count=len(keys))
+        slots = np.fromiter(map(self._slot.get, keys, repeat(-1)), dtype=np.int64, count=len(keys))
         self._used[slots[slots >= 0]] = self._tick
         return [k for k in keys if k not in self._slot] if (slots < 0).any() else []
 
@@ -196,7 +197,7 @@ class SketchTable:
             return []
         if not query.count:
             return [(0.0, key) for key in keys] if floor <= 0 else []
-        slots = np.fromiter((self._slot.get(k, -1) for k in keys), dtype=np.int64, count=len(keys))
+        slots = np.fromiter(map(self._slot.get, keys, repeat(-1)), dtype=np.int64, count=len(keys))
         absent = np.nonzero(slots < 0)[0]
         if not len(absent):
             bits, counts, lost = self._bits[slots], self._counts[slots], self._lost[slots]
