@@ -1,12 +1,13 @@
-"""The remember transaction in-process, A/B: as it was until 2026-12-02 evening (the item's insert, then one
-statement for its audit row, pending stages and outbox row: 7 statements a plain remember) against the one
-statement of ``engram.db.creation.insert`` (6). Wall time and this process's plus the server backend's CPU per
-remember, alternated in rounds, on its own embedded PostgreSQL (the development tenant's admin, one connection,
-one writer, ``possible_supersedes_window`` 1 so that search does not drown the difference), and the new
-statement once more through PostgreSQL's Unix socket instead of TCP on 127.0.0.1. CPU time, not wall time, is
-the figure to compare on a loaded machine.
+"""The remember transaction in-process, A/B. ``--variants statements``: as it was until 2026-12-02 evening (the
+item's insert, then one statement for its audit row, pending stages and outbox row) against the one statement
+of ``engram.db.creation.insert``, and that once more through PostgreSQL's Unix socket instead of TCP on
+127.0.0.1. ``--variants round-trips``: ``BEGIN`` and the tenant setting each in a round trip of its own, as
+until the night of 2026-12-02, against ``BEGIN`` with the tenant in one (``engram.db.pool.tenant_tx``). Wall time and this
+process's plus the server backend's CPU per remember, alternated in rounds, on its own embedded PostgreSQL (the
+development tenant's admin, one connection, one writer, ``possible_supersedes_window`` 1 so that search does
+not drown the difference). CPU time, not wall time, is the figure to compare on a loaded machine.
 
-    python bench/remember_statements.py [--writes 500] [--rounds 4]
+    python bench/remember_statements.py [--writes 500] [--rounds 4] [--variants statements|round-trips]
 """
 
 from __future__ import annotations
@@ -18,6 +19,8 @@ import shutil
 import sys
 import tempfile
 import time
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
 from datetime import datetime
 from pathlib import Path
 from typing import Any
@@ -28,7 +31,20 @@ from engram.db import items
 from engram.db.outbox import NOTIFY_CHANNEL
 from engram.domain.models import CallerContext, MemoryItem
 from engram.domain.values import PipelineStage, ReviewStatus
+from services.ingest import service as ingest_service
 from services.ingest.service import IngestService, created_event
+
+
+@asynccontextmanager
+async def tenant_tx_apart(pool: Any, tenant_id: str) -> AsyncIterator[Any]:
+    """``tenant_tx`` as until the night of 2026-12-02: ``BEGIN``, then the tenant setting, each a round trip."""
+    async with pool.acquire() as conn, conn.transaction():
+        await conn.execute("SELECT set_config('app.tenant_id', $1, true)", str(tenant_id))
+        yield conn
+
+
+class Apart(IngestService):
+    """The service as it is, run with ``tenant_tx_apart``."""
 
 
 class TwoStatements(IngestService):
@@ -103,15 +119,23 @@ async def main(args: argparse.Namespace) -> None:
             for one in (pool, unix_pool):
                 async with one.acquire() as conn:
                     backends[id(one)] = psutil.Process(await conn.fetchval("SELECT pg_backend_pid()"))
-            variants = {
-                "before (7 statements)": (TwoStatements(pool, settings), backends[id(pool)]),
-                "after (6)": (IngestService(pool, settings), backends[id(pool)]),
-                "after (6), Unix socket": (IngestService(unix_pool, settings), backends[id(unix_pool)]),
-            }
+            if args.variants == "statements":
+                variants = {
+                    "before (item, then its rows)": (TwoStatements(pool, settings), backends[id(pool)]),
+                    "after (one statement)": (IngestService(pool, settings), backends[id(pool)]),
+                    "after, Unix socket": (IngestService(unix_pool, settings), backends[id(unix_pool)]),
+                }
+            else:
+                variants = {
+                    "before (BEGIN, then the tenant)": (Apart(pool, settings), backends[id(pool)]),
+                    "after (BEGIN with the tenant)": (IngestService(pool, settings), backends[id(pool)]),
+                }
             serial = 0
+            together = ingest_service.tenant_tx  # type: ignore[attr-defined]
 
             async def measure(service: IngestService, backend: Any, n: int) -> dict[str, float]:
                 nonlocal serial
+                ingest_service.tenant_tx = tenant_tx_apart if isinstance(service, Apart) else together  # type: ignore[attr-defined]
                 texts = [
                     f"Memory {serial + i}: the build of service {serial + i} runs on host {i % 7}." for i in range(n)
                 ]
@@ -148,4 +172,5 @@ if __name__ == "__main__":
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--writes", type=int, default=500)
     parser.add_argument("--rounds", type=int, default=4)
+    parser.add_argument("--variants", choices=("statements", "round-trips"), default="statements")
     asyncio.run(main(parser.parse_args()))

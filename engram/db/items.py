@@ -12,6 +12,7 @@ from uuid import UUID
 
 import asyncpg
 
+from engram.db.pool import savepoint
 from engram.domain.models import MemoryItem
 from engram.domain.validation import is_uuid
 from engram.errors import Conflict
@@ -183,7 +184,7 @@ async def set_review_status(conn: asyncpg.Connection, item_id: str, status: str)
     """``Conflict`` (``duplicate_live_item``) when the item would come back to life beside a live duplicate;
     the caller's transaction stays usable (the change runs in a savepoint)."""
     try:
-        async with conn.transaction():
+        async with savepoint(conn):
             row = await conn.fetchrow(
                 f"UPDATE memory_items SET review_status = $2 WHERE id = $1 RETURNING {ITEM_COLUMNS}", item_id, status
             )
@@ -266,18 +267,21 @@ async def similar_live(
     return [Similar(str(r["id"]), round(float(r["s"]), 4), r["content"]) for r in rows]
 
 
-async def live_window(conn: asyncpg.Connection, kind: str, window: int) -> list[UUID]:
+async def live_window(conn: asyncpg.Connection, kind: str, window: int) -> bytes:
     """The ids of the ``window`` most recent live items of ``kind`` in the caller's tenant, newest first: the
-    rows ``similar_live`` compares, read from ``memory_items_recent_live`` alone (no text, no similarity)."""
-    ids = await conn.fetchval(
-        f"""SELECT coalesce(array_agg(id ORDER BY created_at DESC), '{{}}') FROM (
-                SELECT id, created_at FROM memory_items
-                WHERE tenant_id = engram_current_tenant() AND kind = $1 AND {LIVE}
-                ORDER BY created_at DESC LIMIT $2) w""",
-        kind,
-        window,
+    rows ``similar_live`` compares, read from ``memory_items_recent_live`` alone (no text, no similarity). One
+    ``bytea`` of their 16 bytes each (``UUID.bytes``), so that the caller can look them up without a Python
+    object per id."""
+    return bytes(
+        await conn.fetchval(
+            f"""SELECT coalesce(string_agg(uuid_send(id), ''::bytea ORDER BY created_at DESC), ''::bytea) FROM (
+                    SELECT id, created_at FROM memory_items
+                    WHERE tenant_id = engram_current_tenant() AND kind = $1 AND {LIVE}
+                    ORDER BY created_at DESC LIMIT $2) w""",
+            kind,
+            window,
+        )
     )
-    return list(ids)
 
 
 async def openings(conn: asyncpg.Connection, ids: list[UUID]) -> list[tuple[UUID, str]]:

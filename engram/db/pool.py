@@ -1,7 +1,10 @@
-"""The asyncpg pool and the one helper through which every tenant transaction sets ``app.tenant_id``."""
+"""The asyncpg pool, the one helper through which every tenant transaction sets ``app.tenant_id`` (``tenant_tx``:
+``BEGIN`` and the setting in one round trip), and ``savepoint`` for a savepoint inside such a transaction (asyncpg's
+``Connection.transaction()`` does not nest in a transaction it did not start)."""
 
 from __future__ import annotations
 
+import re
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from urllib.parse import urlsplit, urlunsplit
@@ -63,20 +66,67 @@ def with_user(url: str, user: str) -> str:
     return urlunsplit((parts.scheme, netloc, parts.path, parts.query, parts.fragment))
 
 
+# A tenant id that can be written into a statement as it is (a UUID's text): the tenant setting then travels with
+# BEGIN in one round trip. Anything else is passed as a parameter, in a statement of its own.
+_PLAIN_TENANT = re.compile(r"[0-9A-Fa-f-]{1,64}")
+
+
+@asynccontextmanager
+async def _transaction(conn: asyncpg.Connection, begin: str) -> AsyncIterator[asyncpg.Connection]:
+    """``begin`` (``BEGIN`` and the transaction's settings, one simple query: one round trip), then the body, then
+    ``COMMIT``; ``ROLLBACK`` when the body raises (cancellation included). asyncpg's ``Connection.transaction()``
+    costs a round trip for ``BEGIN`` alone and refuses to run inside a transaction it did not start: inside one of
+    these, a savepoint is ``savepoint(conn)``."""
+    try:
+        await conn.execute(begin)
+        yield conn
+    except BaseException:
+        if not conn.is_closed() and conn.is_in_transaction():
+            await conn.execute("ROLLBACK")
+        raise
+    await conn.execute("COMMIT")
+
+
 @asynccontextmanager
 async def tenant_tx(pool: asyncpg.Pool, tenant_id: str) -> AsyncIterator[asyncpg.Connection]:
-    """A transaction scoped to one tenant: RLS policies see ``app.tenant_id`` for its whole length only."""
-    async with pool.acquire() as conn, conn.transaction():
-        await conn.execute("SELECT set_config('app.tenant_id', $1, true)", str(tenant_id))
-        yield conn
+    """A transaction scoped to one tenant: RLS policies see ``app.tenant_id`` for its whole length only. The
+    setting is transaction-local (``set_config(…, true)``) and is sent with ``BEGIN``."""
+    tenant = str(tenant_id)
+    async with pool.acquire() as conn:
+        if _PLAIN_TENANT.fullmatch(tenant):
+            async with _transaction(conn, f"BEGIN; SELECT set_config('app.tenant_id', '{tenant}', true)"):
+                yield conn
+        else:
+            async with _transaction(conn, "BEGIN"):
+                await conn.execute("SELECT set_config('app.tenant_id', $1, true)", tenant)
+                yield conn
 
 
 @asynccontextmanager
 async def system_tx(pool: asyncpg.Pool) -> AsyncIterator[asyncpg.Connection]:
     """A cross-tenant transaction for infrastructure work (the outbox relay); policies must allow it."""
-    async with pool.acquire() as conn, conn.transaction():
-        await conn.execute("SELECT set_config('app.system_scope', 'on', true)")
+    async with pool.acquire() as conn, _transaction(conn, "BEGIN; SELECT set_config('app.system_scope', 'on', true)"):
         yield conn
+
+
+@asynccontextmanager
+async def savepoint(conn: asyncpg.Connection) -> AsyncIterator[asyncpg.Connection]:
+    """A savepoint inside the caller's transaction (``tenant_tx``, ``system_tx``): released when the body ends,
+    rolled back to when it raises, so the transaction stays usable and keeps what came before it."""
+    global _savepoints
+    _savepoints += 1
+    name = f"engram_sp_{_savepoints}"
+    await conn.execute(f"SAVEPOINT {name}")
+    try:
+        yield conn
+    except BaseException:
+        if not conn.is_closed():
+            await conn.execute(f"ROLLBACK TO SAVEPOINT {name}; RELEASE SAVEPOINT {name}")
+        raise
+    await conn.execute(f"RELEASE SAVEPOINT {name}")
+
+
+_savepoints = 0
 
 
 async def pool_probe(pool: asyncpg.Pool, timeout_s: float) -> bool:

@@ -15,6 +15,7 @@ from typing import Any
 import asyncpg
 
 from engram.db.items import ITEM_COLUMNS, row_to_item, visible_to
+from engram.db.pool import savepoint
 from engram.domain.models import MemoryItem
 from engram.errors import Conflict
 
@@ -154,7 +155,7 @@ async def restore(conn: asyncpg.Connection, entry_id: str, *, clear_expiry: bool
     columns = [c for c in await _insertable_columns(conn, "memory_items") if c in row]
     names = ", ".join(columns)
     try:
-        async with conn.transaction():
+        async with savepoint(conn):
             item_row = await conn.fetchrow(
                 f"INSERT INTO memory_items ({names}) SELECT {names} FROM jsonb_populate_record(NULL::memory_items, "
                 f"$1::jsonb) RETURNING {ITEM_COLUMNS}",

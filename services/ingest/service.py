@@ -11,7 +11,7 @@ import asyncpg
 
 from engram.config import Settings
 from engram.db import creation, identity, items, kinds
-from engram.db.pool import tenant_tx
+from engram.db.pool import savepoint, tenant_tx
 from engram.domain import keys, ttl, validation
 from engram.domain.authority import Authority, default_source_type, may_pin, source_trust
 from engram.domain.classification import Classification
@@ -160,7 +160,7 @@ class IngestService:
             for index, cmd in commands:
                 try:
                     checked = self._validate(ctx, cmd)
-                    async with conn.transaction():  # a savepoint: a refused memory leaves the others
+                    async with savepoint(conn):  # a savepoint: a refused memory leaves the others
                         outcomes.append(BatchOutcome(index, await self._remember(conn, ctx, cmd, checked)))
                 except (ValidationFailed, NotFound, PermissionDenied, Conflict) as exc:
                     outcomes.append(BatchOutcome(index, error=exc))

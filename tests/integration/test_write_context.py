@@ -139,7 +139,8 @@ async def test_creation_writes_the_item_its_audit_row_pending_stages_and_outbox_
 async def test_a_plain_remember_is_at_most_six_statements_and_writes_in_one(
     migrated: str, settings: Settings, tenant: CallerContext
 ) -> None:
-    """begin, the tenant, the write context, the item with its rows, possible_supersedes, commit."""
+    """begin with the tenant, the write context, the item with its rows, possible_supersedes' window and its
+    scores (when an item may reach the threshold), commit."""
     pool = await create_pool(migrated, role=settings.app_role, min_size=1, max_size=1)
     sent: list[str] = []
     try:
@@ -158,3 +159,4 @@ async def test_a_plain_remember_is_at_most_six_statements_and_writes_in_one(
         f"INSERT INTO {table}" in writes[0] for table in ("memory_items", "item_events", "item_stages", "outbox")
     )
     assert len(sent) <= 6, sent
+    assert sent[0] == f"BEGIN; SELECT set_config('app.tenant_id', '{tenant.tenant_id}', true)" and sent[-1] == "COMMIT"

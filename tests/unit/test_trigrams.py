@@ -9,7 +9,7 @@ import random
 import pytest
 
 from engram.domain import trigrams
-from engram.domain.trigrams import SketchCache, candidates, estimate, similarity, sketch
+from engram.domain.trigrams import SketchTable, candidates, estimate, similarity, sketch
 
 
 def test_trigrams_are_pg_trgms_for_ascii_words() -> None:
@@ -64,13 +64,35 @@ def test_candidates_hold_every_entry_at_the_floor_best_estimate_first() -> None:
     assert len(candidates(sketch("東京"), window, 0.0)) == len(window)  # similarity() 0 reaches a threshold of 0
 
 
-def test_the_cache_drops_the_least_recently_used() -> None:
-    cache = SketchCache(3)
-    for key in "abc":
-        cache.put(key, sketch(key))
-    held, missing = cache.take(["a", "z"])  # a is used: b is now the oldest
-    assert [k for k, _ in held] == ["a"] and missing == ["z"]
-    cache.put("d", sketch("d"))
-    assert "b" not in cache and {"a", "c", "d"} == {k for k in "abcd" if k in cache} and len(cache) == 3
+def test_the_table_drops_the_least_recently_used_but_never_the_windows() -> None:
+    table = SketchTable(8)
+    for key in "abcdefgh":
+        assert table.put(key.encode(), sketch(key))
+    assert table.lookup([b"a", b"z"]) == [b"z"]  # a is used since: the others are older
+    assert table.put(b"i", sketch("i"))  # full: an eighth (one) dropped, one of the oldest
+    assert b"a" in table and b"i" in table and len(table) == 8 and sum(k.encode() in table for k in "bcdefgh") == 6
+    assert table.lookup([bytes([n]) for n in range(20)] + [k.encode() for k in "acdefghi"]) != []
+    # every entry is in the window being scored: nothing can be dropped, the caller keeps the sketch
+    assert not table.put(b"j", sketch("j")) and b"j" not in table and len(table) == 8
     with pytest.raises(ValueError, match="capacity"):
-        SketchCache(0)
+        SketchTable(0)
+
+
+def test_the_tables_candidates_are_candidates_over_held_and_passed_sketches() -> None:
+    texts = [
+        f"The {w} database runs on port {p} for the {t} team."
+        for w in ("staging", "billing", "search")
+        for p in (6543, 6544, 7000)
+        for t in ("ops", "data")
+    ] + ["Lunch is at noon.", "", "東京"]
+    keys = [f"{n:016d}".encode() for n in range(len(texts))]
+    table = SketchTable(5)  # smaller than the window: the rest is passed in
+    assert table.lookup(keys) == keys
+    extra = {k: sketch(t) for k, t in zip(keys, texts, strict=True) if not table.put(k, sketch(t))}
+    assert len(extra) == len(keys) - 5
+    table.lookup(keys)
+    for query in (texts[0], "The staging database now runs on port 6544.", "", "Lunch"):
+        for floor in (0.0, 0.3):
+            expected = candidates(sketch(query), list(zip(keys, (sketch(t) for t in texts), strict=True)), floor)
+            assert table.candidates(sketch(query), keys, floor, extra) == expected
+    assert table.candidates(sketch(texts[0]), [], 0.3) == []
