@@ -79,7 +79,7 @@ def main() -> None:
         "--batch",
         default="1",
         choices=("1", "2", "3", "4", "5", "1,2", "1,2,3", "1,2,3,4", "all"),
-        help="pairs.jsonl, pairs-2.jsonl, pairs-3.jsonl, pairs-4.jsonl, pairs-5.jsonl (held out), the tuning batches 1,2,3,4 or all",
+        help="batch 1 (pairs.jsonl) to 5 (pairs-5.jsonl, held out), the tuning batches 1-4, or all",
     )
     parser.add_argument("--floor", type=float, default=FLOOR, help="ENGRAM_CONFLICT_SIMILARITY_FLOOR")
     parser.add_argument("--show-all", action="store_true", help="print every pair's verdict")

@@ -2,7 +2,7 @@
 item's insert, then one statement for its audit row, pending stages and outbox row) against the one statement
 of ``engram.db.creation.insert``, and that once more through PostgreSQL's Unix socket instead of TCP on
 127.0.0.1. ``--variants round-trips``: ``BEGIN`` and the tenant setting each in a round trip of its own, as
-until the night of 2026-12-02, against ``BEGIN`` with the tenant in one (``engram.db.pool.tenant_tx``). Wall time and this
+until 2026-12-02 (night), against ``BEGIN`` with the tenant in one (``engram.db.pool.tenant_tx``). Wall time and this
 process's plus the server backend's CPU per remember, alternated in rounds, on its own embedded PostgreSQL (the
 development tenant's admin, one connection, one writer, ``possible_supersedes_window`` 1 so that search does
 not drown the difference). CPU time, not wall time, is the figure to compare on a loaded machine.
