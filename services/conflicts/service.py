@@ -20,7 +20,7 @@ from dataclasses import dataclass, field
 import asyncpg
 
 from engram.config import Settings
-from engram.db import conflicts, embeddings, inbox, items, stages
+from engram.db import conflicts, inbox, items, stages
 from engram.db.pool import tenant_tx
 from engram.domain import conflict_rules, lifecycle
 from engram.domain.conflict_rules import Verdict
@@ -81,10 +81,10 @@ class ConflictsService:
         profile = str(event.data.get("profile") or self._settings.embedding_profile)
         dimensions = int(event.data.get("dimensions") or self._settings.embedding_dimensions)
         async with tenant_tx(self._pool, event.tenant_id) as conn:
-            if await inbox.seen(conn, CONSUMER, event.id):
+            first = await conflicts.subject(conn, CONSUMER, event.id, event.subject, profile)
+            if first.handled:
                 return
-            item = await items.get(conn, event.subject)
-            vector = await embeddings.vector(conn, event.subject, profile)
+            item, vector = first.item, first.vector
             near: list[tuple[MemoryItem, float]] = []
             if item is not None and vector is not None and _live(item) and item.kind not in EPISODIC_KINDS:
                 near = await conflicts.nearest_live(

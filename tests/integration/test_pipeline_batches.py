@@ -8,15 +8,18 @@ import uuid
 from typing import Any, cast
 
 import asyncpg
+import numpy as np
 
 from engram.config import Settings
-from engram.db import inbox
+from engram.db import conflicts, embeddings, inbox, items
+from engram.db.pool import tenant_tx
 from engram.domain.models import CallerContext
 from engram.domain.values import EventType
 from engram.embeddings.provider import EmbeddingProvider
 from engram.events.envelope import Event
 from engram.pipeline.batches import apply_per_tenant
 from services.classifier.service import ClassifierService
+from services.conflicts.service import CONSUMER as CONFLICTS
 from services.embedder.service import CONSUMER as EMBEDDER
 from services.embedder.service import EmbedderService
 from services.ingest.service import IngestService, RememberCommand
@@ -180,3 +183,30 @@ async def test_events_of_two_tenants_in_one_batch_each_commit_in_their_own_tenan
     assert pool.acquired == 2
     assert sorted(seen) == sorted((e.id, e.tenant_id) for e in events)
     assert await _inbox(owner_pool, "batch-test", events) == {e.id for e in events}
+
+
+async def test_the_conflicts_consumer_reads_inbox_item_and_vector_in_one_statement(
+    app_pool: asyncpg.Pool,
+    owner_pool: asyncpg.Pool,
+    settings: Settings,
+    tenant: CallerContext,
+    embedder: EmbeddingProvider,
+) -> None:
+    [item_id, *_] = await _remember(app_pool, settings, tenant)
+    profile = settings.embedding_profile
+    event_id = str(uuid.uuid4())
+    async with tenant_tx(app_pool, tenant.tenant_id) as conn:
+        before = await conflicts.subject(conn, CONFLICTS, event_id, item_id, profile)
+        gone = await conflicts.subject(conn, CONFLICTS, event_id, str(uuid.uuid4()), profile)
+    assert not before.handled and before.item is not None and str(before.item.id) == item_id
+    assert before.vector is None and not gone.handled and gone.item is None and gone.vector is None
+    created = await outbox_events(owner_pool, types=["memory.created"], subjects=[item_id])
+    assert await EmbedderService(app_pool, settings, embedder).handle(created) == {}
+    async with tenant_tx(app_pool, tenant.tenant_id) as conn:
+        after = await conflicts.subject(conn, CONFLICTS, event_id, item_id, profile)
+        stored = await embeddings.vector(conn, item_id, profile)
+        assert after.item == await items.get(conn, item_id)
+        await inbox.claim(conn, CONFLICTS, event_id, tenant.tenant_id)
+        handled = await conflicts.subject(conn, CONFLICTS, event_id, item_id, profile)
+    assert after.vector is not None and stored is not None and np.array_equal(after.vector, stored)
+    assert handled.handled
