@@ -20,6 +20,7 @@ from engram.events.envelope import Event
 from engram.pipeline.batches import apply_per_tenant
 from services.classifier.service import ClassifierService
 from services.conflicts.service import CONSUMER as CONFLICTS
+from services.conflicts.service import ConflictsService
 from services.embedder.service import CONSUMER as EMBEDDER
 from services.embedder.service import EmbedderService
 from services.ingest.service import IngestService, RememberCommand
@@ -210,3 +211,99 @@ async def test_the_conflicts_consumer_reads_inbox_item_and_vector_in_one_stateme
         handled = await conflicts.subject(conn, CONFLICTS, event_id, item_id, profile)
     assert after.vector is not None and stored is not None and np.array_equal(after.vector, stored)
     assert handled.handled
+
+
+def _named(text: str, content: dict[str, str]) -> str:
+    """``text`` with each item id in it replaced by the item's content."""
+    for item_id, words in content.items():
+        text = text.replace(item_id, words)
+    return text
+
+
+CONFLICTING = (
+    "Alice lives in Lisbon.",
+    "The deploy script runs every night at 2am.",
+    "Alice lives in Porto.",
+    "Carol prefers tea over coffee.",
+    "Alice lives in Madrid.",
+    "The deploy script runs every night at 3am.",
+)
+
+
+async def test_a_batch_of_conflict_checks_ends_as_each_event_alone_would(
+    app_pool: asyncpg.Pool,
+    owner_pool: asyncpg.Pool,
+    settings: Settings,
+    tenant: CallerContext,
+    embedder: EmbeddingProvider,
+) -> None:
+    other = await create_tenant(owner_pool)
+    outcomes: list[dict[str, Any]] = []
+    for who, one_by_one in ((tenant, True), (other, False)):
+        ingest = IngestService(app_pool, settings)
+        ids = [str((await ingest.remember(who, RememberCommand(content=t))).item.id) for t in CONFLICTING]
+        created = await outbox_events(owner_pool, types=["memory.created"], subjects=ids)
+        assert await EmbedderService(app_pool, settings, embedder).handle(created) == {}
+        embedded = await outbox_events(owner_pool, types=["memory.embedded"], subjects=ids)
+        pool = CountingPool(app_pool)
+        service = ConflictsService(cast(asyncpg.Pool, pool), settings)
+        for batch in [[e] for e in embedded] if one_by_one else [embedded]:
+            assert await service.handle(batch) == {}
+        async with owner_pool.acquire() as conn:
+            content = {
+                str(r["id"]): r["content"]
+                for r in await conn.fetch("SELECT id, content FROM memory_items WHERE id = ANY($1::uuid[])", ids)
+            }
+
+            statuses = await conn.fetch(
+                "SELECT content, review_status FROM memory_items WHERE id = ANY($1::uuid[])", ids
+            )
+            found = await conn.fetch(
+                "SELECT item_a, item_b, type, rule FROM conflicts WHERE item_a = ANY($1::uuid[])", ids
+            )
+            details = await conn.fetch(
+                "SELECT item_id, detail FROM item_stages WHERE stage = 'conflict_check' AND item_id = ANY($1::uuid[])",
+                ids,
+            )
+        outcomes.append(
+            {
+                "statuses": sorted((r["content"], r["review_status"]) for r in statuses),
+                "conflicts": sorted(
+                    (content[str(r["item_a"])], content[str(r["item_b"])], r["type"], r["rule"]) for r in found
+                ),
+                "details": sorted((content[str(r["item_id"])], _named(r["detail"], content)) for r in details),
+                "transactions": pool.acquired,
+            }
+        )
+    alone, together = outcomes
+    assert alone["conflicts"] and len(alone["details"]) == len(CONFLICTING)  # verdicts acted on, every one checked
+    assert {k: v for k, v in alone.items() if k != "transactions"} == {
+        k: v for k, v in together.items() if k != "transactions"
+    }
+    assert alone["transactions"] == 2 * len(CONFLICTING) and together["transactions"] < alone["transactions"]
+
+
+async def test_conflict_checks_without_a_verdict_take_two_transactions_a_batch(
+    app_pool: asyncpg.Pool,
+    owner_pool: asyncpg.Pool,
+    settings: Settings,
+    tenant: CallerContext,
+    embedder: EmbeddingProvider,
+) -> None:
+    ids = await _remember(app_pool, settings, tenant)
+    created = await outbox_events(owner_pool, types=["memory.created"], subjects=ids)
+    assert await EmbedderService(app_pool, settings, embedder).handle(created) == {}
+    embedded = await outbox_events(owner_pool, types=["memory.embedded"], subjects=ids)
+    pool = CountingPool(app_pool)
+    service = ConflictsService(cast(asyncpg.Pool, pool), settings)
+    assert await service.handle(embedded) == {}
+    assert await service.handle(embedded) == {}  # delivered again: nothing to do
+    assert pool.acquired == 2 + 1  # reads and records; then the redelivery's reads
+    async with owner_pool.acquire() as conn:
+        details = await conn.fetch(
+            "SELECT detail FROM item_stages WHERE stage = 'conflict_check' AND item_id = ANY($1::uuid[])", ids
+        )
+        opened = await conn.fetchval("SELECT count(*) FROM conflicts WHERE item_a = ANY($1::uuid[])", ids)
+    assert len(details) == len(ids) and opened == 0
+    assert all(r["detail"].endswith("no conflict") for r in details)
+    assert await _inbox(owner_pool, CONFLICTS, embedded) == {e.id for e in embedded}
