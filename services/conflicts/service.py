@@ -9,9 +9,10 @@ The rules run in a worker thread (``asyncio.to_thread``), never on the event loo
 each pair within the rules' bounds (``engram/domain/conflict_rules/work.py``); a pair the rules left unjudged
 at a bound is named in the stage detail.
 
-A batch's events of one tenant are checked in order, each as if alone, in fewer transactions: their reads share
-one (read again after any event that had a verdict), and the events without a verdict, whose only effects are
-their stage and inbox row, are recorded together at the end of the batch (``ConflictsService._check_tenant``).
+A batch's events of one tenant are checked in order, each as if alone, in fewer transactions: the reads of up to
+``READ_AHEAD`` of them share one (read again after any event whose verdicts opened a conflict), and the events
+without a verdict, whose only effects are their stage and inbox row, are recorded together at the end of the batch
+(``ConflictsService._check_tenant``).
 """
 
 from __future__ import annotations
@@ -46,6 +47,8 @@ CONSUMER = "conflicts"
 EPISODIC_KINDS = ("observation", "diary_entry")
 STAGE = PipelineStage.CONFLICT_CHECK
 NEIGHBOURS = 5
+# Events whose reads share a transaction: a verdict that opens a conflict throws the reads after it away.
+READ_AHEAD = 8
 # Candidates come from a little below the floor: the exclusive-predicate rule ("lives in", "prefers", …) fires
 # at any similarity, since two values of one predicate can embed apart; every other rule needs the floor.
 CANDIDATE_MARGIN = 0.05
@@ -97,10 +100,11 @@ class ConflictsService:
 
     async def _check_tenant(self, tenant_id: str, events: list[Event]) -> dict[str, Exception]:
         """Each event in order, as if alone: its memory and neighbours are read, the pairs judged, the effects
-        applied. In fewer transactions: the reads of the events still to check share one, read again after any
-        event whose pairs had a verdict (its effects may change what the next ones read); an event with no verdict
-        changes nothing another event reads, so its stage and inbox row are written at the end of the batch, all
-        such events of the tenant in one transaction (``engram.pipeline.batches``)."""
+        applied. In fewer transactions: the reads of the next ``READ_AHEAD`` events share one, read again after any
+        event whose verdicts changed something (a conflict opened, perhaps a status: what the next ones read may
+        differ); an event with no verdict changes nothing another event reads, so its stage and inbox row are
+        written at the end of the batch, all such events of the tenant in one transaction
+        (``engram.pipeline.batches``)."""
         failures: dict[str, Exception] = {}
         quiet: list[tuple[Event, tuple[int, _Judgements]]] = []
         reads: dict[str, _Read | None] = {}
@@ -108,7 +112,7 @@ class ConflictsService:
             try:
                 with tracing.within(event.traceparent):
                     if event.id not in reads:
-                        reads = await self._read_from(tenant_id, events[at:])
+                        reads = await self._read_from(tenant_id, events[at : at + READ_AHEAD])
                     read = reads[event.id]
                     if read is None:  # handled before
                         continue
@@ -116,12 +120,13 @@ class ConflictsService:
                     if not found.judged:
                         quiet.append((event, (len(read.near), found)))
                         continue
-                    reads = {}  # what this event changes, the next ones must see
                     async with tenant_tx(self._pool, tenant_id) as conn:
-                        await self._write(conn, event, (len(read.near), found))
+                        changed = await self._write(conn, event, (len(read.near), found))
+                    if changed:  # what this event changed, the next ones must read
+                        reads = {}
             except Exception as exc:
                 failures[event.id] = exc
-        return failures | await apply_per_tenant(self._pool, quiet, self._write)
+        return failures | await apply_per_tenant(self._pool, quiet, self._write_quiet)
 
     async def _read_from(self, tenant_id: str, events: list[Event]) -> dict[str, _Read | None]:
         """``_read`` of each of ``events`` in one transaction; when that fails, of the first alone (whose error
@@ -159,16 +164,21 @@ class ConflictsService:
             )
         return _Read(item, near)
 
-    async def _write(self, conn: asyncpg.Connection, event: Event, judged: tuple[int, _Judgements]) -> None:
-        """In the caller's transaction: the event's inbox row, the effect of each verdict and the stage."""
+    async def _write_quiet(self, conn: asyncpg.Connection, event: Event, judged: tuple[int, _Judgements]) -> None:
+        await self._write(conn, event, judged)
+
+    async def _write(self, conn: asyncpg.Connection, event: Event, judged: tuple[int, _Judgements]) -> bool:
+        """In the caller's transaction: the event's inbox row, the effect of each verdict and the stage; whether
+        a verdict changed anything (a conflict opened, perhaps a status with it)."""
         candidates, found = judged
         if not await inbox.claim(conn, CONSUMER, event.id, event.tenant_id):
-            return
+            return False
         current = await items.get(conn, event.subject, for_update=True)
         if current is None:  # deleted meanwhile: the event is handled, there is nothing to compare
             log.info("item %s of event %s no longer exists; nothing to compare", event.subject, event.id)
-            return
-        notes = [await self._apply(conn, event, current, j) for j in found.judged] if _live(current) else []
+            return False
+        applied = [await self._apply(conn, event, current, j) for j in found.judged] if _live(current) else []
+        notes = [note for note, _ in applied]
         detail = (
             f"{current.kind} is episodic: not compared"
             if current.kind in EPISODIC_KINDS
@@ -177,6 +187,7 @@ class ConflictsService:
         await stages.record(
             conn, tenant_id=event.tenant_id, item_id=current.id, stage=STAGE, status=StageStatus.DONE, detail=detail
         )
+        return any(changed for _, changed in applied)
 
     async def _judge_all(self, item: MemoryItem, near: list[tuple[MemoryItem, float]]) -> _Judgements:
         """The verdicts on ``item`` and each neighbour that has one, whether the model judge was unavailable for
@@ -221,12 +232,15 @@ class ConflictsService:
         verdict = conflict_rules.parse_llm_verdict(json.dumps(raw))  # anything malformed is None: no change
         return (Judged(neighbour, similarity, verdict, f"llm:{self._llm.model}") if verdict else None), False
 
-    async def _apply(self, conn: asyncpg.Connection, event: Event, item: MemoryItem, judged: Judged) -> str:
-        """Act on one verdict (the older of the two is the existing memory); returns a note for the stage."""
+    async def _apply(
+        self, conn: asyncpg.Connection, event: Event, item: MemoryItem, judged: Judged
+    ) -> tuple[str, bool]:
+        """Act on one verdict (the older of the two is the existing memory); returns a note for the stage, and
+        whether it changed anything (opened a conflict)."""
         found = [await items.get(conn, str(i.id), for_update=True) for i in (item, judged.neighbour)]
         pair = [p for p in found if p is not None and _live(p)]
         if len(pair) != 2:
-            return ""
+            return "", False
         existing, new = sorted(pair, key=lambda p: (p.created_at, str(p.id)))
         verdict = judged.verdict
         session = same_session(existing, new)
@@ -237,7 +251,7 @@ class ConflictsService:
         other = existing if new.id == item.id else new
         note = f"{verdict.label} with {other.id} ({action}{': same session' if session and action == 'none' else ''})"
         if action == "none":
-            return note
+            return note, False
         # Audit reasons name the label, the detector and the conflict, never the words of either memory: a
         # reader of one side may not be able to read the other. The explanation stays on the conflict, which
         # is shown only to callers who may read both.
@@ -254,7 +268,7 @@ class ConflictsService:
             explanation=verdict.explanation,
         )
         if opened is None:
-            return f"{note}: already in an open conflict"
+            return f"{note}: already in an open conflict", False
         weaker = {"propose": new, "dispute_new": new, "dispute_existing": existing}.get(action)
         if weaker is not None:
             to_state = "proposed" if action == "propose" else "disputed"
@@ -267,7 +281,7 @@ class ConflictsService:
                     "propose" if to_state == "proposed" else "dispute",
                     f"conflict {opened}: {verdict.label} ({judged.detector})",
                 )
-        return note
+        return note, True
 
     async def mark_failed(self, event: Event, error: Exception) -> None:
         await changes.stage_failed(self._pool, event, STAGE, error)
