@@ -28,7 +28,7 @@ from engram.config import Settings
 from engram.db import audit, classifications, embeddings, identity, inbox, items, kinds, stages
 from engram.db.pool import tenant_tx
 from engram.domain.classification import Classification, PlacementRule, narrow_visibility
-from engram.domain.models import MemoryItem
+from engram.domain.models import MemoryItem, MemoryKind
 from engram.domain.values import EventType, PipelineStage, StageStatus
 from engram.events.envelope import Event
 from engram.events.outbox import Outbox
@@ -53,6 +53,7 @@ class _Read:
     rules: list[PlacementRule]
     enabled: list[str]
     stored: np.ndarray | None  # the embedder's vector of the item, when the kind model can read it
+    kinds: dict[str, MemoryKind]  # the tenant's kinds by name, for the rule on changing one
 
 
 class ClassifierService:
@@ -130,10 +131,12 @@ class ClassifierService:
             classified = await stages.done_among(conn, list(found), STAGE)
             rules: list[PlacementRule] = []
             enabled: list[str] = []
+            known: dict[str, MemoryKind] = {}
             stored: dict[str, np.ndarray] = {}
             if any(subject in found and subject not in classified for subject in subjects):
                 rules = classify.stored_placement_rules(await identity.config_value(conn, "placement_rules"))
                 enabled = await kinds.enabled_kind_names(conn)
+                known = await kinds.effective_kinds(conn)
                 if self._settings.classifier_local_model and kind_model.stored_vectors_fit(self._settings):
                     stored = await embeddings.vectors(conn, list(found), self._settings.embedding_profile)
             for event in fresh:
@@ -147,7 +150,14 @@ class ClassifierService:
                 else:
                     vector = stored.get(event.subject)
                     todo.append(
-                        _Read(event, item, rules, enabled, vector if kind_model.stored_vector_usable(vector) else None)
+                        _Read(
+                            event,
+                            item,
+                            rules,
+                            enabled,
+                            vector if kind_model.stored_vector_usable(vector) else None,
+                            known,
+                        )
                     )
         return todo
 
@@ -168,17 +178,19 @@ class ClassifierService:
                 return None
             rules = classify.stored_placement_rules(await identity.config_value(conn, "placement_rules"))
             enabled = await kinds.enabled_kind_names(conn)
+            known = await kinds.effective_kinds(conn)
             stored = None
             if self._settings.classifier_local_model and kind_model.stored_vectors_fit(self._settings):
                 stored = await embeddings.vector(conn, event.subject, self._settings.embedding_profile)
-        return _Read(event, item, rules, enabled, stored if kind_model.stored_vector_usable(stored) else None)
+        usable = stored if kind_model.stored_vector_usable(stored) else None
+        return _Read(event, item, rules, enabled, usable, known)
 
     async def _write(
         self, conn: asyncpg.Connection, event: Event, decided: tuple[_Read, Classification, str | None]
     ) -> None:
         """Apply one classification in the caller's transaction, unless the event or the item was handled
         meanwhile."""
-        _, result, fallback = decided
+        read, result, fallback = decided
         if not await inbox.claim(conn, CONSUMER, event.id, event.tenant_id):
             return  # a concurrent replica got there first
         current = await items.get(conn, event.subject, for_update=True)
@@ -187,10 +199,16 @@ class ClassifierService:
             return
         if await stages.is_done(conn, event.subject, STAGE):  # another event of the item got there first
             return
-        await self._apply(conn, event, current, result, fallback)
+        await self._apply(conn, event, current, result, fallback, read.kinds)
 
     async def _apply(
-        self, conn: asyncpg.Connection, event: Event, item: MemoryItem, result: Classification, fallback: str | None
+        self,
+        conn: asyncpg.Connection,
+        event: Event,
+        item: MemoryItem,
+        result: Classification,
+        fallback: str | None,
+        known: dict[str, MemoryKind],
     ) -> None:
         values: dict[str, Any] = {
             "taxonomy_confidence": result.taxonomy_confidence,
@@ -200,7 +218,7 @@ class ClassifierService:
         }
         notes: list[str] = []
         if result.kind != item.kind:
-            why_not = await _kind_change_refused(conn, item, result.kind)
+            why_not = _kind_change_refused(known, item, result.kind)
             if why_not:
                 notes.append(f"kind {result.kind} suggested, not applied: {why_not}")
             else:
@@ -277,10 +295,12 @@ class ClassifierService:
         await changes.stage_failed(self._pool, event, STAGE, error)
 
 
-async def _kind_change_refused(conn: asyncpg.Connection, item: MemoryItem, suggested: str) -> str | None:
+def _kind_change_refused(known: dict[str, MemoryKind], item: MemoryItem, suggested: str) -> str | None:
+    """Why the classifier may not change the item's kind to ``suggested`` (None: it may), by the tenant's kinds as
+    read with the item."""
     if item.kind_explicit:
         return "the writer chose the kind"
-    old, new = await kinds.get_kind(conn, item.kind), await kinds.get_kind(conn, suggested)
+    old, new = known.get(item.kind), known.get(suggested)
     if new is None or not new.enabled:
         return "kind not enabled"
     if any(k is not None and (k.singleton or k.requires_review) for k in (old, new)):

@@ -11,7 +11,7 @@ import asyncpg
 import numpy as np
 
 from engram.config import Settings
-from engram.db import conflicts, embeddings, inbox, items
+from engram.db import conflicts, embeddings, inbox, items, kinds
 from engram.db.pool import tenant_tx
 from engram.domain.models import CallerContext
 from engram.domain.values import EventType
@@ -307,3 +307,17 @@ async def test_conflict_checks_without_a_verdict_take_two_transactions_a_batch(
     assert len(details) == len(ids) and opened == 0
     assert all(r["detail"].endswith("no conflict") for r in details)
     assert await _inbox(owner_pool, CONFLICTS, embedded) == {e.id for e in embedded}
+
+
+async def test_the_tenants_kinds_read_at_once_are_the_kinds_read_one_by_one(
+    app_pool: asyncpg.Pool, tenant: CallerContext
+) -> None:
+    flags = {"singleton": True, "requires_review": False, "stays_in_recall_when_disputed": False}
+    await kinds.create(app_pool, tenant.tenant_id, "house_rule", {**flags, "default_importance": 0.7})
+    await kinds.switch_built_in(app_pool, tenant.tenant_id, "doctrine", False)
+    async with tenant_tx(app_pool, tenant.tenant_id) as conn:
+        known = await kinds.effective_kinds(conn)
+        one_by_one = {name: await kinds.get_kind(conn, name) for name in known}
+        enabled = await kinds.enabled_kind_names(conn)
+    assert known == one_by_one and known["house_rule"].singleton and not known["doctrine"].enabled
+    assert sorted(name for name, kind in known.items() if kind.enabled) == enabled
