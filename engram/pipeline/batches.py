@@ -7,6 +7,11 @@ batches too (docs/benchmarks.md, "Pipeline statements per memory"). Applying a b
 at-least-once delivery as it was: nothing is acknowledged before the transaction commits, each event's inbox row
 is written in it, and a redelivered event finds its row and changes nothing. The events are applied in their
 order, each seeing what the ones before it wrote, as when each had its own transaction.
+
+A shared transaction holds its row locks (the classifier's item locks, the embedder's key-share locks) until it
+commits, a batch's worth of rows instead of one: another consumer locking two of those rows in the other order
+can now deadlock with it. PostgreSQL detects that and aborts one transaction; a shared one is replayed one event
+per transaction, any other is retried as every failed event is, so nothing is lost.
 """
 
 from __future__ import annotations
