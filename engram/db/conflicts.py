@@ -139,6 +139,36 @@ async def listing(
     return [_row(r) for r in rows]
 
 
+@dataclass(frozen=True)
+class Subject:
+    """What the conflicts consumer reads first about an event's item, in one statement."""
+
+    handled: bool  # the consumer's inbox already holds the event
+    item: MemoryItem | None  # None: the item is gone
+    vector: np.ndarray | None  # None: the item has no vector under the profile
+
+
+async def subject(conn: asyncpg.Connection, consumer: str, event_id: str, item_id: str, profile: str) -> Subject:
+    """Whether ``consumer`` has handled ``event_id`` already, and (when it has not) the item and its vector under
+    ``profile``: ``inbox.seen``, ``items.get`` and ``embeddings.vector`` in one round trip."""
+    row = await conn.fetchrow(
+        f"""SELECT EXISTS (SELECT 1 FROM consumer_inbox WHERE consumer = $1 AND event_id = $2::uuid) AS handled,
+                   (SELECT embedding FROM memory_embeddings WHERE item_id = $3::uuid AND profile = $4) AS vector,
+                   i.id IS NOT NULL AS found, {", ".join(f"i.{c.strip()}" for c in ITEM_COLUMNS.split(","))}
+            FROM (SELECT 1) one LEFT JOIN memory_items i ON i.id = $3::uuid""",
+        consumer,
+        event_id,
+        item_id,
+        profile,
+    )
+    assert row is not None
+    if row["handled"]:
+        return Subject(True, None, None)
+    item = row_to_item(row) if row["found"] else None
+    vector = None if row["vector"] is None else np.asarray(row["vector"].to_numpy(), dtype=np.float32)
+    return Subject(False, item, vector)
+
+
 async def nearest_live(
     conn: asyncpg.Connection,
     item: MemoryItem,

@@ -46,3 +46,11 @@ async def exists(conn: asyncpg.Connection, item_id: str, profile: str) -> bool:
     return bool(
         await conn.fetchval("SELECT true FROM memory_embeddings WHERE item_id = $1 AND profile = $2", item_id, profile)
     )
+
+
+async def having(conn: asyncpg.Connection, item_ids: list[str], profile: str) -> set[str]:
+    """Which of ``item_ids`` have a vector under ``profile`` (``exists`` for a batch, one statement)."""
+    rows = await conn.fetch(
+        "SELECT item_id FROM memory_embeddings WHERE item_id = ANY($1::uuid[]) AND profile = $2", item_ids, profile
+    )
+    return {str(r["item_id"]) for r in rows}

@@ -26,6 +26,14 @@ async def seen(conn: asyncpg.Connection, consumer: str, event_id: str) -> bool:
     )
 
 
+async def seen_among(conn: asyncpg.Connection, consumer: str, event_ids: list[str]) -> set[str]:
+    """Which of ``event_ids`` ``consumer`` has already had the effect of (``seen`` for a batch, one statement)."""
+    rows = await conn.fetch(
+        "SELECT event_id FROM consumer_inbox WHERE consumer = $1 AND event_id = ANY($2::uuid[])", consumer, event_ids
+    )
+    return {str(r["event_id"]) for r in rows}
+
+
 async def prune(conn: asyncpg.Connection, older_than_days: int, batch: int) -> int:
     """Delete at most ``batch`` inbox rows processed more than ``older_than_days`` ago, oldest first; rows
     another sweep holds are skipped (system scope). The retention must outlast every redelivery the stream can

@@ -28,6 +28,16 @@ async def get_kind(conn: asyncpg.Connection, name: str) -> MemoryKind | None:
     return MemoryKind(**dict(row)) if row else None
 
 
+async def effective_kinds(conn: asyncpg.Connection) -> dict[str, MemoryKind]:
+    """Every kind the tenant has by name, as ``get_kind`` reads each (its own custom kind first, then the built-in),
+    in one statement."""
+    rows = await conn.fetch(f"SELECT {EFFECTIVE_COLUMNS} FROM {WITH_SWITCHES} ORDER BY k.tenant_id NULLS LAST")
+    found: dict[str, MemoryKind] = {}
+    for row in rows:
+        found.setdefault(row["name"], MemoryKind(**dict(row)))
+    return found
+
+
 async def enabled_kind_names(conn: asyncpg.Connection) -> list[str]:
     rows = await conn.fetch(
         f"SELECT name FROM (SELECT {EFFECTIVE_COLUMNS} FROM {WITH_SWITCHES}) kinds "

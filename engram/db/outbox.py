@@ -26,15 +26,17 @@ class Pending:
 async def add(
     conn: asyncpg.Connection, *, tenant_id: str, event_id: str, subject: str, envelope: dict[str, Any]
 ) -> None:
-    """Queue one envelope under ``subject``; the relay is woken when the transaction commits."""
+    """Queue one envelope under ``subject``; the relay is woken when the transaction commits. One statement: the
+    row and its ``pg_notify`` (PostgreSQL folds a transaction's identical notifications into one)."""
     await conn.execute(
-        "INSERT INTO outbox (tenant_id, event_id, subject, envelope) VALUES ($1, $2, $3, $4::jsonb)",
+        f"""WITH queued AS (INSERT INTO outbox (tenant_id, event_id, subject, envelope)
+                            VALUES ($1, $2, $3, $4::jsonb) RETURNING 1)
+            SELECT pg_notify('{NOTIFY_CHANNEL}', '') FROM queued""",
         tenant_id,
         event_id,
         subject,
         json.dumps(envelope),
     )
-    await conn.execute(f"NOTIFY {NOTIFY_CHANNEL}")
 
 
 async def claim(conn: asyncpg.Connection, subject_prefix: str, limit: int) -> list[Pending]:

@@ -51,6 +51,16 @@ async def is_done(conn: asyncpg.Connection, item_id: str, stage: str) -> bool:
     )
 
 
+async def done_among(conn: asyncpg.Connection, item_ids: list[str], stage: str) -> set[str]:
+    """Which of ``item_ids`` have ``stage`` recorded as done (``is_done`` for a batch, one statement)."""
+    rows = await conn.fetch(
+        "SELECT item_id FROM item_stages WHERE item_id = ANY($1::uuid[]) AND stage = $2 AND status = 'done'",
+        item_ids,
+        stage,
+    )
+    return {str(r["item_id"]) for r in rows}
+
+
 async def of_item(conn: asyncpg.Connection, item_id: str) -> list[Stage]:
     """The item's stages in the order the pipeline runs them."""
     rows = await conn.fetch(

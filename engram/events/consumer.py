@@ -1,8 +1,9 @@
 """The consumer foundation every pipeline service uses (faststream on JetStream).
 
 A consumer is a durable pull subscription on one event type across all tenants. Messages arrive in
-batches; the handler applies each event's effect in its own transaction (recording the event in the
-inbox there, so redelivery changes nothing) and only then is the message acknowledged. What a failure
+batches; the handler applies each event's effect in a transaction (recording the event in the inbox
+there, so redelivery changes nothing; the pipeline's consumers share one among a batch's events of a tenant,
+``engram.pipeline.batches``) and only then is the message acknowledged. What a failure
 does depends on the error (``engram.errors``):
 
 - ``NotFound``: what the event names is gone (an item deleted while its event was in flight). That is an

@@ -1,6 +1,8 @@
-"""Classification of new memories, once they are embedded (``memory.embedded``): read the item and the vector the
-embedder stored, classify outside any transaction (a model call may take seconds), then in one transaction apply
-what the rules allow, with its receipt, audit row, stage, inbox row and ``memory.classified`` event.
+"""Classification of new memories, once they are embedded (``memory.embedded``): read the items and the vectors the
+embedder stored (a batch's events of one tenant in one transaction), classify outside any transaction (a model
+call may take seconds), then apply what the rules allow, with its receipt, audit row, stage, inbox row and
+``memory.classified`` event; the events of one tenant share that transaction, replayed one event per transaction
+if it fails (``engram.pipeline.batches``).
 
 The local kind model reads the stored vector when it is in the kind model's space (the local e5 model, its
 profile and size: ``kind_model.stored_vectors_fit``); otherwise the classifier embeds the content itself, as it
@@ -26,12 +28,13 @@ from engram.config import Settings
 from engram.db import audit, classifications, embeddings, identity, inbox, items, kinds, stages
 from engram.db.pool import tenant_tx
 from engram.domain.classification import Classification, PlacementRule, narrow_visibility
-from engram.domain.models import MemoryItem
+from engram.domain.models import MemoryItem, MemoryKind
 from engram.domain.values import EventType, PipelineStage, StageStatus
 from engram.events.envelope import Event
 from engram.events.outbox import Outbox
 from engram.llm import JsonChat
 from engram.pipeline import changes, classify, kind_model
+from engram.pipeline.batches import apply_per_tenant, by_tenant
 from engram.telemetry import tracing
 from engram.telemetry.metrics import KIND_VECTORS
 
@@ -50,6 +53,7 @@ class _Read:
     rules: list[PlacementRule]
     enabled: list[str]
     stored: np.ndarray | None  # the embedder's vector of the item, when the kind model can read it
+    kinds: dict[str, MemoryKind]  # the tenant's kinds by name, for the rule on changing one
 
 
 class ClassifierService:
@@ -64,26 +68,42 @@ class ClassifierService:
         classify and apply each in its own transaction. Returns the events that failed (redelivered)."""
         failures: dict[str, Exception] = {}
         todo: list[_Read] = []
-        for event in events:
+        for tenant_id, group in by_tenant([(event, None) for event in events]).items():
             try:
-                with tracing.within(event.traceparent):
-                    read = await self._read(event)
-            except Exception as exc:
-                failures[event.id] = exc
+                todo += await self._read_all(tenant_id, [event for event, _ in group])
                 continue
-            if read is not None:
-                todo.append(read)
+            except Exception as exc:  # find out which, one by one
+                log.info("reading a batch of %d events failed (%r); reading them one by one", len(group), exc)
+            for event, _ in group:
+                try:
+                    with tracing.within(event.traceparent):
+                        read = await self._read(event)
+                except Exception as exc:
+                    failures[event.id] = exc
+                    continue
+                if read is not None:
+                    todo.append(read)
         try:
             vectors = await self._kind_vectors(todo)
         except Exception as exc:
             return failures | {read.event.id: exc for read in todo}
+        decided: list[tuple[Event, tuple[_Read, Classification, str | None]]] = []
         for read, vector in zip(todo, vectors, strict=True):
             try:
                 with tracing.within(read.event.traceparent):
-                    await self._classify(read, vector)
+                    result, fallback = await classify.classify(
+                        read.item.content,
+                        read.rules,
+                        read.enabled,
+                        self._llm,
+                        local=self._settings.classifier_local_model,
+                        vector=vector,
+                    )
             except Exception as exc:
                 failures[read.event.id] = exc
-        return failures
+                continue
+            decided.append((read.event, (read, result, fallback)))
+        return failures | await apply_per_tenant(self._pool, decided, self._write)
 
     async def _kind_vectors(self, todo: list[_Read]) -> list[np.ndarray | None]:
         """The local kind model's vector of each item: the stored one when usable, else its content embedded here,
@@ -96,6 +116,50 @@ class ClassifierService:
         KIND_VECTORS.labels("stored").inc(len(todo) - len(missing))
         KIND_VECTORS.labels("embedded").inc(len(missing))
         return [read.stored if read.stored is not None else next(embedded) for read in todo]
+
+    async def _read_all(self, tenant_id: str, events: list[Event]) -> list[_Read]:
+        """``_read`` for the events of one tenant, in one transaction: the tenant's rules and kinds read once, the
+        items, their stages and vectors in one statement each."""
+        todo: list[_Read] = []
+        async with tenant_tx(self._pool, tenant_id) as conn:
+            handled = await inbox.seen_among(conn, CONSUMER, [event.id for event in events])
+            fresh = [event for event in events if event.id not in handled]
+            if not fresh:
+                return todo
+            subjects = [event.subject for event in fresh]
+            found = {str(item.id): item for item in await items.get_many(conn, subjects)}
+            classified = await stages.done_among(conn, list(found), STAGE)
+            rules: list[PlacementRule] = []
+            enabled: list[str] = []
+            known: dict[str, MemoryKind] = {}
+            stored: dict[str, np.ndarray] = {}
+            if any(subject in found and subject not in classified for subject in subjects):
+                rules = classify.stored_placement_rules(await identity.config_value(conn, "placement_rules"))
+                enabled = await kinds.enabled_kind_names(conn)
+                known = await kinds.effective_kinds(conn)
+                if self._settings.classifier_local_model and kind_model.stored_vectors_fit(self._settings):
+                    stored = await embeddings.vectors(conn, list(found), self._settings.embedding_profile)
+            for event in fresh:
+                item = found.get(event.subject)
+                if item is None:  # deleted before it was classified: the event is handled
+                    if await inbox.claim(conn, CONSUMER, event.id, event.tenant_id):
+                        log.info("item %s of event %s no longer exists; nothing to classify", event.subject, event.id)
+                elif event.subject in classified:  # restored and embedded again, or redelivered
+                    if await inbox.claim(conn, CONSUMER, event.id, event.tenant_id):
+                        log.info("item %s of event %s is already classified", event.subject, event.id)
+                else:
+                    vector = stored.get(event.subject)
+                    todo.append(
+                        _Read(
+                            event,
+                            item,
+                            rules,
+                            enabled,
+                            vector if kind_model.stored_vector_usable(vector) else None,
+                            known,
+                        )
+                    )
+        return todo
 
     async def _read(self, event: Event) -> _Read | None:
         """The item, its usable stored vector and the tenant's rules, or None when the event is already handled,
@@ -114,34 +178,37 @@ class ClassifierService:
                 return None
             rules = classify.stored_placement_rules(await identity.config_value(conn, "placement_rules"))
             enabled = await kinds.enabled_kind_names(conn)
+            known = await kinds.effective_kinds(conn)
             stored = None
             if self._settings.classifier_local_model and kind_model.stored_vectors_fit(self._settings):
                 stored = await embeddings.vector(conn, event.subject, self._settings.embedding_profile)
-        return _Read(event, item, rules, enabled, stored if kind_model.stored_vector_usable(stored) else None)
+        usable = stored if kind_model.stored_vector_usable(stored) else None
+        return _Read(event, item, rules, enabled, usable, known)
 
-    async def _classify(self, read: _Read, vector: np.ndarray | None) -> None:
-        event = read.event
-        result, fallback = await classify.classify(
-            read.item.content,
-            read.rules,
-            read.enabled,
-            self._llm,
-            local=self._settings.classifier_local_model,
-            vector=vector,
-        )
-        async with tenant_tx(self._pool, event.tenant_id) as conn:
-            if not await inbox.claim(conn, CONSUMER, event.id, event.tenant_id):
-                return  # a concurrent replica got there first
-            current = await items.get(conn, event.subject, for_update=True)
-            if current is None:  # deleted while it was classified: the event is handled
-                log.info("item %s of event %s no longer exists; nothing to classify", event.subject, event.id)
-                return
-            if await stages.is_done(conn, event.subject, STAGE):  # another event of the item got there first
-                return
-            await self._apply(conn, event, current, result, fallback)
+    async def _write(
+        self, conn: asyncpg.Connection, event: Event, decided: tuple[_Read, Classification, str | None]
+    ) -> None:
+        """Apply one classification in the caller's transaction, unless the event or the item was handled
+        meanwhile."""
+        read, result, fallback = decided
+        if not await inbox.claim(conn, CONSUMER, event.id, event.tenant_id):
+            return  # a concurrent replica got there first
+        current = await items.get(conn, event.subject, for_update=True)
+        if current is None:  # deleted while it was classified: the event is handled
+            log.info("item %s of event %s no longer exists; nothing to classify", event.subject, event.id)
+            return
+        if await stages.is_done(conn, event.subject, STAGE):  # another event of the item got there first
+            return
+        await self._apply(conn, event, current, result, fallback, read.kinds)
 
     async def _apply(
-        self, conn: asyncpg.Connection, event: Event, item: MemoryItem, result: Classification, fallback: str | None
+        self,
+        conn: asyncpg.Connection,
+        event: Event,
+        item: MemoryItem,
+        result: Classification,
+        fallback: str | None,
+        known: dict[str, MemoryKind],
     ) -> None:
         values: dict[str, Any] = {
             "taxonomy_confidence": result.taxonomy_confidence,
@@ -151,7 +218,7 @@ class ClassifierService:
         }
         notes: list[str] = []
         if result.kind != item.kind:
-            why_not = await _kind_change_refused(conn, item, result.kind)
+            why_not = _kind_change_refused(known, item, result.kind)
             if why_not:
                 notes.append(f"kind {result.kind} suggested, not applied: {why_not}")
             else:
@@ -228,10 +295,12 @@ class ClassifierService:
         await changes.stage_failed(self._pool, event, STAGE, error)
 
 
-async def _kind_change_refused(conn: asyncpg.Connection, item: MemoryItem, suggested: str) -> str | None:
+def _kind_change_refused(known: dict[str, MemoryKind], item: MemoryItem, suggested: str) -> str | None:
+    """Why the classifier may not change the item's kind to ``suggested`` (None: it may), by the tenant's kinds as
+    read with the item."""
     if item.kind_explicit:
         return "the writer chose the kind"
-    old, new = await kinds.get_kind(conn, item.kind), await kinds.get_kind(conn, suggested)
+    old, new = known.get(item.kind), known.get(suggested)
     if new is None or not new.enabled:
         return "kind not enabled"
     if any(k is not None and (k.singleton or k.requires_review) for k in (old, new)):

@@ -8,6 +8,11 @@ with the inbox row, after re-reading both sides under lock (a pair whose state m
 The rules run in a worker thread (``asyncio.to_thread``), never on the event loop every tenant's events share,
 each pair within the rules' bounds (``engram/domain/conflict_rules/work.py``); a pair the rules left unjudged
 at a bound is named in the stage detail.
+
+A batch's events of one tenant are checked in order, each as if alone, in fewer transactions: the reads of up to
+``READ_AHEAD`` of them share one (read again after any event whose verdicts opened a conflict), and the events
+without a verdict, whose only effects are their stage and inbox row, are recorded together at the end of the batch
+(``ConflictsService._check_tenant``).
 """
 
 from __future__ import annotations
@@ -20,17 +25,18 @@ from dataclasses import dataclass, field
 import asyncpg
 
 from engram.config import Settings
-from engram.db import conflicts, embeddings, inbox, items, stages
+from engram.db import conflicts, inbox, items, stages
 from engram.db.pool import tenant_tx
 from engram.domain import conflict_rules, lifecycle
 from engram.domain.conflict_rules import Verdict
 from engram.domain.models import MemoryItem
 from engram.domain.values import PipelineStage, StageStatus
-from engram.events.consumer import one_at_a_time
 from engram.events.envelope import Event
 from engram.events.outbox import Outbox
 from engram.llm import JsonChat, LLMUnavailable
 from engram.pipeline import changes
+from engram.pipeline.batches import apply_per_tenant, by_tenant
+from engram.telemetry import tracing
 from engram.telemetry.metrics import CONFLICT_OUTCOMES
 
 log = logging.getLogger(__name__)
@@ -41,6 +47,8 @@ CONSUMER = "conflicts"
 EPISODIC_KINDS = ("observation", "diary_entry")
 STAGE = PipelineStage.CONFLICT_CHECK
 NEIGHBOURS = 5
+# Events whose reads share a transaction: a verdict that opens a conflict throws the reads after it away.
+READ_AHEAD = 8
 # Candidates come from a little below the floor: the exclusive-predicate rule ("lives in", "prefers", …) fires
 # at any similarity, since two values of one predicate can embed apart; every other rule needs the floor.
 CANDIDATE_MARGIN = 0.05
@@ -56,6 +64,14 @@ class Judged:
     similarity: float
     verdict: Verdict
     detector: str
+
+
+@dataclass(frozen=True)
+class _Read:
+    """What checking one event reads: its memory (None: gone) and the nearest live neighbours with similarity."""
+
+    item: MemoryItem | None
+    near: list[tuple[MemoryItem, float]]
 
 
 @dataclass
@@ -75,45 +91,103 @@ class ConflictsService:
         self._changes = changes.Changes(Outbox(settings.events_subject_prefix))
 
     async def handle(self, events: list[Event]) -> dict[str, Exception]:
-        return await one_at_a_time(self._check)(events)
+        """Check a batch, the events of each tenant in turn (``_check_tenant``). Returns the events that failed
+        (redelivered)."""
+        failures: dict[str, Exception] = {}
+        for tenant_id, group in by_tenant([(event, None) for event in events]).items():
+            failures |= await self._check_tenant(tenant_id, [event for event, _ in group])
+        return failures
 
-    async def _check(self, event: Event) -> None:
+    async def _check_tenant(self, tenant_id: str, events: list[Event]) -> dict[str, Exception]:
+        """Each event in order, as if alone: its memory and neighbours are read, the pairs judged, the effects
+        applied. In fewer transactions: the reads of the next ``READ_AHEAD`` events share one, read again after any
+        event whose verdicts changed something (a conflict opened, perhaps a status: what the next ones read may
+        differ); an event with no verdict changes nothing another event reads, so its stage and inbox row are
+        written at the end of the batch, all such events of the tenant in one transaction
+        (``engram.pipeline.batches``)."""
+        failures: dict[str, Exception] = {}
+        quiet: list[tuple[Event, tuple[int, _Judgements]]] = []
+        reads: dict[str, _Read | None] = {}
+        for at, event in enumerate(events):
+            try:
+                with tracing.within(event.traceparent):
+                    if event.id not in reads:
+                        reads = await self._read_from(tenant_id, events[at : at + READ_AHEAD])
+                    read = reads[event.id]
+                    if read is None:  # handled before
+                        continue
+                    found = await self._judge_all(read.item, read.near) if read.item is not None else _Judgements()
+                    if not found.judged:
+                        quiet.append((event, (len(read.near), found)))
+                        continue
+                    async with tenant_tx(self._pool, tenant_id) as conn:
+                        changed = await self._write(conn, event, (len(read.near), found))
+                    if changed:  # what this event changed, the next ones must read
+                        reads = {}
+            except Exception as exc:
+                failures[event.id] = exc
+        return failures | await apply_per_tenant(self._pool, quiet, self._write_quiet)
+
+    async def _read_from(self, tenant_id: str, events: list[Event]) -> dict[str, _Read | None]:
+        """``_read`` of each of ``events`` in one transaction; when that fails, of the first alone (whose error
+        is then the caller's)."""
+        try:
+            async with tenant_tx(self._pool, tenant_id) as conn:
+                return {event.id: await self._read(conn, event) for event in events}
+        except Exception as exc:
+            if len(events) == 1:
+                raise
+            log.info("reading %d events failed together (%r); reading the first alone", len(events), exc)
+        async with tenant_tx(self._pool, tenant_id) as conn:
+            return {events[0].id: await self._read(conn, events[0])}
+
+    async def _read(self, conn: asyncpg.Connection, event: Event) -> _Read | None:
+        """The event's memory and its nearest live neighbours (none for a memory gone, not live, episodic or
+        without a vector), or None when the event was handled before."""
         profile = str(event.data.get("profile") or self._settings.embedding_profile)
         dimensions = int(event.data.get("dimensions") or self._settings.embedding_dimensions)
-        async with tenant_tx(self._pool, event.tenant_id) as conn:
-            if await inbox.seen(conn, CONSUMER, event.id):
-                return
-            item = await items.get(conn, event.subject)
-            vector = await embeddings.vector(conn, event.subject, profile)
-            near: list[tuple[MemoryItem, float]] = []
-            if item is not None and vector is not None and _live(item) and item.kind not in EPISODIC_KINDS:
-                near = await conflicts.nearest_live(
-                    conn,
-                    item,
-                    vector,
-                    profile,
-                    dimensions,
-                    NEIGHBOURS,
-                    self._settings.conflict_similarity_floor - CANDIDATE_MARGIN,
-                    EPISODIC_KINDS,
-                )
-        found = await self._judge_all(item, near) if item is not None else _Judgements()
-        async with tenant_tx(self._pool, event.tenant_id) as conn:
-            if not await inbox.claim(conn, CONSUMER, event.id, event.tenant_id):
-                return
-            current = await items.get(conn, event.subject, for_update=True)
-            if current is None:  # deleted meanwhile: the event is handled, there is nothing to compare
-                log.info("item %s of event %s no longer exists; nothing to compare", event.subject, event.id)
-                return
-            notes = [await self._apply(conn, event, current, j) for j in found.judged] if _live(current) else []
-            detail = (
-                f"{current.kind} is episodic: not compared"
-                if current.kind in EPISODIC_KINDS
-                else _summary(len(near), [n for n in notes if n], found.judge_unavailable, found.bounded)
+        first = await conflicts.subject(conn, CONSUMER, event.id, event.subject, profile)
+        if first.handled:
+            return None
+        item, vector = first.item, first.vector
+        near: list[tuple[MemoryItem, float]] = []
+        if item is not None and vector is not None and _live(item) and item.kind not in EPISODIC_KINDS:
+            near = await conflicts.nearest_live(
+                conn,
+                item,
+                vector,
+                profile,
+                dimensions,
+                NEIGHBOURS,
+                self._settings.conflict_similarity_floor - CANDIDATE_MARGIN,
+                EPISODIC_KINDS,
             )
-            await stages.record(
-                conn, tenant_id=event.tenant_id, item_id=current.id, stage=STAGE, status=StageStatus.DONE, detail=detail
-            )
+        return _Read(item, near)
+
+    async def _write_quiet(self, conn: asyncpg.Connection, event: Event, judged: tuple[int, _Judgements]) -> None:
+        await self._write(conn, event, judged)
+
+    async def _write(self, conn: asyncpg.Connection, event: Event, judged: tuple[int, _Judgements]) -> bool:
+        """In the caller's transaction: the event's inbox row, the effect of each verdict and the stage; whether
+        a verdict changed anything (a conflict opened, perhaps a status with it)."""
+        candidates, found = judged
+        if not await inbox.claim(conn, CONSUMER, event.id, event.tenant_id):
+            return False
+        current = await items.get(conn, event.subject, for_update=True)
+        if current is None:  # deleted meanwhile: the event is handled, there is nothing to compare
+            log.info("item %s of event %s no longer exists; nothing to compare", event.subject, event.id)
+            return False
+        applied = [await self._apply(conn, event, current, j) for j in found.judged] if _live(current) else []
+        notes = [note for note, _ in applied]
+        detail = (
+            f"{current.kind} is episodic: not compared"
+            if current.kind in EPISODIC_KINDS
+            else _summary(candidates, [n for n in notes if n], found.judge_unavailable, found.bounded)
+        )
+        await stages.record(
+            conn, tenant_id=event.tenant_id, item_id=current.id, stage=STAGE, status=StageStatus.DONE, detail=detail
+        )
+        return any(changed for _, changed in applied)
 
     async def _judge_all(self, item: MemoryItem, near: list[tuple[MemoryItem, float]]) -> _Judgements:
         """The verdicts on ``item`` and each neighbour that has one, whether the model judge was unavailable for
@@ -158,12 +232,15 @@ class ConflictsService:
         verdict = conflict_rules.parse_llm_verdict(json.dumps(raw))  # anything malformed is None: no change
         return (Judged(neighbour, similarity, verdict, f"llm:{self._llm.model}") if verdict else None), False
 
-    async def _apply(self, conn: asyncpg.Connection, event: Event, item: MemoryItem, judged: Judged) -> str:
-        """Act on one verdict (the older of the two is the existing memory); returns a note for the stage."""
+    async def _apply(
+        self, conn: asyncpg.Connection, event: Event, item: MemoryItem, judged: Judged
+    ) -> tuple[str, bool]:
+        """Act on one verdict (the older of the two is the existing memory); returns a note for the stage, and
+        whether it changed anything (opened a conflict)."""
         found = [await items.get(conn, str(i.id), for_update=True) for i in (item, judged.neighbour)]
         pair = [p for p in found if p is not None and _live(p)]
         if len(pair) != 2:
-            return ""
+            return "", False
         existing, new = sorted(pair, key=lambda p: (p.created_at, str(p.id)))
         verdict = judged.verdict
         session = same_session(existing, new)
@@ -174,7 +251,7 @@ class ConflictsService:
         other = existing if new.id == item.id else new
         note = f"{verdict.label} with {other.id} ({action}{': same session' if session and action == 'none' else ''})"
         if action == "none":
-            return note
+            return note, False
         # Audit reasons name the label, the detector and the conflict, never the words of either memory: a
         # reader of one side may not be able to read the other. The explanation stays on the conflict, which
         # is shown only to callers who may read both.
@@ -191,7 +268,7 @@ class ConflictsService:
             explanation=verdict.explanation,
         )
         if opened is None:
-            return f"{note}: already in an open conflict"
+            return f"{note}: already in an open conflict", False
         weaker = {"propose": new, "dispute_new": new, "dispute_existing": existing}.get(action)
         if weaker is not None:
             to_state = "proposed" if action == "propose" else "disputed"
@@ -204,7 +281,7 @@ class ConflictsService:
                     "propose" if to_state == "proposed" else "dispute",
                     f"conflict {opened}: {verdict.label} ({judged.detector})",
                 )
-        return note
+        return note, True
 
     async def mark_failed(self, event: Event, error: Exception) -> None:
         await changes.stage_failed(self._pool, event, STAGE, error)

@@ -1,6 +1,7 @@
-"""Embedding logic: read the items a batch of memory.created (or memory.restored) events names, embed those
-still without a vector in one call, and store each vector with its inbox row, stage and memory.embedded
-event in one transaction.
+"""Embedding logic: read the items a batch of memory.created (or memory.restored) events names (one transaction per
+tenant), embed those still without a vector in one call, and store each vector with its inbox row, stage and
+memory.embedded event; the stores of one tenant share a transaction, replayed one event per transaction if it
+fails (``engram.pipeline.batches``).
 
 An item deleted (moved to the trash) before its vector is stored is an expected outcome, not a failure: the
 event is recorded as handled in the inbox, nothing is stored, and it is acknowledged. A restore announces
@@ -10,6 +11,7 @@ from __future__ import annotations
 
 import logging
 import time
+from collections.abc import Callable
 from datetime import UTC, datetime
 
 import asyncpg
@@ -25,6 +27,7 @@ from engram.embeddings.provider import EmbeddingProvider
 from engram.events.envelope import Event
 from engram.events.outbox import Outbox
 from engram.pipeline import changes
+from engram.pipeline.batches import apply_per_tenant, by_tenant
 from engram.telemetry.metrics import EMBED_BATCH, EMBED_LATENCY, SEARCHABLE_LAG
 
 log = logging.getLogger(__name__)
@@ -43,14 +46,20 @@ class EmbedderService:
         """Embed the items of a batch; return the events that failed (they will be redelivered)."""
         failures: dict[str, Exception] = {}
         todo: list[tuple[Event, MemoryItem]] = []
-        for event in events:
+        for tenant_id, group in by_tenant([(event, None) for event in events]).items():
             try:
-                item = await self._load(event)
-            except Exception as exc:
-                failures[event.id] = exc
+                todo += await self._load_all(tenant_id, [event for event, _ in group])
                 continue
-            if item is not None:
-                todo.append((event, item))
+            except Exception as exc:  # find out which, one by one
+                log.info("reading a batch of %d events failed (%r); reading them one by one", len(group), exc)
+            for event, _ in group:
+                try:
+                    item = await self._load(event)
+                except Exception as exc:
+                    failures[event.id] = exc
+                    continue
+                if item is not None:
+                    todo.append((event, item))
         if not todo:
             return failures
         started = time.perf_counter()
@@ -60,12 +69,26 @@ class EmbedderService:
             return failures | {event.id: exc for event, _ in todo}
         EMBED_LATENCY.labels(self._provider.profile).observe(time.perf_counter() - started)
         EMBED_BATCH.observe(len(todo))
-        for (event, item), vector in zip(todo, vectors, strict=True):
-            try:
-                await self._store(event, item, vector)
-            except Exception as exc:
-                failures[event.id] = exc
-        return failures
+        stored = [(event, (item, vector)) for (event, item), vector in zip(todo, vectors, strict=True)]
+        return failures | await apply_per_tenant(self._pool, stored, self._store)
+
+    async def _load_all(self, tenant_id: str, events: list[Event]) -> list[tuple[Event, MemoryItem]]:
+        """``_load`` for the events of one tenant, in one transaction and three reads."""
+        todo: list[tuple[Event, MemoryItem]] = []
+        async with tenant_tx(self._pool, tenant_id) as conn:
+            handled = await inbox.seen_among(conn, CONSUMER, [event.id for event in events])
+            fresh = [event for event in events if event.id not in handled]
+            if not fresh:
+                return todo
+            found = {str(item.id): item for item in await items.get_many(conn, [event.subject for event in fresh])}
+            embedded = await embeddings.having(conn, list(found), self._provider.profile)
+            for event in fresh:
+                item = found.get(event.subject)
+                if item is None:
+                    await self._gone(conn, event)
+                elif event.subject not in embedded:  # else a restored item that came back with its vector
+                    todo.append((event, item))
+        return todo
 
     async def _load(self, event: Event) -> MemoryItem | None:
         """The item to embed, or None when there is nothing to do (already processed, item gone, or a restored
@@ -81,39 +104,43 @@ class EmbedderService:
                 return None  # a restored item came back with its vector
             return item
 
-    async def _store(self, event: Event, item: MemoryItem, vector: np.ndarray) -> None:
-        async with tenant_tx(self._pool, event.tenant_id) as conn:
-            if not await inbox.claim(conn, CONSUMER, event.id, event.tenant_id):
-                return  # a concurrent replica got there first
-            if not await items.hold(conn, str(item.id)):  # deleted while it was being embedded
-                log.info("item %s of event %s was deleted while it was embedded; nothing stored", item.id, event.id)
-                return
-            await embeddings.upsert(conn, event.tenant_id, item.id, self._provider.profile, vector)
-            await stages.record(
-                conn,
+    async def _store(
+        self, conn: asyncpg.Connection, event: Event, embedded: tuple[MemoryItem, np.ndarray]
+    ) -> Callable[[], None] | None:
+        """Store one vector in the caller's transaction; what to observe once it has committed."""
+        item, vector = embedded
+        if not await inbox.claim(conn, CONSUMER, event.id, event.tenant_id):
+            return None  # a concurrent replica got there first
+        if not await items.hold(conn, str(item.id)):  # deleted while it was being embedded
+            log.info("item %s of event %s was deleted while it was embedded; nothing stored", item.id, event.id)
+            return None
+        await embeddings.upsert(conn, event.tenant_id, item.id, self._provider.profile, vector)
+        await stages.record(
+            conn,
+            tenant_id=event.tenant_id,
+            item_id=item.id,
+            stage=PipelineStage.EMBEDDING,
+            status=StageStatus.DONE,
+            detail=self._provider.profile,
+        )
+        await self._outbox.add(
+            conn,
+            Event(
+                type=EventType.MEMORY_EMBEDDED.cloud_type,
                 tenant_id=event.tenant_id,
-                item_id=item.id,
-                stage=PipelineStage.EMBEDDING,
-                status=StageStatus.DONE,
-                detail=self._provider.profile,
-            )
-            await self._outbox.add(
-                conn,
-                Event(
-                    type=EventType.MEMORY_EMBEDDED.cloud_type,
-                    tenant_id=event.tenant_id,
-                    subject=str(item.id),
-                    traceparent=event.traceparent,
-                    data={
-                        "item_id": str(item.id),
-                        "profile": self._provider.profile,
-                        "dimensions": self._provider.dimensions,
-                        "kind": item.kind,
-                    },
-                ),
-            )
-        if event.type == EventType.MEMORY_CREATED.cloud_type:  # a restored item's age says nothing about the pipeline
-            SEARCHABLE_LAG.observe(max((datetime.now(UTC) - item.created_at).total_seconds(), 0.0))
+                subject=str(item.id),
+                traceparent=event.traceparent,
+                data={
+                    "item_id": str(item.id),
+                    "profile": self._provider.profile,
+                    "dimensions": self._provider.dimensions,
+                    "kind": item.kind,
+                },
+            ),
+        )
+        if event.type != EventType.MEMORY_CREATED.cloud_type:  # a restored item's age says nothing about the pipeline
+            return None
+        return lambda: SEARCHABLE_LAG.observe(max((datetime.now(UTC) - item.created_at).total_seconds(), 0.0))
 
     async def _gone(self, conn: asyncpg.Connection, event: Event) -> None:
         """The event's item no longer exists: the event is handled (inbox row), nothing to embed."""

@@ -1,6 +1,7 @@
 """Promotion on the events that can unblock a proposal: it was classified, a conflict was resolved, it got
-feedback, or its review status moved back to proposed. Each named item is decided in one transaction with the
-event's inbox row, so a redelivered event decides nothing twice."""
+feedback, or its review status moved back to proposed. Each named item is decided in the transaction of the
+event's inbox row, so a redelivered event decides nothing twice; the events of one tenant in a batch share that
+transaction, replayed one event per transaction if it fails (``engram.pipeline.batches``)."""
 
 from __future__ import annotations
 
@@ -8,13 +9,12 @@ import asyncpg
 
 from engram.config import Settings
 from engram.db import inbox
-from engram.db.pool import tenant_tx
 from engram.domain.values import EventType
-from engram.events.consumer import one_at_a_time
 from engram.events.durables import DURABLES
 from engram.events.envelope import Event
 from engram.events.outbox import Outbox
 from engram.pipeline import changes, promotion
+from engram.pipeline.batches import apply_per_tenant
 
 TRIGGERS = DURABLES["promotion"]  # (durable consumer, event) pairs
 CONSUMER = "promotion"
@@ -40,13 +40,12 @@ class PromotionService:
         self._changes = changes.Changes(Outbox(settings.events_subject_prefix))
 
     async def handle(self, events: list[Event]) -> dict[str, Exception]:
-        return await one_at_a_time(self._decide)(events)
+        return await apply_per_tenant(self._pool, [(event, None) for event in events], self._decide)
 
-    async def _decide(self, event: Event) -> None:
-        async with tenant_tx(self._pool, event.tenant_id) as conn:
-            if not await inbox.claim(conn, CONSUMER, event.id, event.tenant_id):
-                return
-            for item_id in items_named(event):
-                await promotion.promote_if_proposed(
-                    conn, self._changes, event.tenant_id, item_id, traceparent=event.traceparent
-                )
+    async def _decide(self, conn: asyncpg.Connection, event: Event, _: None) -> None:
+        if not await inbox.claim(conn, CONSUMER, event.id, event.tenant_id):
+            return
+        for item_id in items_named(event):
+            await promotion.promote_if_proposed(
+                conn, self._changes, event.tenant_id, item_id, traceparent=event.traceparent
+            )
