@@ -1,0 +1,542 @@
+"""A learned contradiction judge next to the hand-written rules, validated across writers: each labelled batch of
+bench/data/conflicts was written in its own sitting, so a batch the model (and the rules) never saw is the honest
+stand-in for "the next writer's pairs".
+
+    python bench/contradiction_model.py --folds --history [--features words,rules] [--target 0.95]
+    python bench/contradiction_model.py --fit-all OUT.json             # fit on batches 1-4, write the weights
+    python bench/contradiction_model.py --score-batch N --weights OUT.json --figures-only
+
+``--folds``: leave one batch out over batches 1-4 (fit on three, score the fourth) with today's rules, which
+were tuned on all four, so the rules' figures (and the features made from their verdicts) are optimistic there.
+``--history``: forward folds without that optimism: batch k (2, 3, 4) judged by the rules as they were just
+before its misses were first read (``HISTORY``, their engram package exported with git archive and run in a
+child process), the model fitted on batches 1..k-1 judged by those same rules.
+
+A pair is judged as ``tests/support/conflicts_eval.judge_pair`` judges it (the committed e5 passage vectors,
+candidates from cosine 0.80, ``conflict_rules.judge``, ``conflict_rules.outcome``). The model is an
+L2-regularised logistic regression (numpy, Newton steps) over feature groups: ``words`` (the cosine; shared and
+one-sided words, numbers and names that differ, negation and "no longer / now / also" words on one side, and
+how the word sequence is edited: spans replaced, inserted, deleted and where), ``rules`` (the rules' verdict,
+one-hot), and two that were tried and not kept: ``vectors`` (``|a-b|`` and ``a*b`` of the passage vectors) and
+``diff`` (the passage vectors of each side's one-sided words, embedded in-process). The model only sees
+candidates, as the consumer would hand it pairs. Decisions printed: the rules alone; the model alone (without
+the ``rules`` group); the model with it; and "rules flag it OR model probability >= threshold" (the one
+``--fit-all`` writes). The L2 strength and the threshold are chosen inside the training batches by leaving one
+of them out in turn (one batch: its two split halves); the threshold is the lowest that keeps the pooled
+precision of the decision >= ``--target`` there, never chosen on the batch scored. Deterministic (no sampling).
+
+Only the batches asked for are read, and only their texts' rows of vectors.npz are kept.
+"""
+
+from __future__ import annotations
+
+import argparse
+import difflib
+import json
+import os
+import re
+import subprocess
+import sys
+import tempfile
+import time
+from collections import Counter
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from engram.domain import conflict_rules
+from tests.support.conflicts_eval import (
+    AUTHORITY,
+    BATCHES,
+    CANDIDATE_MARGIN,
+    FLOOR,
+    VECTORS,
+    Judged,
+    Pair,
+    judge_pair,
+)
+
+FIT_BATCHES = ("1", "2", "3", "4")
+FEATURES = "words,rules"  # the kept configuration (docs/benchmarks.md); "vectors" and "diff" were tried
+# the rules as they were just before each batch's misses were first read (bench/data/conflicts/README.md,
+# docs/benchmarks.md): batch 2 at 263004e, batch 3 at dd0a806, batch 4 at 9f51c63
+HISTORY = {"2": "263004e", "3": "dd0a806", "4": "9f51c63"}
+LAMBDAS = (1.0, 10.0, 100.0, 1000.0)
+NEWTON_STEPS = 30
+
+WORD = re.compile(r"[a-z0-9]+(?:['’.][a-z0-9]+)*")
+NUMBER_WORDS = {
+    "zero one two three four five six seven eight nine ten eleven twelve thirteen fourteen fifteen sixteen "
+    "seventeen eighteen nineteen twenty thirty forty fifty sixty seventy eighty ninety hundred thousand million "
+    "half quarter dozen"
+}
+NUMBER_WORDS = set(next(iter(NUMBER_WORDS)).split())
+NEGATIONS = {
+    "not", "no", "never", "none", "nobody", "nothing", "without", "cannot", "can't", "don't", "doesn't", "didn't",
+    "isn't", "aren't", "wasn't", "weren't", "won't", "hasn't", "haven't", "n't", "nor",
+}  # fmt: skip
+CHANGE = {
+    "longer", "anymore", "stopped", "quit", "switched", "moved", "replaced", "now", "instead", "nowadays",
+    "dropped", "left", "gave", "cancelled", "canceled", "ended", "since", "became", "become", "changed",
+    "relocated", "migrated", "retired", "sold", "closed", "new",
+}  # fmt: skip
+ADDITION = {
+    "also", "too", "additionally", "plus", "visiting", "visit", "trip", "week", "planning", "plan", "plans",
+    "sometimes", "occasionally", "backup", "alongside", "both", "another", "extra", "considering", "might",
+}  # fmt: skip
+HEDGES = {"think", "maybe", "probably", "pretty", "believe", "apparently", "guess", "around", "about"}
+WORD_FEATURES = (
+    "cosine",
+    "jaccard",
+    "only_existing",
+    "only_new",
+    "substitution",
+    "new_adds_only",
+    "length_ratio",
+    "numbers_differ",
+    "numbers_same",
+    "names_differ",
+    "negation_one_side",
+    "change_new_only",
+    "change_existing_only",
+    "addition_new_only",
+    "hedge_either",
+    "spans_replaced",
+    "spans_inserted",
+    "spans_deleted",
+    "one_replacement_only",
+    "first_difference_at",
+    "last_replacement_at",
+)
+VERDICTS = ("none", "contradiction", "refinement", "duplicate", "flagged")
+
+
+def words(text: str) -> list[str]:
+    return WORD.findall(text.lower().replace("n't", " n't"))
+
+
+def numbers(tokens: list[str]) -> set[str]:
+    return {t for t in tokens if any(c.isdigit() for c in t) or t in NUMBER_WORDS}
+
+
+def names(text: str) -> set[str]:
+    """Capitalised words that do not start a sentence."""
+    found = set()
+    for sentence in re.split(r"[.!?:;]\s+", text):
+        for token in re.findall(r"[A-Za-z][\w'’.-]*", sentence)[1:]:
+            if token[0].isupper():
+                found.add(token.lower())
+    return found
+
+
+def word_features(existing: str, new: str, cosine: float) -> list[float]:
+    a, b = words(existing), words(new)
+    sa, sb = set(a), set(b)
+    union = sa | sb
+    only_a, only_b = sa - sb, sb - sa
+    na, nb = numbers(a), numbers(b)
+    ma, mb = names(existing), names(new)
+    return [
+        cosine,
+        len(sa & sb) / len(union) if union else 1.0,
+        float(np.log1p(len(only_a))),
+        float(np.log1p(len(only_b))),
+        float(min(len(only_a), len(only_b)) > 0),
+        float(not only_a and bool(only_b)),
+        min(len(a), len(b)) / max(len(a), len(b), 1),
+        float(bool(na) and bool(nb) and na != nb),
+        float(bool(na) and na == nb),
+        float(bool(ma - mb) and bool(mb - ma)),
+        float(bool(NEGATIONS & sa) != bool(NEGATIONS & sb)),
+        float(bool(CHANGE & only_b)),
+        float(bool(CHANGE & only_a)),
+        float(bool(ADDITION & only_b)),
+        float(bool(HEDGES & union)),
+        *edit_features(a, b),
+    ]
+
+
+def edit_features(a: list[str], b: list[str]) -> list[float]:
+    """How the word sequence changes from ``a`` to ``b``: spans replaced, inserted, deleted; whether the only
+    change is one replaced span; where (0..1 along ``a``) the first change and the last replacement fall."""
+    ops = [op for op in difflib.SequenceMatcher(None, a, b, autojunk=False).get_opcodes() if op[0] != "equal"]
+    kinds = Counter(op[0] for op in ops)
+    length = max(len(a), 1)
+    replaced = [op for op in ops if op[0] == "replace"]
+    return [
+        float(kinds["replace"]),
+        float(kinds["insert"]),
+        float(kinds["delete"]),
+        float(len(ops) == 1 and kinds["replace"] == 1),
+        ops[0][1] / length if ops else 1.0,
+        replaced[-1][1] / length if replaced else -1.0,
+    ]
+
+
+def rule_features(judged: Judged) -> list[float]:
+    label = judged.verdict.label if judged.verdict is not None else "none"
+    return [float(label == v) for v in VERDICTS[:4]] + [float(judged.flagged)]
+
+
+@dataclass(frozen=True)
+class Row:
+    pair: Pair
+    batch: str
+    judged: Judged
+    features: dict[str, np.ndarray]  # "words", "vectors"
+
+
+def load_batches(batches: tuple[str, ...]) -> tuple[list[Pair], list[str], dict[str, np.ndarray]]:
+    """The pairs of the batches asked for (and no other), their batch names and their texts' stored vectors."""
+    pairs, names_of = [], []
+    for b in batches:
+        for line in BATCHES[b].read_text().splitlines():
+            if line.strip():
+                pairs.append(Pair(**json.loads(line)))
+                names_of.append(b)
+    wanted = {t for p in pairs for t in (p.existing, p.new)}
+    with np.load(VECTORS, allow_pickle=False) as data:
+        index = [i for i, t in enumerate(data["texts"]) if str(t) in wanted]
+        texts = [str(data["texts"][i]) for i in index]
+        matrix = data["vectors"][index].astype(np.float32)
+    missing = wanted - set(texts)
+    if missing:
+        raise SystemExit(f"{len(missing)} texts have no stored vector: python bench/contradictions.py vectors")
+    return pairs, names_of, dict(zip(texts, matrix, strict=True))
+
+
+def featurise(pairs: list[Pair], batch_of: list[str], vectors: dict[str, np.ndarray]) -> list[Row]:
+    rows = []
+    for pair, batch in zip(pairs, batch_of, strict=True):
+        judged = judge_pair(pair, vectors)
+        a = vectors[pair.existing].astype(np.float64)
+        b = vectors[pair.new].astype(np.float64)
+        a, b = a / np.linalg.norm(a), b / np.linalg.norm(b)
+        rows.append(Row(pair, batch, judged, pair_features(pair, judged, a, b)))
+    return rows
+
+
+def one_sided(existing: str, new: str) -> tuple[str, str]:
+    """The words of each text that the other lacks, in their order."""
+    a, b = words(existing), words(new)
+    return " ".join(w for w in a if w not in set(b)), " ".join(w for w in b if w not in set(a))
+
+
+def add_difference(rows: list[Row]) -> None:
+    """The "diff" features: the passage vectors of each side's one-sided words (embedded in-process, cached by
+    bench/passage_vectors.py), their cosine, each one's cosine with the other whole text, and their product."""
+    from passage_vectors import passages
+
+    sides = [one_sided(r.pair.existing, r.pair.new) for r in rows]
+    texts = sorted({t for pair in sides for t in pair if t})
+    matrix = passages(texts) if texts else np.zeros((0, 384))
+    known = dict(zip(texts, matrix.astype(np.float64), strict=True))
+    for r, (x, y) in zip(rows, sides, strict=True):
+        ea, eb = known.get(x, np.zeros(384)), known.get(y, np.zeros(384))
+        a, b = _VECTORS_CACHE[r.pair.existing].astype(np.float64), _VECTORS_CACHE[r.pair.new].astype(np.float64)
+        scalars = [float(ea @ eb), float(ea @ b), float(eb @ a), float(not x), float(not y)]
+        r.features["diff"] = np.concatenate([scalars, ea * eb])
+
+
+def pair_features(pair: Pair, judged: Judged, a: np.ndarray, b: np.ndarray) -> dict[str, np.ndarray]:
+    return {
+        "words": np.array(word_features(pair.existing, pair.new, judged.similarity)),
+        "rules": np.array(rule_features(judged)),
+        "vectors": np.concatenate([np.abs(a - b), a * b]),
+    }
+
+
+def design(rows: list[Row], features: str) -> np.ndarray:
+    return np.array([np.concatenate([r.features[p] for p in features.split(",")]) for r in rows])
+
+
+@dataclass
+class Model:
+    mean: np.ndarray
+    scale: np.ndarray
+    weights: np.ndarray  # intercept last
+    features: str
+    lam: float
+    threshold: float = 1.0
+
+    def probability(self, x: np.ndarray) -> np.ndarray:
+        z = (x - self.mean) / self.scale
+        return 1.0 / (1.0 + np.exp(-(z @ self.weights[:-1] + self.weights[-1])))
+
+    def to_json(self) -> dict[str, object]:
+        return {
+            "features": self.features,
+            "lambda": self.lam,
+            "threshold": self.threshold,
+            "columns": {"words": list(WORD_FEATURES), "rules": [f"rules_{v}" for v in VERDICTS]},
+            "mean": [round(float(v), 7) for v in self.mean],
+            "scale": [round(float(v), 7) for v in self.scale],
+            "weights": [round(float(v), 7) for v in self.weights],
+        }
+
+    @classmethod
+    def from_json(cls, raw: dict[str, object]) -> Model:
+        arr = {k: np.array(raw[k], dtype=np.float64) for k in ("mean", "scale", "weights")}
+        return cls(arr["mean"], arr["scale"], arr["weights"], str(raw["features"]), float(raw["lambda"]),  # type: ignore[arg-type]
+                   float(raw["threshold"]))  # type: ignore[arg-type]  # fmt: skip
+
+
+def fit(x: np.ndarray, y: np.ndarray, lam: float, features: str) -> Model:
+    """L2-regularised logistic regression by Newton steps on standardised features (the intercept unpenalised)."""
+    mean, scale = x.mean(axis=0), x.std(axis=0)
+    scale[scale < 1e-9] = 1.0
+    z = np.hstack([(x - mean) / scale, np.ones((len(x), 1))])
+    w = np.zeros(z.shape[1])
+    penalty = np.full(z.shape[1], lam)
+    penalty[-1] = 0.0
+    for _ in range(NEWTON_STEPS):
+        p = 1.0 / (1.0 + np.exp(-(z @ w)))
+        gradient = z.T @ (p - y) + penalty * w
+        hessian = (z * (p * (1 - p))[:, None]).T @ z + np.diag(penalty) + 1e-9 * np.eye(len(w))
+        step = np.linalg.solve(hessian, gradient)
+        w -= step
+        if np.max(np.abs(step)) < 1e-8:
+            break
+    return Model(mean, scale, w, features, lam)
+
+
+def truth(rows: list[Row]) -> np.ndarray:
+    return np.array([r.pair.label == "contradiction" for r in rows], dtype=float)
+
+
+def decide(rows: list[Row], p: np.ndarray, threshold: float, rules: bool) -> np.ndarray:
+    candidate = np.array([r.judged.candidate for r in rows])
+    model = candidate & (p >= threshold)
+    return (np.array([r.judged.flagged for r in rows]) | model) if rules else model
+
+
+def pr(flagged: np.ndarray, y: np.ndarray) -> tuple[float, float, int, int, int]:
+    tp = int(np.sum(flagged & (y == 1)))
+    fp = int(np.sum(flagged & (y == 0)))
+    fn = int(np.sum(~flagged & (y == 1)))
+    return (tp / (tp + fp) if tp + fp else 1.0), (tp / (tp + fn) if tp + fn else 1.0), tp, fp, fn
+
+
+def pick_threshold(rows: list[Row], p: np.ndarray, target: float, rules: bool) -> float:
+    """The lowest threshold whose decision keeps precision >= target on these rows (1.0: the model adds nothing)."""
+    y = truth(rows)
+    best = 1.0 + 1e-9
+    for t in sorted(set(np.round(p, 6)), reverse=True):
+        precision, *_ = pr(decide(rows, p, t, rules), y)
+        if precision >= target:
+            best = t
+    return float(best)
+
+
+def out_of_fold(rows: list[Row], lam: float, features: str) -> np.ndarray:
+    """Each row's probability from a model fitted on the other batches among ``rows``."""
+    p = np.zeros(len(rows))
+    group = [r.batch for r in rows]
+    if len(set(group)) == 1:  # one batch: its two halves by the split field
+        group = [r.pair.split for r in rows]
+    for held in sorted(set(group)):
+        train = [r for r, g in zip(rows, group, strict=True) if g != held]
+        model = fit(design(train, features), truth(train), lam, features)
+        idx = [i for i, g in enumerate(group) if g == held]
+        p[idx] = model.probability(design([rows[i] for i in idx], features))
+    return p
+
+
+def choose(rows: list[Row], features: str, target: float, rules: bool = True) -> Model:
+    """λ and threshold by leave-one-batch-out inside ``rows``, then the model fitted on all of ``rows``."""
+    y = truth(rows)
+    best: tuple[float, float, float] | None = None
+    for lam in LAMBDAS:
+        p = out_of_fold(rows, lam, features)
+        threshold = pick_threshold(rows, p, target, rules)
+        _, recall, *_ = pr(decide(rows, p, threshold, rules), y)
+        if best is None or recall > best[0] + 1e-12:
+            best = (recall, lam, threshold)
+    assert best is not None
+    model = fit(design(rows, features), y, best[1], features)
+    model.threshold = best[2]
+    return model
+
+
+def line(name: str, flagged: np.ndarray, y: np.ndarray) -> str:
+    precision, recall, tp, fp, fn = pr(flagged, y)
+    f1 = 2 * precision * recall / (precision + recall) if precision + recall else 0.0
+    return f"{name:<16} P {precision:.3f}  R {recall:.3f}  F1 {f1:.3f}  (tp {tp}, fp {fp}, fn {fn})"
+
+
+def without_rules(features: str) -> str:
+    return ",".join(f for f in features.split(",") if f != "rules")
+
+
+def folds(rows: list[Row], features: str, target: float) -> None:
+    """Leave one batch out: fit on three of batches 1-4, score the fourth, with today's rules."""
+    print(f"leave one batch out, today's rules; features {features}, target precision {target} (inner folds)")
+    evaluate([([r for r in rows if r.batch != held], [r for r in rows if r.batch == held]) for held in FIT_BATCHES],
+             features, target)  # fmt: skip
+
+
+def history(rows: list[Row], features: str, target: float) -> None:
+    """Forward folds: batch k scored with the rules as they were before its misses were read (HISTORY), the
+    model fitted on batches 1..k-1 judged by those same rules: what the next writer's batch meets."""
+    print(f"forward folds, the rules of their day; features {features}, target precision {target} (inner folds)")
+    pairs_of = []
+    with tempfile.TemporaryDirectory(prefix="judgefit-rules-") as tmp:
+        for held, commit in HISTORY.items():
+            chosen = [r for r in rows if r.batch <= held]
+            verdicts = rules_at(commit, Path(tmp), [(r.pair.existing, r.pair.new, r.judged.similarity) for r in chosen])
+            rejudged = [_rejudged(r, label, flagged) for r, (label, flagged) in zip(chosen, verdicts, strict=True)]
+            pairs_of.append(([r for r in rejudged if r.batch < held], [r for r in rejudged if r.batch == held]))
+    evaluate(pairs_of, features, target)
+
+
+JUDGE_AT = """
+import json, sys
+from engram.domain import conflict_rules
+out = []
+for existing, new, similarity in json.load(sys.stdin):
+    verdict = conflict_rules.judge(existing, new, similarity, floor={floor!r}) if similarity >= {candidate!r} else None
+    flagged = False
+    if verdict is not None and verdict.label == "contradiction":
+        plan = conflict_rules.outcome(verdict, {authority}, {authority})
+        flagged = plan.opens_conflict and plan.action.startswith("dispute")
+    out.append([verdict.label if verdict else None, flagged])
+print(json.dumps(out))
+"""
+
+
+def rules_at(commit: str, tmp: Path, triples: list[tuple[str, str, float]]) -> list[tuple[str | None, bool]]:
+    """The rules' verdicts as of ``commit`` (its engram package exported with git archive, judged in a child)."""
+    root = Path(__file__).resolve().parents[1]
+    checkout = tmp / commit
+    checkout.mkdir()
+    archive = subprocess.run(["git", "-C", str(root), "archive", commit, "engram"], check=True, capture_output=True)
+    subprocess.run(["tar", "-x", "-C", str(checkout)], input=archive.stdout, check=True)
+    done = subprocess.run(
+        [sys.executable, "-c", JUDGE_AT.format(floor=FLOOR, candidate=FLOOR - CANDIDATE_MARGIN, authority=AUTHORITY)],
+        input=json.dumps(triples),
+        capture_output=True,
+        text=True,
+        check=True,
+        cwd=checkout,
+        env={**os.environ, "PYTHONPATH": str(checkout)},
+    )
+    return [(label, bool(flagged)) for label, flagged in json.loads(done.stdout)]
+
+
+def _rejudged(row: Row, label: str | None, flagged: bool) -> Row:
+    verdict = None if label is None else conflict_rules.Verdict(label, "historical", 0.0, "")
+    judged = Judged(row.pair, row.judged.similarity, row.judged.candidate, verdict, flagged)
+    return Row(row.pair, row.batch, judged, {**row.features, "rules": np.array(rule_features(judged))})
+
+
+def evaluate(splits: list[tuple[list[Row], list[Row]]], features: str, target: float) -> None:
+    pooled: dict[str, list[np.ndarray]] = {"rules": [], "model": [], "model on rules": [], "rules OR model": []}
+    ys = []
+    print("| held out | decision | precision | recall | F1 | tp / fp / fn | λ | threshold |")
+    print("|---|---|---|---|---|---|---|---|")
+    for train, test in splits:
+        held = test[0].batch
+        y = truth(test)
+        both = choose(train, features, target, rules=True)
+        alone = choose(train, without_rules(features), target, rules=False)
+        gate = choose(train, features, target, rules=False)
+        decisions = {
+            "rules": np.array([r.judged.flagged for r in test]),
+            "model": decide(test, alone.probability(design(test, alone.features)), alone.threshold, rules=False),
+            "model on rules": decide(test, gate.probability(design(test, features)), gate.threshold, rules=False),
+            "rules OR model": decide(test, both.probability(design(test, features)), both.threshold, rules=True),
+        }
+        for name, flagged in decisions.items():
+            pooled[name].append(flagged)
+            precision, recall, tp, fp, fn = pr(flagged, y)
+            f1 = 2 * precision * recall / (precision + recall) if precision + recall else 0.0
+            m = {"model": alone, "model on rules": gate, "rules OR model": both}.get(name)
+            extra = f"{m.lam:g} | {m.threshold:.3f}" if m else "– | –"
+            print(f"| {held} | {name} | {precision:.3f} | {recall:.3f} | {f1:.3f} | {tp} / {fp} / {fn} | {extra} |")
+        ys.append(y)
+    y_all = np.concatenate(ys)
+    for name, parts in pooled.items():
+        precision, recall, tp, fp, fn = pr(np.concatenate(parts), y_all)
+        f1 = 2 * precision * recall / (precision + recall) if precision + recall else 0.0
+        print(f"| pooled | {name} | {precision:.3f} | {recall:.3f} | {f1:.3f} | {tp} / {fp} / {fn} | | |")
+
+
+def cpu_per_pair(rows: list[Row], model: Model) -> tuple[float, float]:
+    """CPU-ms per pair: the rules' judgement as the harness makes it, and the model's features and score."""
+    started = time.process_time()
+    for r in rows:
+        judge_pair(r.pair, _VECTORS_CACHE)
+    rules_ms = (time.process_time() - started) * 1000 / len(rows)
+    started = time.process_time()
+    for r in rows:
+        a, b = _VECTORS_CACHE[r.pair.existing].astype(np.float64), _VECTORS_CACHE[r.pair.new].astype(np.float64)
+        parts = pair_features(r.pair, r.judged, a, b)
+        model.probability(np.concatenate([parts[f] for f in model.features.split(",")])[None, :])
+    model_ms = (time.process_time() - started) * 1000 / len(rows)
+    return rules_ms, model_ms
+
+
+_VECTORS_CACHE: dict[str, np.ndarray] = {}
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--folds", action="store_true", help="leave-one-batch-out over batches 1-4")
+    parser.add_argument("--features", default=FEATURES, help="comma list of words, rules, vectors")
+    parser.add_argument("--history", action="store_true", help="forward folds with the rules of their day")
+    parser.add_argument("--target", type=float, default=0.95, help="precision kept on the training batches")
+    parser.add_argument("--fit-all", metavar="OUT", help="fit on batches 1-4 and write the weights (JSON)")
+    parser.add_argument("--score-batch", metavar="N", help="score one batch with --weights")
+    parser.add_argument("--weights", metavar="JSON")
+    parser.add_argument("--figures-only", action="store_true", help="print figures, never a pair")
+    args = parser.parse_args()
+    if args.score_batch:
+        if not args.weights or not args.figures_only:
+            parser.error("--score-batch needs --weights and --figures-only")
+        score_batch(args.score_batch, Model.from_json(json.loads(Path(args.weights).read_text())))
+        return
+    pairs, batch_of, vectors = load_batches(FIT_BATCHES)
+    _VECTORS_CACHE.update(vectors)
+    rows = featurise(pairs, batch_of, vectors)
+    if "diff" in args.features:
+        add_difference(rows)
+    if args.folds:
+        folds(rows, args.features, args.target)
+    if args.history:
+        history(rows, args.features, args.target)
+    if args.fit_all:
+        model = choose(rows, args.features, args.target, rules=True)
+        rules_ms, model_ms = cpu_per_pair(rows, model)
+        Path(args.fit_all).write_text(json.dumps(model.to_json()) + "\n")
+        print(f"λ {model.lam:g}, threshold {model.threshold:.4f}; CPU per pair: rules {rules_ms:.2f} ms, "
+              f"model {model_ms:.3f} ms; wrote {args.fit_all}")  # fmt: skip
+
+
+def score_batch(batch: str, model: Model) -> None:
+    pairs, batch_of, vectors = load_batches((batch,))
+    _VECTORS_CACHE.update(vectors)
+    rows = featurise(pairs, batch_of, vectors)
+    if "diff" in model.features:
+        add_difference(rows)
+    y = truth(rows)
+    p = model.probability(design(rows, model.features))
+    decisions = {
+        "rules": np.array([r.judged.flagged for r in rows]),
+        "rules OR model": decide(rows, p, model.threshold, rules=True),
+    }
+    print(f"batch {batch}: {len(rows)} pairs, {int(y.sum())} contradictions; threshold {model.threshold:.4f}")
+    for name, flagged in decisions.items():
+        print(line(name, flagged, y))
+        counts, total = Counter[str](), Counter[str]()
+        for r, f in zip(rows, flagged, strict=True):
+            total[(r.pair.label, r.pair.type)] += 1
+            counts[(r.pair.label, r.pair.type)] += int(f)
+        shares = ", ".join(f"{t} {counts[(lab, t)]}/{n}" for (lab, t), n in sorted(total.items()))
+        print(f"  flagged per type: {shares}")
+
+
+if __name__ == "__main__":
+    main()
