@@ -52,6 +52,7 @@ import asyncpg
 import httpx
 import psutil
 from latency import ROOT, percentiles
+from remember_cpu import preload_statements, statements_per
 from soak import stack_processes, start_stack
 
 sys.path.insert(0, str(ROOT))
@@ -256,41 +257,6 @@ async def stage_figures(database_url: str, ids: list[str]) -> dict[str, Any]:
         await conn.close()
 
 
-def preload_statements(source: Path, home: Path) -> None:
-    """Initialise the embedded PostgreSQL's data directory and preload ``pg_stat_statements`` in it."""
-    sys.path.insert(0, str(source))
-    from engram.runtime.postgres import EmbeddedPostgres
-
-    EmbeddedPostgres(home / "pgdata").prepare()
-    with (home / "pgdata" / "postgresql.conf").open("a") as conf:
-        conf.write("\nshared_preload_libraries = 'pg_stat_statements'\npg_stat_statements.track = all\n")
-
-
-async def statements(database_url: str, memories: int = 0) -> list[dict[str, Any]]:
-    """Reset ``pg_stat_statements`` (``memories`` 0), or read each statement's calls and execution ms per memory
-    since the reset, the costliest first (statements called fewer than once per 20 memories left out)."""
-    conn = await asyncpg.connect(database_url)
-    try:
-        if not memories:
-            await conn.execute("CREATE EXTENSION IF NOT EXISTS pg_stat_statements")
-            await conn.execute("SELECT pg_stat_statements_reset()")
-            return []
-        rows = await conn.fetch(
-            "SELECT query, calls, total_exec_time, rows FROM pg_stat_statements ORDER BY total_exec_time DESC"
-        )
-    finally:
-        await conn.close()
-    return [
-        {
-            "calls_per_memory": round(r["calls"] / memories, 2),
-            "ms_per_memory": round(r["total_exec_time"] / memories, 3),
-            "query": " ".join(r["query"].split())[:160],
-        }
-        for r in rows
-        if r["calls"] >= memories / 20
-    ]
-
-
 def spy_on_consumers(py_spy: str, root_pid: int, directory: Path, label: str) -> list[subprocess.Popen[bytes]]:
     """A py-spy recorder (raw collapsed stacks) on each pipeline consumer, until sent SIGINT."""
     directory.mkdir(parents=True, exist_ok=True)
@@ -320,7 +286,7 @@ async def run(args: argparse.Namespace, url: str, key: str, database_url: str, r
         idle_lag = percentiles([await searchable_after(client, 0.01) for _ in range(args.lag_samples)])
         print(f"idle searchable lag: {idle_lag}", flush=True)
         if args.statements:
-            await statements(database_url)
+            await statements_per(database_url, 1, reset=True)
         spies = spy_on_consumers(args.py_spy, root_pid, args.profile_dir, args.label) if args.py_spy else []
         before = meter.sample()
         stop, probe_lags = asyncio.Event(), []
@@ -336,7 +302,11 @@ async def run(args: argparse.Namespace, url: str, key: str, database_url: str, r
             spy.send_signal(2)
         for spy in spies:
             spy.wait(timeout=60)
-        per_statement = await statements(database_url, len(ids)) if args.statements else None
+        per_statement = (
+            await statements_per(database_url, len(ids), reset=False, unit="memory", least=1 / 20, total=False)
+            if args.statements
+            else None
+        )
         stages = await stage_figures(database_url, ids)
     embedded = stages["embedding"]["items_per_s"]
     return {

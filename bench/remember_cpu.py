@@ -40,6 +40,16 @@ from latency import launch, process_cpu, remember_load, synthetic  # noqa: E402
 ACKNOWLEDGED = ("gateway", "ingest", "postgres", "nats")
 
 
+def preload_statements(source: Path, home: Path) -> None:
+    """Initialise the embedded PostgreSQL's data directory (``source``'s runtime) and preload ``pg_stat_statements``."""
+    sys.path.insert(0, str(source))
+    from engram.runtime.postgres import EmbeddedPostgres
+
+    EmbeddedPostgres(home / "pgdata").prepare()
+    with (home / "pgdata" / "postgresql.conf").open("a") as conf:
+        conf.write("\nshared_preload_libraries = 'pg_stat_statements'\npg_stat_statements.track = all\n")
+
+
 def start(
     source: Path, home: Path, env_extra: dict[str, str], statements: bool
 ) -> tuple[subprocess.Popen[str], str, str]:
@@ -47,12 +57,7 @@ def start(
     env.update(env_extra)
     env["PYTHONPATH"] = str(source)
     if statements:
-        sys.path.insert(0, str(source))
-        from engram.runtime.postgres import EmbeddedPostgres
-
-        EmbeddedPostgres(home / "pgdata").prepare()
-        with (home / "pgdata" / "postgresql.conf").open("a") as conf:
-            conf.write("\nshared_preload_libraries = 'pg_stat_statements'\npg_stat_statements.track = all\n")
+        preload_statements(source, home)
     return launch(env, home, source)
 
 
@@ -95,7 +100,12 @@ def summarize_raw(path: Path, top: int) -> dict[str, Any]:
     return {"busy_samples": total, "inclusive_percent": share(inclusive), "self_percent": share(own)}
 
 
-async def statements_per_write(database_url: str, n: int, reset: bool) -> list[dict[str, Any]]:
+async def statements_per(
+    database_url: str, n: int, *, reset: bool, unit: str = "write", least: float = 0.25, total: bool = True
+) -> list[dict[str, Any]]:
+    """Reset ``pg_stat_statements`` (``reset``), or read each statement's calls and execution ms per ``unit``
+    since the reset, the costliest first, leaving out statements called fewer than ``least`` times a ``unit``;
+    with ``total``, a last row counts every statement, however rare."""
     import asyncpg
 
     conn = await asyncpg.connect(database_url)
@@ -111,16 +121,18 @@ async def statements_per_write(database_url: str, n: int, reset: bool) -> list[d
         await conn.close()
     listed = [
         {
-            "calls_per_write": round(r["calls"] / n, 2),
-            "ms_per_write": round(r["total_exec_time"] / n, 3),
-            "query": " ".join(r["query"].split())[:140],
+            f"calls_per_{unit}": round(r["calls"] / n, 2),
+            f"ms_per_{unit}": round(r["total_exec_time"] / n, 3),
+            "query": " ".join(r["query"].split())[:160],
         }
         for r in rows
-        if r["calls"] >= n / 4
+        if r["calls"] >= n * least
     ]
-    # last: every statement, however rare (a simple query of two statements counts two)
+    if not total:
+        return listed
+    # a simple query of two statements counts two
     every = sum(r["calls"] for r in rows if "pg_stat_statements" not in r["query"])
-    return [*listed, {"calls_per_write": round(every / n, 2), "ms_per_write": 0.0, "query": "(all)"}]
+    return [*listed, {f"calls_per_{unit}": round(every / n, 2), f"ms_per_{unit}": 0.0, "query": "(all)"}]
 
 
 async def run(args: argparse.Namespace, url: str, key: str, root: int, home: Path) -> dict[str, Any]:
@@ -131,7 +143,7 @@ async def run(args: argparse.Namespace, url: str, key: str, root: int, home: Pat
         await remember_load(client, [f"warm-up {n}: {t}" for n, t in enumerate(synthetic(args.warmup, seed=3))], 4)
         await asyncio.sleep(args.settle_s)  # the pipeline works off the warm-up's memories
         if args.statements:
-            await statements_per_write(database_url, 1, reset=True)
+            await statements_per(database_url, 1, reset=True)
         spies: list[tuple[str, subprocess.Popen[bytes], Path]] = []
         if args.py_spy:
             args.profile_dir.mkdir(parents=True, exist_ok=True)
@@ -154,7 +166,7 @@ async def run(args: argparse.Namespace, url: str, key: str, root: int, home: Pat
             if out.exists():
                 result[f"profile_{name}"] = summarize_raw(out, args.top)
         if args.statements:
-            result["statements"] = await statements_per_write(database_url, args.writes, reset=False)
+            result["statements"] = await statements_per(database_url, args.writes, reset=False)
             result["statements_per_write"] = result["statements"].pop()["calls_per_write"]
     cpu = {k: round((v - before.get(k, 0.0)) / args.writes * 1000, 2) for k, v in after.items()}
     result["cpu_ms_per_write"] = dict(sorted(cpu.items(), key=lambda kv: -kv[1]))
