@@ -9,9 +9,11 @@ authority), one workspace per conversation, ``source_session`` ``<sample>:S<n>``
 turns were said, content ``<speaker>: <text>`` (as bench/locomo.py stores them). The consumer's choices are
 replayed in this process rather than through a running stack: the same embedding model (passage vectors, via
 bench/passage_vectors.py), the consumer's neighbour rule (the 5 nearest live memories of the conversation at
-least ``floor - 0.05`` similar), ``conflict_rules.judge`` and ``conflict_rules.outcome`` of the code on the
-path. A superseded turn leaves the candidates, as it would. Run it against another checkout's rules with
-``PYTHONPATH=<checkout> python bench/conversation_conflicts.py …`` (how the "before" figures were taken).
+least ``floor - 0.05`` similar), ``conflict_rules.judge_with_learned`` (the rules, then the learned judge as the
+consumer runs it; ``--rules-only``: ``conflict_rules.judge`` alone, as with ``ENGRAM_CONFLICT_LEARNED_JUDGE=false``)
+and ``conflict_rules.outcome`` of the code on the path. A superseded turn leaves the candidates, as it would. Run
+it against another checkout's rules with ``PYTHONPATH=<checkout> python bench/conversation_conflicts.py …`` (how
+the "before" figures were taken).
 
 ``--kinds same|across`` gives each turn the kind the classifier would (the local kind model on the same vectors;
 a kind only a writer may choose, singleton or review-gated, stays ``fact``), prints how many turns got each kind,
@@ -88,6 +90,7 @@ def replay(
     counts: Counter[str],
     shown: list[str],
     kinds: str | None = None,
+    rules_only: bool = False,
 ) -> None:
     knows_sessions = "same_session" in inspect.signature(conflict_rules.outcome).parameters
     for i, new in enumerate(turns):
@@ -106,7 +109,10 @@ def replay(
             if similarity < floor - CANDIDATE_MARGIN:
                 break
             old = turns[j]
-            verdict = conflict_rules.judge(old.content, new.content, similarity, floor=floor)
+            if rules_only or not hasattr(conflict_rules, "judge_with_learned"):  # an older checkout: rules only
+                verdict = conflict_rules.judge(old.content, new.content, similarity, floor=floor)
+            else:
+                verdict = conflict_rules.judge_with_learned(old.content, new.content, similarity, floor=floor)
             if verdict is None:
                 continue
             session = old.session == new.session
@@ -119,6 +125,7 @@ def replay(
                 counts["supersessions"] += 1
             if verdict.label == "contradiction" and plan.action.startswith("dispute"):
                 counts["contradiction conflicts"] += 1
+                counts[f"contradiction conflicts by {verdict.rule.split(':')[0]}"] += 1
                 shown.append(f"[{verdict.rule}, {similarity:.2f}] {old.content!r} / {new.content!r}")
             if verdict.label == "duplicate" and plan.action == "record":
                 counts["duplicates recorded"] += 1
@@ -133,6 +140,7 @@ def main() -> None:
     parser.add_argument(
         "--kinds", choices=("same", "across"), help="classify the turns and compare within one kind or across kinds"
     )
+    parser.add_argument("--rules-only", action="store_true", help="the rules alone, without the learned judge")
     args = parser.parse_args()
     if not args.data.exists():
         sys.exit(f"LoCoMo data not found at {args.data}")
@@ -147,7 +155,7 @@ def main() -> None:
     shown: list[str] = []
     at = 0
     for turns in conversations.values():
-        replay(turns, matrix[at : at + len(turns)], args.floor, counts, shown, args.kinds)
+        replay(turns, matrix[at : at + len(turns)], args.floor, counts, shown, args.kinds, args.rules_only)
         at += len(turns)
     total = len(everything)
     report = {
@@ -157,7 +165,9 @@ def main() -> None:
         "contradictions_per_1000_turns": round(1000 * counts["contradiction conflicts"] / total, 2),
         "automatic_supersessions": counts["supersessions"],
         "duplicates_recorded": counts["duplicates recorded"],
+        "contradiction_conflicts_by_rule": {k.split(" by ")[1]: v for k, v in sorted(counts.items()) if " by " in k},
         "outcomes": {k: v for k, v in sorted(counts.items()) if "→" in k},
+        "learned_judge": not args.rules_only and hasattr(conflict_rules, "judge_with_learned"),
         "embedding_seconds": round(embedded, 1),
     }
     if args.kinds:

@@ -45,6 +45,7 @@ only take a verdict away, and says so in the ``Work`` passed to ``judge``.
 
 from __future__ import annotations
 
+from engram.domain.conflict_rules.learned import LEARNED_RULE, judge_with_learned
 from engram.domain.conflict_rules.model_verdict import EXPLANATION_LIMIT, LLM_JUDGE_SCHEMA, LLM_RULE, parse_llm_verdict
 from engram.domain.conflict_rules.rules import (
     CONTAINMENT,
@@ -63,6 +64,7 @@ __all__ = [
     "DEFAULT_FLOOR",
     "EXPLANATION_LIMIT",
     "LABELS",
+    "LEARNED_RULE",
     "LLM_JUDGE_SCHEMA",
     "LLM_RULE",
     "MAX_ANALYSED_CHARS",
@@ -76,6 +78,7 @@ __all__ = [
     "Verdict",
     "Work",
     "judge",
+    "judge_with_learned",
     "outcome",
     "parse_llm_verdict",
 ]
