@@ -371,6 +371,8 @@ def main() -> None:
         history(rows, args.features, args.target)
     if args.fit_all:
         model = choose(rows, args.features, args.target, rules=True)
+        fitted = design(rows, "words")  # the range the product judges within (learned.Model.within)
+        model.low, model.high = fitted.min(axis=0), fitted.max(axis=0)
         rules_ms, model_ms = cpu_per_pair(rows, model)
         Path(args.fit_all).write_text(json.dumps(model.to_json()) + "\n")
         print(f"λ {model.lam:g}, threshold {model.threshold:.4f}; CPU per pair: rules {rules_ms:.2f} ms, "

@@ -28,7 +28,8 @@ def test_word_features_see_what_differs() -> None:
     names = dict(zip(learned.WORD_FEATURES, moved, strict=True))
     assert dict(zip(learned.WORD_FEATURES, same, strict=True))["jaccard"] == 1.0
     assert names["negation_one_side"] == 1.0 and names["change_new_only"] == 1.0 and names["new_adds_only"] == 1.0
-    assert cm.word_features("The cap is 25 MB.", "The cap is 50 MB.", 0.9)[learned.WORD_FEATURES.index("numbers_differ")]
+    capped = cm.word_features("The cap is 25 MB.", "The cap is 50 MB.", 0.9)
+    assert capped[learned.WORD_FEATURES.index("numbers_differ")]
 
 
 def test_fit_separates_its_training_slice_and_is_deterministic() -> None:

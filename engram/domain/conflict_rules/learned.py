@@ -11,8 +11,10 @@ batch was "rules flag it OR probability ≥ threshold"), its score the probabili
 probability and the features that pushed it most; else the rules' verdict.
 
 The pairs handed over are candidates (cosine ≥ the conflict floor less the consumer's margin): the model was
-fitted and measured on those only. It does not judge texts past ``MAX_WORDS`` words (it was fitted on sentences),
-nor a pair the rules left unjudged at one of their bounds. Pure: no I/O but reading the weights once.
+fitted and measured on those only. It judges only pairs like the ones it was fitted on (``in_domain``, and the
+words group within the range of the fitted rows, shipped with the weights): statements, not chat turns with
+their speaker, questions or exclamations, nor texts past ``MAX_WORDS`` words; and not a pair the rules left
+unjudged at one of their bounds. Pure: no I/O but reading the weights once.
 """
 
 from __future__ import annotations
@@ -34,7 +36,11 @@ from engram.domain.conflict_rules.work import Work
 WEIGHTS_PATH = Path(__file__).with_name("learned_judge.json")
 LEARNED_RULE = "learned_judge"
 FEATURES = "words,rules"  # the feature groups the shipped weights were fitted on
-MAX_WORDS = 200  # longer texts are left to the rules alone (the fitted pairs are sentences)
+MAX_WORDS = 60  # longer texts are left to the rules alone (the fitted texts have at most 15 words)
+# a turn of a conversation stored with its speaker ("Melanie: Wow, that agency looks great!")
+CHAT_TURN = re.compile(r"^\s*[A-Z][a-z]+:\s")
+# a question or an exclamation: the fitted texts are statements, none holds either
+NOT_A_STATEMENT = re.compile(r"[?!]")
 REASONS = 3  # features named in an explanation
 
 WORD = re.compile(r"[a-z0-9]+(?:['’.][a-z0-9]+)*")
@@ -166,6 +172,8 @@ class Model:
     features: str
     lam: float
     threshold: float = 1.0
+    low: np.ndarray | None = None  # the words group's range over the fitted rows (the domain it was fitted on)
+    high: np.ndarray | None = None
 
     def probability(self, x: np.ndarray) -> np.ndarray:
         z = (x - self.mean) / self.scale
@@ -175,8 +183,14 @@ class Model:
         """Each column's share of the log-odds of one row (its standardised value times its weight)."""
         return (x - self.mean) / self.scale * self.weights[:-1]
 
+    def within(self, words_row: np.ndarray) -> bool:
+        """Whether a row's words group lies within the range of the fitted rows (always, without a range)."""
+        if self.low is None or self.high is None:
+            return True
+        return bool(np.all((words_row >= self.low) & (words_row <= self.high)))
+
     def to_json(self) -> dict[str, object]:
-        return {
+        out: dict[str, object] = {
             "features": self.features,
             "lambda": self.lam,
             "threshold": self.threshold,
@@ -185,12 +199,17 @@ class Model:
             "scale": [round(float(v), 7) for v in self.scale],
             "weights": [round(float(v), 7) for v in self.weights],
         }
+        if self.low is not None and self.high is not None:  # widened to 7 digits: every fitted row stays within
+            out["low"] = [float(np.floor(v * 1e7) / 1e7) for v in self.low]
+            out["high"] = [float(np.ceil(v * 1e7) / 1e7) for v in self.high]
+        return out
 
     @classmethod
     def from_json(cls, raw: dict[str, object]) -> Model:
         arr = {k: np.array(raw[k], dtype=np.float64) for k in ("mean", "scale", "weights")}
+        bounds = {k: np.array(raw[k], dtype=np.float64) if k in raw else None for k in ("low", "high")}
         return cls(arr["mean"], arr["scale"], arr["weights"], str(raw["features"]), float(raw["lambda"]),  # type: ignore[arg-type]
-                   float(raw["threshold"]))  # type: ignore[arg-type]  # fmt: skip
+                   float(raw["threshold"]), bounds["low"], bounds["high"])  # type: ignore[arg-type]  # fmt: skip
 
 
 @lru_cache(maxsize=1)
@@ -235,15 +254,29 @@ def judge_with_learned(
     verdict = judge(existing, new, similarity, floor=floor, work=work)
     if not learned or (verdict is not None and verdict.label == "contradiction") or work.gave_up is not None:
         return verdict
-    a, b = words(existing), words(new)
-    if len(a) > MAX_WORDS or len(b) > MAX_WORDS or not np.isfinite(similarity):
+    if not in_domain(existing, new, similarity):
         return verdict
     model = shipped() if model is None else model
     row = features(existing, new, similarity, verdict)
+    if not model.within(row[: len(WORD_FEATURES)]):
+        return verdict
     p = float(model.probability(row))
     if p < model.threshold:
         return verdict
     return Verdict("contradiction", LEARNED_RULE, round(p, 3), explain(existing, new, row, p, model))
+
+
+def in_domain(existing: str, new: str, similarity: float) -> bool:
+    """Whether both texts are of the kind the model was fitted on: statements (no question or exclamation), not
+    turns of a conversation stored with their speaker, of at most ``MAX_WORDS`` words. Between chat turns, whose
+    e5 vectors sit close whatever they say, the model saw nothing like them and flags most pairs
+    (docs/benchmarks.md)."""
+    if not np.isfinite(similarity):
+        return False
+    for text in (existing, new):
+        if CHAT_TURN.match(text) or NOT_A_STATEMENT.search(text) or len(words(text)) > MAX_WORDS:
+            return False
+    return True
 
 
 def explain(existing: str, new: str, row: np.ndarray, p: float, model: Model) -> str:
