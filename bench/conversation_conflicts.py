@@ -6,14 +6,14 @@ refinement suggestions and recorded duplicates.
 
 Each turn becomes a memory as a new user would store it with ``remember``: kind ``fact``, one author (so one
 authority), one workspace per conversation, ``source_session`` ``<sample>:S<n>`` per session, in the order the
-turns were said, content ``<speaker>: <text>`` (as bench/locomo.py stores them). The consumer's choices are
-replayed in this process rather than through a running stack: the same embedding model (passage vectors, via
-bench/passage_vectors.py), the consumer's neighbour rule (the 5 nearest live memories of the conversation at
-least ``floor - 0.05`` similar), ``conflict_rules.judge_with_learned`` (the rules, then the learned judge as the
-consumer runs it; ``--rules-only``: ``conflict_rules.judge`` alone, as with ``ENGRAM_CONFLICT_LEARNED_JUDGE=false``)
-and ``conflict_rules.outcome`` of the code on the path. A superseded turn leaves the candidates, as it would. Run
-it against another checkout's rules with ``PYTHONPATH=<checkout> python bench/conversation_conflicts.py …`` (how
-the "before" figures were taken).
+turns were said, content ``<speaker>: <text>`` (as bench/locomo.py stores them; ``--bare``: the text alone). The
+consumer's choices are replayed in this process rather than through a running stack: the same embedding model
+(passage vectors, via bench/passage_vectors.py), the consumer's neighbour rule (the 5 nearest live memories of
+the conversation at least ``floor - 0.05`` similar), ``conflict_rules.judge_with_learned`` (the rules, then the
+learned judge as the consumer runs it; ``--rules-only``: ``conflict_rules.judge`` alone, as with
+``ENGRAM_CONFLICT_LEARNED_JUDGE=false``) and ``conflict_rules.outcome`` of the code on the path. A superseded
+turn leaves the candidates, as it would. Run it against another checkout's rules with ``PYTHONPATH=<checkout>
+python bench/conversation_conflicts.py …`` (how the "before" figures were taken).
 
 ``--kinds same|across`` gives each turn the kind the classifier would (the local kind model on the same vectors;
 a kind only a writer may choose, singleton or review-gated, stays ``fact``), prints how many turns got each kind,
@@ -57,7 +57,7 @@ class Turn:
     kind: str = "fact"
 
 
-def load(path: Path, only: list[str]) -> dict[str, list[Turn]]:
+def load(path: Path, only: list[str], speaker: bool = True) -> dict[str, list[Turn]]:
     out: dict[str, list[Turn]] = {}
     for sample in json.loads(path.read_text()):
         if only and sample["sample_id"] not in only:
@@ -66,7 +66,8 @@ def load(path: Path, only: list[str]) -> dict[str, list[Turn]]:
         while f"session_{n}" in conv:
             for turn in conv[f"session_{n}"]:
                 text = turn["text"] + (f" [image: {turn['blip_caption']}]" if turn.get("blip_caption") else "")
-                turns.append(Turn(turn["dia_id"], f"{sample['sample_id']}:S{n}", f"{turn['speaker']}: {text}"))
+                content = f"{turn['speaker']}: {text}" if speaker else text
+                turns.append(Turn(turn["dia_id"], f"{sample['sample_id']}:S{n}", content))
             n += 1
         out[sample["sample_id"]] = turns
     return out
@@ -141,10 +142,13 @@ def main() -> None:
         "--kinds", choices=("same", "across"), help="classify the turns and compare within one kind or across kinds"
     )
     parser.add_argument("--rules-only", action="store_true", help="the rules alone, without the learned judge")
+    parser.add_argument(
+        "--bare", action="store_true", help="store each turn's text without '<speaker>: ' (a chat stored unattributed)"
+    )
     args = parser.parse_args()
     if not args.data.exists():
         sys.exit(f"LoCoMo data not found at {args.data}")
-    conversations = load(args.data, args.only)
+    conversations = load(args.data, args.only, speaker=not args.bare)
     everything = [t for turns in conversations.values() for t in turns]
     started = time.monotonic()
     matrix = passages([t.content for t in everything])
@@ -167,6 +171,7 @@ def main() -> None:
         "duplicates_recorded": counts["duplicates recorded"],
         "contradiction_conflicts_by_rule": {k.split(" by ")[1]: v for k, v in sorted(counts.items()) if " by " in k},
         "outcomes": {k: v for k, v in sorted(counts.items()) if "→" in k},
+        "content": "<text>" if args.bare else "<speaker>: <text>",
         "learned_judge": not args.rules_only and hasattr(conflict_rules, "judge_with_learned"),
         "embedding_seconds": round(embedded, 1),
     }

@@ -351,13 +351,13 @@ async def test_the_rules_run_off_the_event_loop_and_a_pair_past_their_bounds_is_
 ) -> None:
     user, agent = people["user"], people["agent"]
     threads: list[int] = []
-    real_judge = conflict_rules.judge
+    real_judge = conflict_rules.judge_with_learned  # the rules, then the learned judge: what the consumer calls
 
     def spy(*args: Any, **kwargs: Any) -> conflict_rules.Verdict | None:
         threads.append(threading.get_ident())
         return real_judge(*args, **kwargs)
 
-    monkeypatch.setattr(conflict_rules, "judge", spy)
+    monkeypatch.setattr(conflict_rules, "judge_with_learned", spy)
     strong = await remember(gateway, user, "The API gateway timeout is 30 seconds.")
     weak = await remember(gateway, agent, "The API gateway timeout is 60 seconds.", source_type="inferred")
     await pipeline.run(strong, weak)
