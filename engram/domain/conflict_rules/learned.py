@@ -177,11 +177,11 @@ class Model:
 
     def probability(self, x: np.ndarray) -> np.ndarray:
         z = (x - self.mean) / self.scale
-        return 1.0 / (1.0 + np.exp(-(z @ self.weights[:-1] + self.weights[-1])))
+        return np.asarray(1.0 / (1.0 + np.exp(-(z @ self.weights[:-1] + self.weights[-1]))))
 
     def contributions(self, x: np.ndarray) -> np.ndarray:
         """Each column's share of the log-odds of one row (its standardised value times its weight)."""
-        return (x - self.mean) / self.scale * self.weights[:-1]
+        return np.asarray((x - self.mean) / self.scale * self.weights[:-1])
 
     def within(self, words_row: np.ndarray) -> bool:
         """Whether a row's words group lies within the range of the fitted rows (always, without a range)."""
