@@ -292,6 +292,10 @@ def _quote(tokens: list[str]) -> str:
     return f"'{text if len(text) <= 40 else text[:39] + '…'}'"
 
 
+def _each(found: set[str]) -> str:
+    return ", ".join(f"'{w}'" for w in sorted(found)[:4]) or "–"
+
+
 def _describe(name: str, value: float, existing: str, new: str) -> str:
     a, b = words(existing), words(new)
     sa, sb = set(a), set(b)
@@ -311,12 +315,12 @@ def _describe(name: str, value: float, existing: str, new: str) -> str:
         return f"lengths alike ({value:.0%})"
     if name == "numbers_differ":
         na, nb = numbers(a), numbers(b)
-        return f"numbers differ ({_quote(sorted(na - nb))} → {_quote(sorted(nb - na))})" if on else "no number differs"
+        return f"numbers differ ({_each(na - nb)} → {_each(nb - na)})" if on else "no number differs"
     if name == "numbers_same":
         return "the same numbers" if on else "not the same numbers"
     if name == "names_differ":
         ma, mb = names(existing), names(new)
-        return f"names differ ({_quote(sorted(ma - mb))} → {_quote(sorted(mb - ma))})" if on else "no name differs"
+        return f"names differ ({_each(ma - mb)} → {_each(mb - ma)})" if on else "no name differs"
     if name == "negation_one_side":
         return "a negation on one side only" if on else "no negation on one side only"
     if name in ("change_new_only", "change_existing_only", "addition_new_only"):
@@ -326,11 +330,11 @@ def _describe(name: str, value: float, existing: str, new: str) -> str:
             "addition_new_only": (ADDITION, "new", sb - sa),
         }[name]
         if on:
-            return f"{_quote(sorted(pool & other))} only in the {side} memory"
+            return f"{_each(pool & other)} only in the {side} memory"
         kind = "addition" if pool is ADDITION else "change"
         return f"no word of {kind} only in the {side} memory"
     if name == "hedge_either":
-        return "a hedge ('maybe', 'I think' …)" if on else "no hedge"
+        return f"a hedge ({_each(HEDGES & (sa | sb))})" if on else "no hedge"
     if name in ("spans_replaced", "spans_inserted", "spans_deleted"):
         count = int(value)
         return f"{count} span{'s' * (count != 1)} {name.removeprefix('spans_')}"
@@ -340,5 +344,5 @@ def _describe(name: str, value: float, existing: str, new: str) -> str:
         _, i1, i2, j1, j2 = _edits(a, b)[0]
         return f"one span replaced ({_quote(a[i1:i2])} → {_quote(b[j1:j2])})"
     if name == "first_difference_at":
-        return f"the first change {value:.0%} along the existing text"
-    return f"the last replacement {value:.0%} along the existing text" if value >= 0 else "no replaced span"
+        return "they differ from the first word" if value == 0 else f"the first change {value:.0%} into the text"
+    return f"the last replaced span {value:.0%} into the text" if value >= 0 else "no replaced span"
