@@ -31,10 +31,8 @@ Only the batches asked for are read, and only their texts' rows of vectors.npz a
 from __future__ import annotations
 
 import argparse
-import difflib
 import json
 import os
-import re
 import subprocess
 import sys
 import tempfile
@@ -48,6 +46,8 @@ import numpy as np
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from engram.domain import conflict_rules
+from engram.domain.conflict_rules import learned
+from engram.domain.conflict_rules.learned import Model, word_features, words
 from tests.support.conflicts_eval import (
     AUTHORITY,
     BATCHES,
@@ -67,118 +67,9 @@ HISTORY = {"2": "263004e", "3": "dd0a806", "4": "9f51c63"}
 LAMBDAS = (1.0, 10.0, 100.0, 1000.0)
 NEWTON_STEPS = 30
 
-WORD = re.compile(r"[a-z0-9]+(?:['’.][a-z0-9]+)*")
-NUMBER_WORDS = {
-    "zero one two three four five six seven eight nine ten eleven twelve thirteen fourteen fifteen sixteen "
-    "seventeen eighteen nineteen twenty thirty forty fifty sixty seventy eighty ninety hundred thousand million "
-    "half quarter dozen"
-}
-NUMBER_WORDS = set(next(iter(NUMBER_WORDS)).split())
-NEGATIONS = {
-    "not", "no", "never", "none", "nobody", "nothing", "without", "cannot", "can't", "don't", "doesn't", "didn't",
-    "isn't", "aren't", "wasn't", "weren't", "won't", "hasn't", "haven't", "n't", "nor",
-}  # fmt: skip
-CHANGE = {
-    "longer", "anymore", "stopped", "quit", "switched", "moved", "replaced", "now", "instead", "nowadays",
-    "dropped", "left", "gave", "cancelled", "canceled", "ended", "since", "became", "become", "changed",
-    "relocated", "migrated", "retired", "sold", "closed", "new",
-}  # fmt: skip
-ADDITION = {
-    "also", "too", "additionally", "plus", "visiting", "visit", "trip", "week", "planning", "plan", "plans",
-    "sometimes", "occasionally", "backup", "alongside", "both", "another", "extra", "considering", "might",
-}  # fmt: skip
-HEDGES = {"think", "maybe", "probably", "pretty", "believe", "apparently", "guess", "around", "about"}
-WORD_FEATURES = (
-    "cosine",
-    "jaccard",
-    "only_existing",
-    "only_new",
-    "substitution",
-    "new_adds_only",
-    "length_ratio",
-    "numbers_differ",
-    "numbers_same",
-    "names_differ",
-    "negation_one_side",
-    "change_new_only",
-    "change_existing_only",
-    "addition_new_only",
-    "hedge_either",
-    "spans_replaced",
-    "spans_inserted",
-    "spans_deleted",
-    "one_replacement_only",
-    "first_difference_at",
-    "last_replacement_at",
-)
-VERDICTS = ("none", "contradiction", "refinement", "duplicate", "flagged")
-
-
-def words(text: str) -> list[str]:
-    return WORD.findall(text.lower().replace("n't", " n't"))
-
-
-def numbers(tokens: list[str]) -> set[str]:
-    return {t for t in tokens if any(c.isdigit() for c in t) or t in NUMBER_WORDS}
-
-
-def names(text: str) -> set[str]:
-    """Capitalised words that do not start a sentence."""
-    found = set()
-    for sentence in re.split(r"[.!?:;]\s+", text):
-        for token in re.findall(r"[A-Za-z][\w'’.-]*", sentence)[1:]:
-            if token[0].isupper():
-                found.add(token.lower())
-    return found
-
-
-def word_features(existing: str, new: str, cosine: float) -> list[float]:
-    a, b = words(existing), words(new)
-    sa, sb = set(a), set(b)
-    union = sa | sb
-    only_a, only_b = sa - sb, sb - sa
-    na, nb = numbers(a), numbers(b)
-    ma, mb = names(existing), names(new)
-    return [
-        cosine,
-        len(sa & sb) / len(union) if union else 1.0,
-        float(np.log1p(len(only_a))),
-        float(np.log1p(len(only_b))),
-        float(min(len(only_a), len(only_b)) > 0),
-        float(not only_a and bool(only_b)),
-        min(len(a), len(b)) / max(len(a), len(b), 1),
-        float(bool(na) and bool(nb) and na != nb),
-        float(bool(na) and na == nb),
-        float(bool(ma - mb) and bool(mb - ma)),
-        float(bool(NEGATIONS & sa) != bool(NEGATIONS & sb)),
-        float(bool(CHANGE & only_b)),
-        float(bool(CHANGE & only_a)),
-        float(bool(ADDITION & only_b)),
-        float(bool(HEDGES & union)),
-        *edit_features(a, b),
-    ]
-
-
-def edit_features(a: list[str], b: list[str]) -> list[float]:
-    """How the word sequence changes from ``a`` to ``b``: spans replaced, inserted, deleted; whether the only
-    change is one replaced span; where (0..1 along ``a``) the first change and the last replacement fall."""
-    ops = [op for op in difflib.SequenceMatcher(None, a, b, autojunk=False).get_opcodes() if op[0] != "equal"]
-    kinds = Counter(op[0] for op in ops)
-    length = max(len(a), 1)
-    replaced = [op for op in ops if op[0] == "replace"]
-    return [
-        float(kinds["replace"]),
-        float(kinds["insert"]),
-        float(kinds["delete"]),
-        float(len(ops) == 1 and kinds["replace"] == 1),
-        ops[0][1] / length if ops else 1.0,
-        replaced[-1][1] / length if replaced else -1.0,
-    ]
-
 
 def rule_features(judged: Judged) -> list[float]:
-    label = judged.verdict.label if judged.verdict is not None else "none"
-    return [float(label == v) for v in VERDICTS[:4]] + [float(judged.flagged)]
+    return learned.rule_features(judged.verdict.label if judged.verdict is not None else None, judged.flagged)
 
 
 @dataclass(frozen=True)
@@ -211,7 +102,7 @@ def load_batches(batches: tuple[str, ...]) -> tuple[list[Pair], list[str], dict[
 def featurise(pairs: list[Pair], batch_of: list[str], vectors: dict[str, np.ndarray]) -> list[Row]:
     rows = []
     for pair, batch in zip(pairs, batch_of, strict=True):
-        judged = judge_pair(pair, vectors)
+        judged = judge_pair(pair, vectors, learned=False)  # the rules alone: the model's "rules" features
         a = vectors[pair.existing].astype(np.float64)
         b = vectors[pair.new].astype(np.float64)
         a, b = a / np.linalg.norm(a), b / np.linalg.norm(b)
@@ -251,37 +142,6 @@ def pair_features(pair: Pair, judged: Judged, a: np.ndarray, b: np.ndarray) -> d
 
 def design(rows: list[Row], features: str) -> np.ndarray:
     return np.array([np.concatenate([r.features[p] for p in features.split(",")]) for r in rows])
-
-
-@dataclass
-class Model:
-    mean: np.ndarray
-    scale: np.ndarray
-    weights: np.ndarray  # intercept last
-    features: str
-    lam: float
-    threshold: float = 1.0
-
-    def probability(self, x: np.ndarray) -> np.ndarray:
-        z = (x - self.mean) / self.scale
-        return 1.0 / (1.0 + np.exp(-(z @ self.weights[:-1] + self.weights[-1])))
-
-    def to_json(self) -> dict[str, object]:
-        return {
-            "features": self.features,
-            "lambda": self.lam,
-            "threshold": self.threshold,
-            "columns": {"words": list(WORD_FEATURES), "rules": [f"rules_{v}" for v in VERDICTS]},
-            "mean": [round(float(v), 7) for v in self.mean],
-            "scale": [round(float(v), 7) for v in self.scale],
-            "weights": [round(float(v), 7) for v in self.weights],
-        }
-
-    @classmethod
-    def from_json(cls, raw: dict[str, object]) -> Model:
-        arr = {k: np.array(raw[k], dtype=np.float64) for k in ("mean", "scale", "weights")}
-        return cls(arr["mean"], arr["scale"], arr["weights"], str(raw["features"]), float(raw["lambda"]),  # type: ignore[arg-type]
-                   float(raw["threshold"]))  # type: ignore[arg-type]  # fmt: skip
 
 
 def fit(x: np.ndarray, y: np.ndarray, lam: float, features: str) -> Model:
@@ -395,6 +255,8 @@ def history(rows: list[Row], features: str, target: float) -> None:
 JUDGE_AT = """
 import json, sys
 from engram.domain import conflict_rules
+from engram.domain.conflict_rules import learned
+from engram.domain.conflict_rules.learned import Model, word_features, words
 out = []
 for existing, new, similarity in json.load(sys.stdin):
     verdict = conflict_rules.judge(existing, new, similarity, floor={floor!r}) if similarity >= {candidate!r} else None
@@ -468,7 +330,7 @@ def cpu_per_pair(rows: list[Row], model: Model) -> tuple[float, float]:
     """CPU-ms per pair: the rules' judgement as the harness makes it, and the model's features and score."""
     started = time.process_time()
     for r in rows:
-        judge_pair(r.pair, _VECTORS_CACHE)
+        judge_pair(r.pair, _VECTORS_CACHE, learned=False)
     rules_ms = (time.process_time() - started) * 1000 / len(rows)
     started = time.process_time()
     for r in rows:
@@ -509,6 +371,8 @@ def main() -> None:
         history(rows, args.features, args.target)
     if args.fit_all:
         model = choose(rows, args.features, args.target, rules=True)
+        fitted = design(rows, "words")  # the range the product judges within (learned.Model.within)
+        model.low, model.high = fitted.min(axis=0), fitted.max(axis=0)
         rules_ms, model_ms = cpu_per_pair(rows, model)
         Path(args.fit_all).write_text(json.dumps(model.to_json()) + "\n")
         print(f"λ {model.lam:g}, threshold {model.threshold:.4f}; CPU per pair: rules {rules_ms:.2f} ms, "
@@ -527,6 +391,8 @@ def score_batch(batch: str, model: Model) -> None:
         "rules": np.array([r.judged.flagged for r in rows]),
         "rules OR model": decide(rows, p, model.threshold, rules=True),
     }
+    if model.to_json() == learned.shipped().to_json():  # the product's own decision, as the consumer makes it
+        decisions["product"] = np.array([judge_pair(r.pair, vectors).flagged for r in rows])
     print(f"batch {batch}: {len(rows)} pairs, {int(y.sum())} contradictions; threshold {model.threshold:.4f}")
     for name, flagged in decisions.items():
         print(line(name, flagged, y))

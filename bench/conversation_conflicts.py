@@ -6,12 +6,14 @@ refinement suggestions and recorded duplicates.
 
 Each turn becomes a memory as a new user would store it with ``remember``: kind ``fact``, one author (so one
 authority), one workspace per conversation, ``source_session`` ``<sample>:S<n>`` per session, in the order the
-turns were said, content ``<speaker>: <text>`` (as bench/locomo.py stores them). The consumer's choices are
-replayed in this process rather than through a running stack: the same embedding model (passage vectors, via
-bench/passage_vectors.py), the consumer's neighbour rule (the 5 nearest live memories of the conversation at
-least ``floor - 0.05`` similar), ``conflict_rules.judge`` and ``conflict_rules.outcome`` of the code on the
-path. A superseded turn leaves the candidates, as it would. Run it against another checkout's rules with
-``PYTHONPATH=<checkout> python bench/conversation_conflicts.py …`` (how the "before" figures were taken).
+turns were said, content ``<speaker>: <text>`` (as bench/locomo.py stores them; ``--bare``: the text alone). The
+consumer's choices are replayed in this process rather than through a running stack: the same embedding model
+(passage vectors, via bench/passage_vectors.py), the consumer's neighbour rule (the 5 nearest live memories of
+the conversation at least ``floor - 0.05`` similar), ``conflict_rules.judge_with_learned`` (the rules, then the
+learned judge as the consumer runs it; ``--rules-only``: ``conflict_rules.judge`` alone, as with
+``ENGRAM_CONFLICT_LEARNED_JUDGE=false``) and ``conflict_rules.outcome`` of the code on the path. A superseded
+turn leaves the candidates, as it would. Run it against another checkout's rules with ``PYTHONPATH=<checkout>
+python bench/conversation_conflicts.py …`` (how the "before" figures were taken).
 
 ``--kinds same|across`` gives each turn the kind the classifier would (the local kind model on the same vectors;
 a kind only a writer may choose, singleton or review-gated, stays ``fact``), prints how many turns got each kind,
@@ -55,7 +57,7 @@ class Turn:
     kind: str = "fact"
 
 
-def load(path: Path, only: list[str]) -> dict[str, list[Turn]]:
+def load(path: Path, only: list[str], speaker: bool = True) -> dict[str, list[Turn]]:
     out: dict[str, list[Turn]] = {}
     for sample in json.loads(path.read_text()):
         if only and sample["sample_id"] not in only:
@@ -64,7 +66,8 @@ def load(path: Path, only: list[str]) -> dict[str, list[Turn]]:
         while f"session_{n}" in conv:
             for turn in conv[f"session_{n}"]:
                 text = turn["text"] + (f" [image: {turn['blip_caption']}]" if turn.get("blip_caption") else "")
-                turns.append(Turn(turn["dia_id"], f"{sample['sample_id']}:S{n}", f"{turn['speaker']}: {text}"))
+                content = f"{turn['speaker']}: {text}" if speaker else text
+                turns.append(Turn(turn["dia_id"], f"{sample['sample_id']}:S{n}", content))
             n += 1
         out[sample["sample_id"]] = turns
     return out
@@ -88,6 +91,7 @@ def replay(
     counts: Counter[str],
     shown: list[str],
     kinds: str | None = None,
+    rules_only: bool = False,
 ) -> None:
     knows_sessions = "same_session" in inspect.signature(conflict_rules.outcome).parameters
     for i, new in enumerate(turns):
@@ -106,7 +110,10 @@ def replay(
             if similarity < floor - CANDIDATE_MARGIN:
                 break
             old = turns[j]
-            verdict = conflict_rules.judge(old.content, new.content, similarity, floor=floor)
+            if rules_only or not hasattr(conflict_rules, "judge_with_learned"):  # an older checkout: rules only
+                verdict = conflict_rules.judge(old.content, new.content, similarity, floor=floor)
+            else:
+                verdict = conflict_rules.judge_with_learned(old.content, new.content, similarity, floor=floor)
             if verdict is None:
                 continue
             session = old.session == new.session
@@ -119,6 +126,7 @@ def replay(
                 counts["supersessions"] += 1
             if verdict.label == "contradiction" and plan.action.startswith("dispute"):
                 counts["contradiction conflicts"] += 1
+                counts[f"contradiction conflicts by {verdict.rule.split(':')[0]}"] += 1
                 shown.append(f"[{verdict.rule}, {similarity:.2f}] {old.content!r} / {new.content!r}")
             if verdict.label == "duplicate" and plan.action == "record":
                 counts["duplicates recorded"] += 1
@@ -133,10 +141,14 @@ def main() -> None:
     parser.add_argument(
         "--kinds", choices=("same", "across"), help="classify the turns and compare within one kind or across kinds"
     )
+    parser.add_argument("--rules-only", action="store_true", help="the rules alone, without the learned judge")
+    parser.add_argument(
+        "--bare", action="store_true", help="store each turn's text without '<speaker>: ' (a chat stored unattributed)"
+    )
     args = parser.parse_args()
     if not args.data.exists():
         sys.exit(f"LoCoMo data not found at {args.data}")
-    conversations = load(args.data, args.only)
+    conversations = load(args.data, args.only, speaker=not args.bare)
     everything = [t for turns in conversations.values() for t in turns]
     started = time.monotonic()
     matrix = passages([t.content for t in everything])
@@ -147,7 +159,7 @@ def main() -> None:
     shown: list[str] = []
     at = 0
     for turns in conversations.values():
-        replay(turns, matrix[at : at + len(turns)], args.floor, counts, shown, args.kinds)
+        replay(turns, matrix[at : at + len(turns)], args.floor, counts, shown, args.kinds, args.rules_only)
         at += len(turns)
     total = len(everything)
     report = {
@@ -157,7 +169,10 @@ def main() -> None:
         "contradictions_per_1000_turns": round(1000 * counts["contradiction conflicts"] / total, 2),
         "automatic_supersessions": counts["supersessions"],
         "duplicates_recorded": counts["duplicates recorded"],
+        "contradiction_conflicts_by_rule": {k.split(" by ")[1]: v for k, v in sorted(counts.items()) if " by " in k},
         "outcomes": {k: v for k, v in sorted(counts.items()) if "→" in k},
+        "content": "<text>" if args.bare else "<speaker>: <text>",
+        "learned_judge": not args.rules_only and hasattr(conflict_rules, "judge_with_learned"),
         "embedding_seconds": round(embedded, 1),
     }
     if args.kinds:

@@ -295,6 +295,12 @@ class Settings(BaseSettings):
         description="Cosine similarity from which a same-kind live memory is compared "
         "with a new one (e5-small puts unrelated sentences near 0.75–0.79, see docs/benchmarks.md).",
     )
+    conflict_learned_judge: bool = Field(
+        default=True,
+        description="Beside the conflict rules, the learned contradiction judge (a logistic regression over word "
+        "features of the two texts, shipped as engram/domain/conflict_rules/learned_judge.json) flags a "
+        "contradiction the rules missed; false: the rules alone.",
+    )
     promotion_sweep_interval_s: float = Field(
         default=60.0, gt=0, description="How often promotion walks the proposed items it was not woken for."
     )

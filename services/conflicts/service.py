@@ -1,6 +1,8 @@
 """Conflict detection after embedding: compare a new memory with the nearest live memories of its scope, of any
-kind but the episodic ones (docs/adr/0007-conflicts-compared-across-kinds.md), label each pair by rules (and, when
-configured, a model whose invalid answer changes nothing), and act by authority
+kind but the episodic ones (docs/adr/0007-conflicts-compared-across-kinds.md), label each pair by rules and the
+learned contradiction judge beside them (``conflict_rules.judge_with_learned``,
+docs/adr/0008-learned-contradiction-judge.md; ``conflict_learned_judge`` turns it off) (and, when configured, a
+language model whose invalid answer changes nothing), and act by authority
 (``engram.domain.conflict_rules.outcome``) — never a silent replacement.
 
 Reading the neighbours and judging happen outside any transaction; the effects are applied in one transaction
@@ -209,18 +211,21 @@ class ConflictsService:
     ) -> tuple[Judged | None, bool]:
         """The verdict on the pair, oriented by age: the older memory is the existing one (a neighbour can be
         newer when both arrived in one batch); and whether the model judge was wanted but unavailable (the
-        rules' answer stands). The rules run in a worker thread, within ``work``."""
+        rules' answer stands). The rules and the learned judge run in a worker thread, the rules within
+        ``work``; the detector is ``rules:<rule>``, ``learned`` or ``llm:<model>``."""
         older, newer = (neighbour, item) if neighbour.created_at <= item.created_at else (item, neighbour)
         verdict = await asyncio.to_thread(
-            conflict_rules.judge,
+            conflict_rules.judge_with_learned,
             older.content,
             newer.content,
             similarity,
             floor=self._settings.conflict_similarity_floor,
             work=work,
+            learned=self._settings.conflict_learned_judge,
         )
         if verdict is not None:
-            return Judged(neighbour, similarity, verdict, f"rules:{verdict.rule}"), False
+            detector = "learned" if verdict.rule == conflict_rules.LEARNED_RULE else f"rules:{verdict.rule}"
+            return Judged(neighbour, similarity, verdict, detector), False
         if self._llm is None or same_session(older, newer):  # a model label would not be acted on
             return None, False
         user = f"EXISTING: {older.content}\n\nNEW: {newer.content}"

@@ -351,13 +351,13 @@ async def test_the_rules_run_off_the_event_loop_and_a_pair_past_their_bounds_is_
 ) -> None:
     user, agent = people["user"], people["agent"]
     threads: list[int] = []
-    real_judge = conflict_rules.judge
+    real_judge = conflict_rules.judge_with_learned  # the rules, then the learned judge: what the consumer calls
 
     def spy(*args: Any, **kwargs: Any) -> conflict_rules.Verdict | None:
         threads.append(threading.get_ident())
         return real_judge(*args, **kwargs)
 
-    monkeypatch.setattr(conflict_rules, "judge", spy)
+    monkeypatch.setattr(conflict_rules, "judge_with_learned", spy)
     strong = await remember(gateway, user, "The API gateway timeout is 30 seconds.")
     weak = await remember(gateway, agent, "The API gateway timeout is 60 seconds.", source_type="inferred")
     await pipeline.run(strong, weak)
@@ -514,3 +514,34 @@ async def test_a_duplicate_the_reader_cannot_see_is_not_named(
     assert "duplicate of a memory you cannot see" in seen["reasons"]
     assert hidden not in answer.text
     assert hidden not in await _check_detail(gateway, reader, shared)
+
+
+async def test_a_contradiction_the_rules_miss_is_opened_by_the_learned_judge(
+    gateway: httpx.AsyncClient,
+    people: dict[str, Any],
+    ops: Workspace,
+    owner_pool: asyncpg.Pool,
+    app_pool: asyncpg.Pool,
+    settings: Settings,
+    embedder: EmbeddingProvider,
+) -> None:
+    """A pair of bench/data/conflicts the rules see no slot in (docs/adr/0008-learned-contradiction-judge.md):
+    the learned judge opens the contradiction conflict, explained; turned off, the rules alone open none."""
+    existing, new = "We bank with Barclays.", "We moved our business account to Monzo."
+    assert conflict_rules.judge(existing, new, 0.87, floor=settings.conflict_similarity_floor) is None
+    user = people["user"]
+    old = await remember(gateway, user, existing)
+    fresh = await remember(gateway, user, new)
+    await Pipeline(owner_pool, app_pool, settings, embedder).run(old, fresh)
+    [conflict] = await _conflicts(gateway, user, item_id=fresh)
+    assert (conflict["type"], conflict["detector"], conflict["rule"]) == ("contradiction", "learned", "learned_judge")
+    assert conflict["explanation"].startswith("learned judge 0.")
+    assert "'moved' only in the new memory" in conflict["explanation"]
+    assert (await read_item(gateway, user, fresh))["review_status"] == "disputed"  # equal authority: the newcomer
+
+    off = settings.model_copy(update={"conflict_learned_judge": False})
+    old = await remember(gateway, ops.author, existing)
+    fresh = await remember(gateway, ops.author, new)
+    await Pipeline(owner_pool, app_pool, off, embedder).run(old, fresh)
+    assert (await _check_detail(gateway, ops.author, fresh)).startswith("1 near memory compared: no conflict")
+    assert await _conflicts(gateway, ops.author, item_id=fresh, status="") == []

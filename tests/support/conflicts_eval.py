@@ -1,7 +1,8 @@
 """Scoring contradiction detection on the labelled pairs of bench/data/conflicts the way the conflicts consumer
 judges a pair: the e5 passage vectors of both memories (committed in vectors.npz), the candidate floor
-(``conflict_similarity_floor`` less the consumer's margin), ``conflict_rules.judge`` at the floor and
-``conflict_rules.outcome`` (two memories of one author, not turns of one session). Used by
+(``conflict_similarity_floor`` less the consumer's margin), ``conflict_rules.judge_with_learned`` at the floor
+(the rules, then the learned judge) and ``conflict_rules.outcome`` (two memories of one author, not turns of
+one session). Used by
 bench/contradictions.py and by the floors in tests/unit/test_contradiction_quality.py."""
 
 from __future__ import annotations
@@ -119,10 +120,16 @@ def similarity(vectors: dict[str, np.ndarray], a: str, b: str) -> float:
     return float(x @ y / (np.linalg.norm(x) * np.linalg.norm(y)))
 
 
-def judge_pair(pair: Pair, vectors: dict[str, np.ndarray], floor: float = FLOOR) -> Judged:
+def judge_pair(pair: Pair, vectors: dict[str, np.ndarray], floor: float = FLOOR, *, learned: bool = True) -> Judged:
+    """The pair as the consumer judges it: the rules, then the learned judge (``learned=False``: the rules alone,
+    as with ``ENGRAM_CONFLICT_LEARNED_JUDGE=false``)."""
     sim = similarity(vectors, pair.existing, pair.new)
     candidate = sim >= floor - CANDIDATE_MARGIN
-    verdict = conflict_rules.judge(pair.existing, pair.new, sim, floor=floor) if candidate else None
+    verdict = (
+        conflict_rules.judge_with_learned(pair.existing, pair.new, sim, floor=floor, learned=learned)
+        if candidate
+        else None
+    )
     flagged = False
     if verdict is not None and verdict.label == "contradiction":
         plan = conflict_rules.outcome(verdict, AUTHORITY, AUTHORITY)
@@ -130,8 +137,8 @@ def judge_pair(pair: Pair, vectors: dict[str, np.ndarray], floor: float = FLOOR)
     return Judged(pair, sim, candidate, verdict, flagged)
 
 
-def score(pairs: list[Pair], vectors: dict[str, np.ndarray], floor: float = FLOOR) -> Scores:
-    return Scores([judge_pair(p, vectors, floor) for p in pairs])
+def score(pairs: list[Pair], vectors: dict[str, np.ndarray], floor: float = FLOOR, *, learned: bool = True) -> Scores:
+    return Scores([judge_pair(p, vectors, floor, learned=learned) for p in pairs])
 
 
 def _word_jaccard(a: str, b: str) -> float:

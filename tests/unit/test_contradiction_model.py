@@ -12,6 +12,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "bench"))
 
 import contradiction_model as cm
 
+from engram.domain.conflict_rules import learned
+
 
 def _slice() -> list[cm.Row]:
     pairs, batch_of, vectors = cm.load_batches(("1",))
@@ -23,10 +25,11 @@ def _slice() -> list[cm.Row]:
 def test_word_features_see_what_differs() -> None:
     same = cm.word_features("Sam lives in Leeds.", "Sam lives in Leeds.", 1.0)
     moved = cm.word_features("Sam lives in Leeds.", "Sam no longer lives in Leeds.", 0.9)
-    names = dict(zip(cm.WORD_FEATURES, moved, strict=True))
-    assert dict(zip(cm.WORD_FEATURES, same, strict=True))["jaccard"] == 1.0
+    names = dict(zip(learned.WORD_FEATURES, moved, strict=True))
+    assert dict(zip(learned.WORD_FEATURES, same, strict=True))["jaccard"] == 1.0
     assert names["negation_one_side"] == 1.0 and names["change_new_only"] == 1.0 and names["new_adds_only"] == 1.0
-    assert cm.word_features("The cap is 25 MB.", "The cap is 50 MB.", 0.9)[cm.WORD_FEATURES.index("numbers_differ")]
+    capped = cm.word_features("The cap is 25 MB.", "The cap is 50 MB.", 0.9)
+    assert capped[learned.WORD_FEATURES.index("numbers_differ")]
 
 
 def test_fit_separates_its_training_slice_and_is_deterministic() -> None:

@@ -34,8 +34,11 @@ words (``texts.align_abbreviations``).
 6. ``containment`` — the new text keeps the existing one's claim (most of its content words, all its values)
    and adds detail: refinement.
 
-Anything else is None: unrelated, or compatible. ``outcome`` turns a verdict into an action by authority, and
-``parse_llm_verdict`` reads an LLM judge's answer, refusing anything malformed.
+Anything else is None: unrelated, or compatible. ``judge_with_learned`` (``learned.py``) is what the conflicts
+consumer calls: ``judge``, then, when its verdict is not a contradiction, the learned judge, whose
+``learned_judge`` contradiction comes from a logistic regression over word features of two statements (weights
+shipped as ``learned_judge.json``, docs/adr/0008-learned-contradiction-judge.md). ``outcome`` turns a verdict
+into an action by authority, and ``parse_llm_verdict`` reads an LLM judge's answer, refusing anything malformed.
 
 The rules are bounded (``work.py``): past ``MAX_ANALYSED_CHARS`` characters only the negation rule reads the
 beginning of the texts; the rules comparing values or claims pairwise are skipped past ``MAX_QUANTITIES``
@@ -45,6 +48,7 @@ only take a verdict away, and says so in the ``Work`` passed to ``judge``.
 
 from __future__ import annotations
 
+from engram.domain.conflict_rules.learned import LEARNED_RULE, judge_with_learned
 from engram.domain.conflict_rules.model_verdict import EXPLANATION_LIMIT, LLM_JUDGE_SCHEMA, LLM_RULE, parse_llm_verdict
 from engram.domain.conflict_rules.rules import (
     CONTAINMENT,
@@ -63,6 +67,7 @@ __all__ = [
     "DEFAULT_FLOOR",
     "EXPLANATION_LIMIT",
     "LABELS",
+    "LEARNED_RULE",
     "LLM_JUDGE_SCHEMA",
     "LLM_RULE",
     "MAX_ANALYSED_CHARS",
@@ -76,6 +81,7 @@ __all__ = [
     "Verdict",
     "Work",
     "judge",
+    "judge_with_learned",
     "outcome",
     "parse_llm_verdict",
 ]

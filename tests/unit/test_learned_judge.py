@@ -1,0 +1,101 @@
+"""The learned contradiction judge beside the rules (engram/domain/conflict_rules/learned.py) with the shipped
+weights: deterministic, explained in words, catching a contradiction the rules miss (a pair of batch 3, which it
+was fitted on), leaving a look-alike and a long text alone."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from engram.domain import conflict_rules
+from engram.domain.conflict_rules import learned
+from tests.support.conflicts_eval import FLOOR, similarity, stored_vectors
+
+# r071 of pairs-3.jsonl: the rules see no slot ("bank with" / "moved our business account to")
+MISSED = ("We bank with Barclays.", "We moved our business account to Monzo.")
+# p139 of pairs.jsonl, a same-topic look-alike: another person's city
+LOOK_ALIKE = ("Alice lives in Lisbon.", "Alice's sister lives in Madrid.")
+
+
+@pytest.fixture(scope="module")
+def vectors() -> dict[str, np.ndarray]:
+    return stored_vectors()
+
+
+def test_the_shipped_weights_match_the_columns_computed() -> None:
+    model = learned.shipped()
+    assert model.features == learned.FEATURES
+    assert len(model.mean) == len(learned.WORD_FEATURES) + len(learned.VERDICTS)
+    assert 0 < model.threshold < 1
+
+
+def test_a_contradiction_the_rules_miss_is_caught_and_explained(vectors: dict[str, np.ndarray]) -> None:
+    sim = similarity(vectors, *MISSED)
+    assert sim >= FLOOR - 0.05  # a candidate
+    assert conflict_rules.judge(*MISSED, sim, floor=FLOOR) is None
+    verdict = conflict_rules.judge_with_learned(*MISSED, sim, floor=FLOOR)
+    assert verdict is not None
+    assert (verdict.label, verdict.rule) == ("contradiction", conflict_rules.LEARNED_RULE)
+    assert verdict.score == round(learned.probability(*MISSED, sim, None), 3) >= learned.shipped().threshold
+    # the probability, then the features that pushed it most, quoting what differs
+    assert verdict.explanation.startswith(f"learned judge {verdict.score:.2f} (threshold ")
+    assert "'moved' only in the new memory" in verdict.explanation
+    assert "one span replaced ('bank with barclays' → 'moved our business account to monzo')" in verdict.explanation
+    # turned off, the rules alone
+    assert conflict_rules.judge_with_learned(*MISSED, sim, floor=FLOOR, learned=False) is None
+
+
+def test_the_same_pair_gets_the_same_verdict(vectors: dict[str, np.ndarray]) -> None:
+    sim = similarity(vectors, *MISSED)
+    first = [conflict_rules.judge_with_learned(*MISSED, sim, floor=FLOOR) for _ in range(3)]
+    assert first[0] == first[1] == first[2]
+    row = learned.features(*MISSED, sim, None)
+    assert np.array_equal(row, learned.features(*MISSED, sim, None))
+
+
+def test_a_look_alike_is_left_alone(vectors: dict[str, np.ndarray]) -> None:
+    sim = similarity(vectors, *LOOK_ALIKE)
+    assert sim >= FLOOR - 0.05
+    assert learned.probability(*LOOK_ALIKE, sim, None) < learned.shipped().threshold
+    assert conflict_rules.judge_with_learned(*LOOK_ALIKE, sim, floor=FLOOR) is None
+
+
+def test_a_rules_contradiction_stands_as_the_rules_said() -> None:
+    verdict = conflict_rules.judge_with_learned("Alice lives in Paris.", "Alice lives in Berlin.", 0.95, floor=FLOOR)
+    assert verdict is not None and verdict.rule.startswith("exclusive_predicate")
+
+
+@pytest.mark.parametrize(
+    "pair",
+    [
+        ("Ana: " + MISSED[0], "Ana: " + MISSED[1]),  # turns of a conversation stored with their speaker
+        (MISSED[0], MISSED[1] + " Really?"),  # a question
+        (MISSED[0], MISSED[1] + " We keep the receipts in the blue folder." * 8),  # past MAX_WORDS
+    ],
+)
+def test_pairs_unlike_the_fitted_ones_are_left_to_the_rules(
+    pair: tuple[str, str], vectors: dict[str, np.ndarray]
+) -> None:
+    sim = similarity(vectors, *MISSED)
+    assert learned.probability(*pair, sim, None) >= learned.shipped().threshold  # the model alone would flag it
+    assert not learned.in_domain(*pair, sim)
+    verdict = conflict_rules.judge_with_learned(*pair, sim, floor=FLOOR)
+    assert verdict == conflict_rules.judge(*pair, sim, floor=FLOOR)  # whatever the rules say, and only that
+
+
+def test_a_row_outside_the_fitted_range_is_left_to_the_rules(vectors: dict[str, np.ndarray]) -> None:
+    model = learned.shipped()
+    row = learned.features(*MISSED, similarity(vectors, *MISSED), None)[: len(learned.WORD_FEATURES)]
+    assert model.within(row)
+    many = row.copy()
+    many[learned.WORD_FEATURES.index("only_existing")] = np.log1p(30)  # 30 words only in the existing text
+    assert not model.within(many)
+
+
+def test_word_features_see_what_differs() -> None:
+    row = learned.word_features("Sam lives in Leeds.", "Sam no longer lives in Leeds.", 0.9)
+    moved = dict(zip(learned.WORD_FEATURES, row, strict=True))
+    assert moved["negation_one_side"] == 1.0 and moved["change_new_only"] == 1.0 and moved["new_adds_only"] == 1.0
+    assert learned.names("Sam met Priya in Leeds. Then home.") == {"priya", "leeds"}
+    assert learned.rule_features("duplicate", False) == [0.0, 0.0, 0.0, 1.0, 0.0]
+    assert learned.rule_features(None, False) == [1.0, 0.0, 0.0, 0.0, 0.0]
