@@ -525,9 +525,9 @@ async def test_a_contradiction_the_rules_miss_is_opened_by_the_learned_judge(
     settings: Settings,
     embedder: EmbeddingProvider,
 ) -> None:
-    """A pair of bench/data/conflicts the rules see no slot in (docs/adr/0008-learned-contradiction-judge.md):
+    """A pair of bench/data/conflicts the rules see no replacement in (docs/adr/0008-learned-contradiction-judge.md):
     the learned judge opens the contradiction conflict, explained; turned off, the rules alone open none."""
-    existing, new = "We bank with Barclays.", "We moved our business account to Monzo."
+    existing, new = "Monitoring is done with Nagios.", "Nagios was retired; monitoring is Prometheus now."
     assert conflict_rules.judge(existing, new, 0.87, floor=settings.conflict_similarity_floor) is None
     user = people["user"]
     old = await remember(gateway, user, existing)
@@ -536,7 +536,7 @@ async def test_a_contradiction_the_rules_miss_is_opened_by_the_learned_judge(
     [conflict] = await _conflicts(gateway, user, item_id=fresh)
     assert (conflict["type"], conflict["detector"], conflict["rule"]) == ("contradiction", "learned", "learned_judge")
     assert conflict["explanation"].startswith("learned judge 0.")
-    assert "'moved' only in the new memory" in conflict["explanation"]
+    assert "'now', 'retired' only in the new memory" in conflict["explanation"]
     assert (await read_item(gateway, user, fresh))["review_status"] == "disputed"  # equal authority: the newcomer
 
     off = settings.model_copy(update={"conflict_learned_judge": False})

@@ -11,8 +11,10 @@ from engram.domain import conflict_rules
 from engram.domain.conflict_rules import learned
 from tests.support.conflicts_eval import FLOOR, similarity, stored_vectors
 
-# r071 of pairs-3.jsonl: the rules see no slot ("bank with" / "moved our business account to")
-MISSED = ("We bank with Barclays.", "We moved our business account to Monzo.")
+# q063 of pairs-2.jsonl: the rules see no replacement ("done with" / "was retired; … is … now")
+MISSED = ("Monitoring is done with Nagios.", "Nagios was retired; monitoring is Prometheus now.")
+# two unrelated statements that sit close in e5 space (0.82-0.835 measured): the model alone would flag them
+UNRELATED = ("Production deploys happen on Tuesdays after the standup.", "The nightly job retries 3 times.")
 # p139 of pairs.jsonl, a same-topic look-alike: another person's city
 LOOK_ALIKE = ("Alice lives in Lisbon.", "Alice's sister lives in Madrid.")
 
@@ -39,8 +41,7 @@ def test_a_contradiction_the_rules_miss_is_caught_and_explained(vectors: dict[st
     assert verdict.score == round(learned.probability(*MISSED, sim, None), 3) >= learned.shipped().threshold
     # the probability, then the features that pushed it most, quoting what differs
     assert verdict.explanation.startswith(f"learned judge {verdict.score:.2f} (threshold ")
-    assert "'moved' only in the new memory" in verdict.explanation
-    assert "one span replaced ('bank with barclays' → 'moved our business account to monzo')" in verdict.explanation
+    assert "'now', 'retired' only in the new memory" in verdict.explanation
     # turned off, the rules alone
     assert conflict_rules.judge_with_learned(*MISSED, sim, floor=FLOOR, learned=False) is None
 
@@ -71,6 +72,7 @@ def test_a_rules_contradiction_stands_as_the_rules_said() -> None:
         ("Ana: " + MISSED[0], "Ana: " + MISSED[1]),  # turns of a conversation stored with their speaker
         (MISSED[0], MISSED[1] + " Really?"),  # a question
         (MISSED[0], MISSED[1] + " We keep the receipts in the blue folder." * 8),  # past MAX_WORDS
+        UNRELATED,  # no content word in common: not one thing said two ways
     ],
 )
 def test_pairs_unlike_the_fitted_ones_are_left_to_the_rules(

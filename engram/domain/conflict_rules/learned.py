@@ -31,6 +31,7 @@ import numpy as np
 
 from engram.domain.conflict_rules.rules import DEFAULT_FLOOR, judge
 from engram.domain.conflict_rules.verdicts import Verdict
+from engram.domain.conflict_rules.words import is_content, stem
 from engram.domain.conflict_rules.work import Work
 
 WEIGHTS_PATH = Path(__file__).with_name("learned_judge.json")
@@ -268,15 +269,21 @@ def judge_with_learned(
 
 def in_domain(existing: str, new: str, similarity: float) -> bool:
     """Whether both texts are of the kind the model was fitted on: statements (no question or exclamation), not
-    turns of a conversation stored with their speaker, of at most ``MAX_WORDS`` words. Between chat turns, whose
-    e5 vectors sit close whatever they say, the model saw nothing like them and flags most pairs
-    (docs/benchmarks.md)."""
+    turns of a conversation stored with their speaker, of at most ``MAX_WORDS`` words, that share a content word
+    (a contradiction speaks of one thing). Between chat turns, whose e5 vectors sit close whatever they say, the
+    model saw nothing like them and flags most pairs; between two unrelated short statements that happen to sit
+    close ("Production deploys happen on Tuesdays after the standup." / "The nightly job retries 3 times.") it
+    reads their many one-sided words as a change (docs/benchmarks.md)."""
     if not np.isfinite(similarity):
         return False
     for text in (existing, new):
         if CHAT_TURN.match(text) or NOT_A_STATEMENT.search(text) or len(words(text)) > MAX_WORDS:
             return False
-    return True
+    return bool(_content_stems(existing) & _content_stems(new))
+
+
+def _content_stems(text: str) -> set[str]:
+    return {stem(w) for w in words(text) if is_content(w)}
 
 
 def explain(existing: str, new: str, row: np.ndarray, p: float, model: Model) -> str:
