@@ -188,7 +188,12 @@ def test_a_postgres_restart_under_load_refuses_with_503_and_loses_nothing(faulty
     try:
         _more_acknowledged(load, 20, "20 writes before the restart")
         postmaster.send_signal(signal.SIGINT)  # fast shutdown: every session ends; the supervisor starts it again
-        eventually_blocking(lambda: _postmaster(faulty).pid != postmaster.pid, timeout=60, ignoring=(StopIteration,))
+        # a backend may end between the listing of the children and the reading of its name: look again
+        eventually_blocking(
+            lambda: _postmaster(faulty).pid != postmaster.pid,
+            timeout=60,
+            ignoring=(StopIteration, psutil.NoSuchProcess),
+        )
         _more_acknowledged(load, 40, "40 writes after the restart, with no service restarted")
     finally:
         load.stop()
@@ -214,7 +219,7 @@ def test_writes_accepted_while_nats_is_paused_or_killed_are_all_delivered(faulty
         eventually_blocking(
             lambda: next(p for p in faulty.children() if p.name() == "nats-server").pid != nats.pid,
             timeout=60,
-            ignoring=(StopIteration,),
+            ignoring=(StopIteration, psutil.NoSuchProcess),
         )
         _more_acknowledged(load, 20, "20 writes after NATS is back")
     finally:
