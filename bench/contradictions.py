@@ -79,7 +79,7 @@ def main() -> None:
     parser.add_argument(
         "--batch",
         default="1",
-        choices=("1", "2", "3", "4", "5", "1,2", "1,2,3", "1,2,3,4", "all"),
+        choices=("1", "2", "3", "4", "5", "1,2", "1,2,3", "1,2,3,4", "1,2,3,4,5", "all"),
         help="batch 1 (pairs.jsonl) to 5 (pairs-5.jsonl, held out), the tuning batches 1-4, or all",
     )
     parser.add_argument("--floor", type=float, default=FLOOR, help="ENGRAM_CONFLICT_SIMILARITY_FLOOR")
