@@ -17,7 +17,7 @@ from engram.domain.models import CallerContext
 from engram.domain.values import EventType
 from engram.embeddings.provider import EmbeddingProvider
 from engram.events.envelope import Event
-from engram.pipeline.batches import apply_per_tenant
+from engram.pipeline.batches import Writes, apply_per_tenant
 from services.classifier.service import ClassifierService
 from services.conflicts.service import CONSUMER as CONFLICTS
 from services.conflicts.service import ConflictsService
@@ -153,13 +153,12 @@ async def test_an_event_that_fails_in_a_shared_transaction_fails_alone(
     events = [Event(type="engram.test.happened", tenant_id=tenant.tenant_id, subject="x", data={}) for _ in range(3)]
     bad = events[1].id
 
-    async def apply(conn: asyncpg.Connection, event: Event, _: None) -> None:
-        await inbox.claim(conn, "batch-test", event.id, event.tenant_id)
+    async def apply(conn: asyncpg.Connection, writes: Writes, event: Event, _: None) -> None:
         if event.id == bad:
             raise RuntimeError("this one cannot be applied")
 
     pool = CountingPool(app_pool)
-    failures = await apply_per_tenant(cast(asyncpg.Pool, pool), [(e, None) for e in events], apply)
+    failures = await apply_per_tenant(cast(asyncpg.Pool, pool), "batch-test", [(e, None) for e in events], apply)
     assert list(failures) == [bad] and isinstance(failures[bad], RuntimeError)
     assert pool.acquired == 1 + len(events)  # together, rolled back; then one by one
     assert await _inbox(owner_pool, "batch-test", events) == {events[0].id, events[2].id}
@@ -175,12 +174,11 @@ async def test_events_of_two_tenants_in_one_batch_each_commit_in_their_own_tenan
     ]
     seen: list[tuple[str, str]] = []
 
-    async def apply(conn: asyncpg.Connection, event: Event, _: None) -> None:
+    async def apply(conn: asyncpg.Connection, writes: Writes, event: Event, _: None) -> None:
         seen.append((event.id, await conn.fetchval("SELECT current_setting('app.tenant_id')")))
-        await inbox.claim(conn, "batch-test", event.id, event.tenant_id)
 
     pool = CountingPool(app_pool)
-    assert await apply_per_tenant(cast(asyncpg.Pool, pool), [(e, None) for e in events], apply) == {}
+    assert await apply_per_tenant(cast(asyncpg.Pool, pool), "batch-test", [(e, None) for e in events], apply) == {}
     assert pool.acquired == 2
     assert sorted(seen) == sorted((e.id, e.tenant_id) for e in events)
     assert await _inbox(owner_pool, "batch-test", events) == {e.id for e in events}
