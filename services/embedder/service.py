@@ -110,10 +110,9 @@ class EmbedderService:
         """Store one vector in the caller's transaction (its inbox row recorded, its stage and event queued); what
         to observe once it has committed."""
         item, vector = embedded
-        if not await items.hold(conn, str(item.id)):  # deleted while it was being embedded
+        if not await embeddings.store_if_item(conn, event.tenant_id, item.id, self._provider.profile, vector):
             log.info("item %s of event %s was deleted while it was embedded; nothing stored", item.id, event.id)
             return None
-        await embeddings.upsert(conn, event.tenant_id, item.id, self._provider.profile, vector)
         writes.stage(
             tenant_id=event.tenant_id,
             item_id=item.id,

@@ -406,3 +406,34 @@ async def test_two_events_of_one_item_in_a_batch_classify_it_once(
     assert receipts == 1
     assert len(await outbox_events(owner_pool, types=["memory.classified"], subjects=[item_id])) == 1
     assert await _inbox(owner_pool, CLASSIFIER, [first, again]) == {first.id, again.id}
+
+
+async def test_an_item_deleted_while_its_batch_was_embedded_is_handled_and_the_others_stored(
+    app_pool: asyncpg.Pool,
+    owner_pool: asyncpg.Pool,
+    settings: Settings,
+    tenant: CallerContext,
+    embedder: EmbeddingProvider,
+) -> None:
+    """The vector is stored only when the item still exists (checked and held in the statement that stores it):
+    an item deleted between the read and the store gets its inbox row and nothing else, the batch's others their
+    vector, stage and event."""
+    ids = await _remember(app_pool, settings, tenant)
+    created = await outbox_events(owner_pool, types=["memory.created"], subjects=ids)
+    gone = ids[1]
+
+    class DeletingFirst:
+        profile, dimensions = embedder.profile, embedder.dimensions
+
+        async def embed_passages(self, texts: list[str]) -> list[np.ndarray]:
+            async with owner_pool.acquire() as conn:
+                await conn.execute("DELETE FROM memory_items WHERE id = $1", uuid.UUID(gone))
+            return await embedder.embed_passages(texts)
+
+    service = EmbedderService(app_pool, settings, cast(EmbeddingProvider, DeletingFirst()))
+    assert await service.handle(created) == {}
+    async with owner_pool.acquire() as conn:
+        stored = await conn.fetch("SELECT item_id FROM memory_embeddings WHERE item_id = ANY($1::uuid[])", ids)
+    assert {str(r["item_id"]) for r in stored} == set(ids) - {gone}
+    assert await _queued(owner_pool, "engram.memory.embedded", ids) == [i for i in ids if i != gone]
+    assert await _inbox(owner_pool, EMBEDDER, created) == {e.id for e in created}
