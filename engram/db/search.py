@@ -193,28 +193,40 @@ async def keyword(
                      FROM unnest(m.rank) u WHERE u.lexeme = ANY($1::text[]))"""
         rank = "i.content_tsv"
 
-    def branch(n: int, limit_param: str, skip_earlier: bool) -> str:
-        earlier = (
-            f"""AND NOT EXISTS (SELECT 1 FROM memory_terms e WHERE e.tenant_id = p.tenant_id
-                   AND e.term = ANY(($1::text[])[1:{n - 1}])
-                   AND e.created_at = p.created_at AND e.item_id = p.item_id OFFSET 0)"""
-            if skip_earlier and n > 1
-            else ""
-        )
-        return f"""(SELECT i.id, p.created_at, {rank} AS rank
-             FROM memory_terms p JOIN memory_items i ON i.id = p.item_id
-             WHERE p.tenant_id = engram_current_tenant() AND p.term = ($1::text[])[{n}] {earlier}
-               AND i.tenant_id = engram_current_tenant() AND {where}
-             ORDER BY p.created_at DESC LIMIT {limit_param})"""
-
-    newest = [branch(n, "$4", skip_earlier=True) for n in range(1, len(terms) + 1)]
-    newest.append(
+    # Each word's postings, newest first, merged into one stream in which a memory with several of the words
+    # comes once: the items' filters then apply to each memory once, and the walk stops at the cap.
+    postings = " UNION ALL ".join(
+        f"""(SELECT p.created_at, p.item_id FROM memory_terms p
+             WHERE p.tenant_id = engram_current_tenant() AND p.term = ($1::text[])[{n}]
+             ORDER BY p.created_at DESC, p.item_id DESC)"""
+        for n in range(1, len(terms) + 1)
+    )
+    newest = [
+        f"""(SELECT i.id, p.created_at, {rank} AS rank
+             FROM (SELECT p.created_at, p.item_id,
+                          lag(p.item_id) OVER (ORDER BY p.created_at DESC, p.item_id DESC) AS previous
+                   FROM ({postings}) p) p
+             JOIN memory_items i ON i.id = p.item_id
+             WHERE p.previous IS DISTINCT FROM p.item_id AND i.tenant_id = engram_current_tenant() AND {where}
+             ORDER BY p.created_at DESC, p.item_id DESC LIMIT $4)""",
         f"""(SELECT i.id, i.created_at, {rank} AS rank FROM memory_items i
              WHERE {ACCEPTS_PUBLIC} AND i.visibility = 'public' AND i.tenant_id <> engram_current_tenant()
                AND i.content_tsv @@ $2::tsquery AND {where}
-             ORDER BY i.created_at DESC LIMIT $4)"""
+             ORDER BY i.created_at DESC LIMIT $4)""",
+    ]
+    # each word's own most recent matches (one lateral walk per word)
+    shares = (
+        [
+            f"""SELECT s.id, s.created_at, s.rank FROM unnest($1::text[]) AS t(term) CROSS JOIN LATERAL (
+                    SELECT i.id, p.created_at, {rank} AS rank
+                    FROM memory_terms p JOIN memory_items i ON i.id = p.item_id
+                    WHERE p.tenant_id = engram_current_tenant() AND p.term = t.term
+                      AND i.tenant_id = engram_current_tenant() AND {where}
+                    ORDER BY p.created_at DESC LIMIT {share_param}) s"""
+        ]
+        if share
+        else []
     )
-    shares = [branch(n, share_param, skip_earlier=False) for n in range(1, len(terms) + 1)] if share else []
     # with rarity: each hit's query words, how often it has each, and the words' rarity (for its reason)
     detail = (
         f""", (SELECT jsonb_object_agg(x.lexeme, jsonb_build_array(r.w, x.tf))
