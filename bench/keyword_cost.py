@@ -11,9 +11,10 @@ straight into a workspace of their own, then bench/latency.py's synthetic texts 
 " (bulk i)", each memory a second newer than the last) in the default workspace, the store grown to each of
 ``--sizes`` in turn. At each size it checks sameness for latency.py's eight queries (no filters) and the
 conversation's questions (its workspace), then times the statement alone, current and ``--before`` alternating
-for ``--rounds`` rounds: wall ms and the PostgreSQL backend's CPU ms (utime + stime from /proc) per query, the
-word rarities remembered as the recall process remembers them (``--recount``: counted every time). ``--explain``
-prints EXPLAIN (ANALYZE, BUFFERS) of the statement for one query of each set at each size.
+for ``--rounds`` rounds: wall ms and the PostgreSQL backend's CPU ms (utime + stime from /proc) per query, first
+with the words new (a fresh ``CountCache``: each word's rarity counted once, as for questions not asked in the
+last minute), then with every word's rarity remembered (the statement alone; ``--recount``: no cache at all).
+``--explain`` prints EXPLAIN (ANALYZE, BUFFERS) of the statement for one query of each set at each size.
 
     cd bench && python keyword_cost.py --memories 100000 --sizes 6000,100000 --before 8b617bf --rounds 3
 
@@ -100,7 +101,10 @@ async def load_conversation(conn: asyncpg.Connection, conv: locomo.Conversation)
     async with conn.transaction():
         await conn.execute("SELECT set_config('app.tenant_id', $1, true)", DEFAULT_TENANT_ID)
         await conn.execute(
-            "INSERT INTO workspaces (tenant_id, id, name) VALUES ($1, $2, $3)", DEFAULT_TENANT_ID, workspace, conv.sample_id
+            "INSERT INTO workspaces (tenant_id, id, name) VALUES ($1, $2, $3)",
+            DEFAULT_TENANT_ID,
+            workspace,
+            conv.sample_id,
         )
         await conn.execute(
             "INSERT INTO workspace_members (tenant_id, workspace_id, principal_id, role) VALUES ($1, $2, $3, 'owner')",
@@ -112,7 +116,10 @@ async def load_conversation(conn: asyncpg.Connection, conv: locomo.Conversation)
     await copy_items(
         conn,
         [
-            (*fact_row(DEFAULT_TENANT_ID, uuid.uuid4(), workspace, DEFAULT_ADMIN_ID, t.content), start + timedelta(seconds=n))
+            (
+                *fact_row(DEFAULT_TENANT_ID, uuid.uuid4(), workspace, DEFAULT_ADMIN_ID, t.content),
+                start + timedelta(seconds=n),
+            )
             for n, t in enumerate(conv.turns)
         ],
     )
@@ -187,25 +194,34 @@ async def at_size(args: argparse.Namespace, pool: asyncpg.Pool, size: int, sets:
                 print(f"--- {size}, {name}, {label}: {queries[0]!r}")
                 print("\n".join(r[0] for r in plan), flush=True)
     results: dict[tuple[str, str], list[tuple[float, float]]] = {}
+
+    async def timed(
+        module: Any, queries: list[str], filters: Filters, counts: CountCache | None, name: str, label: str
+    ) -> None:
+        cpu, started = backend_cpu_ms(pid), time.perf_counter()
+        for q in queries:
+            await run(module, q, filters, counts)
+        wall = (time.perf_counter() - started) * 1000 / len(queries)
+        used = (backend_cpu_ms(pid) - cpu) / len(queries)
+        results.setdefault((name, label), []).append((wall, used))
+        print(
+            f"{size}: {name}, {label}: {wall:.2f} ms, PostgreSQL CPU {used:.2f} ms a query "
+            f"(load {os.getloadavg()[0]:.1f})",
+            flush=True,
+        )
+
     for round_ in range(1, args.rounds + 1):
         order = ((f"at {args.before}", old), ("current", search))
         for label, module in order if round_ % 2 else order[::-1]:
             for name, (queries, filters) in sets.items():
-                counts = None if args.recount else CountCache()
-                if counts is not None:  # remembered rarities, as the recall process holds them
-                    for q in queries:
-                        await run(module, q, filters, counts)
-                cpu, started = backend_cpu_ms(pid), time.perf_counter()
-                for q in queries:
-                    await run(module, q, filters, counts)
-                wall = (time.perf_counter() - started) * 1000 / len(queries)
-                used = (backend_cpu_ms(pid) - cpu) / len(queries)
-                results.setdefault((name, label), []).append((wall, used))
-                print(
-                    f"{size}: round {round_}, {name}, {label}: {wall:.2f} ms, PostgreSQL CPU {used:.2f} ms a query "
-                    f"(load {os.getloadavg()[0]:.1f})",
-                    flush=True,
-                )
+                for words in ("words new", "words remembered"):
+                    # a fresh CountCache, as for questions not asked in the last minute; then, with every
+                    # word's rarity remembered, the statement alone
+                    counts = None if args.recount else CountCache()
+                    if words == "words remembered" and counts is not None:
+                        for q in queries:
+                            await run(module, q, filters, counts)
+                    await timed(module, queries, filters, counts, f"{name}, {words}", label)
     for (name, label), samples in results.items():
         walls, cpus = [w for w, _ in samples], [c for _, c in samples]
         print(
@@ -233,7 +249,10 @@ async def measure_store(args: argparse.Namespace) -> None:
 
         sets = {
             "latency.py queries": (QUERIES, Filters()),
-            f"{args.conversation} questions": ([str(q["question"]) for q in conv.questions], Filters(workspace_id=workspace)),
+            f"{args.conversation} questions": (
+                [str(q["question"]) for q in conv.questions],
+                Filters(workspace_id=workspace),
+            ),
         }
         loaded = 0
         try:
