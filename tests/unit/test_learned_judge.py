@@ -92,10 +92,14 @@ def test_pairs_unlike_the_fitted_ones_are_left_to_the_rules(
 PLEASANTRIES = [
     ("It brought back warm memories as I sat in the garden.", "Glad it brought back good memories."),  # a feeling
     ("I'm here for you if you need me. Let's talk soon.", "Thanks, I'll call you if I need anything. Bye for now."),
-    ("Yep, it's a reminder to slow down and enjoy the small things.",
-     "Yeah, it's a little reminder to keep to my goals and never give up."),  # fmt: skip
-    ("Seeing the kids so happy and lively makes me really happy.",
-     "Yeah, they always look out for each other. Seeing them together makes me so happy."),  # fmt: skip
+    (
+        "Yep, it's a reminder to slow down and enjoy the small things.",
+        "Yeah, it's a little reminder to keep to my goals and never give up.",
+    ),
+    (
+        "Seeing the kids so happy and lively makes me really happy.",
+        "Yeah, they always look out for each other. Seeing them together makes me so happy.",
+    ),
     ("Well... we planned to play board games with my brother.", "We prefer to play card games together."),
     ("I'd love to learn more about how you paint.", "I'd love to hear more about your trip and how it changed you."),
 ]

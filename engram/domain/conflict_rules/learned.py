@@ -14,7 +14,8 @@ The pairs handed over are candidates (cosine ≥ the conflict floor less the con
 fitted and measured on those only. It judges only pairs like the ones it was fitted on (``in_domain``, and the
 words group within the range of the fitted rows, shipped with the weights): statements, not chat turns with
 their speaker, questions, exclamations or other turns that read as chat (``chat.py``), nor texts past
-``MAX_WORDS`` words; and not a pair the rules left unjudged at one of their bounds. Pure: no I/O but reading the weights once.
+``MAX_WORDS`` words; and not a pair the rules left unjudged at one of their bounds. Pure: no I/O but reading
+the weights once.
 """
 
 from __future__ import annotations
@@ -270,8 +271,9 @@ def in_domain(existing: str, new: str, similarity: float) -> bool:
     feeling voiced, a reply word opening them), of at most ``MAX_WORDS`` words, that share a content word (a
     contradiction speaks of one thing). Between chat turns, whose e5 vectors sit close whatever they say, the
     model saw nothing like them and flags most pairs, pleasantries stored without their speaker included;
-    between two unrelated short statements that happen to sit close ("Production deploys happen on Tuesdays after the standup." / "The nightly job retries 3 times.") it
-    reads their many one-sided words as a change (docs/benchmarks.md)."""
+    between two unrelated short statements that happen to sit close ("Production deploys happen on Tuesdays
+    after the standup." / "The nightly job retries 3 times.") it reads their many one-sided words as a change
+    (docs/benchmarks.md)."""
     if not np.isfinite(similarity):
         return False
     for text in (existing, new):
