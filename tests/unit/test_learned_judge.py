@@ -9,7 +9,8 @@ import pytest
 
 from engram.domain import conflict_rules
 from engram.domain.conflict_rules import learned
-from tests.support.conflicts_eval import FLOOR, similarity, stored_vectors
+from engram.domain.conflict_rules.chat import reads_as_chat
+from tests.support.conflicts_eval import FLOOR, TUNING, load_pairs, similarity, stored_vectors
 
 # q063 of pairs-2.jsonl: the rules see no replacement ("done with" / "was retired; … is … now")
 MISSED = ("Monitoring is done with Nagios.", "Nagios was retired; monitoring is Prometheus now.")
@@ -83,6 +84,53 @@ def test_pairs_unlike_the_fitted_ones_are_left_to_the_rules(
     assert not learned.in_domain(*pair, sim)
     verdict = conflict_rules.judge_with_learned(*pair, sim, floor=FLOOR)
     assert verdict == conflict_rules.judge(*pair, sim, floor=FLOOR)  # whatever the rules say, and only that
+
+
+# pleasantries between chat turns stored without their speaker, written in the style of the LoCoMo turns the
+# judge flagged (issue #16: 8 of 13 false contradictions in 5,882 turns); at cosine 0.93, as close as those were,
+# the model alone gives each 0.43-0.83, over its threshold, and before the chat gate each was a contradiction
+PLEASANTRIES = [
+    ("It brought back warm memories as I sat in the garden.", "Glad it brought back good memories."),  # a feeling
+    ("I'm here for you if you need me. Let's talk soon.", "Thanks, I'll call you if I need anything. Bye for now."),
+    (
+        "Yep, it's a reminder to slow down and enjoy the small things.",
+        "Yeah, it's a little reminder to keep to my goals and never give up.",
+    ),
+    (
+        "Seeing the kids so happy and lively makes me really happy.",
+        "Yeah, they always look out for each other. Seeing them together makes me so happy.",
+    ),
+    ("Well... we planned to play board games with my brother.", "We prefer to play card games together."),
+    ("I'd love to learn more about how you paint.", "I'd love to hear more about your trip and how it changed you."),
+]
+
+
+@pytest.mark.parametrize("pair", PLEASANTRIES)
+def test_pleasantries_between_chat_turns_are_left_to_the_rules(pair: tuple[str, str]) -> None:
+    sim = 0.93
+    rules = conflict_rules.judge(*pair, sim, floor=FLOOR)
+    assert rules is None or rules.label != "contradiction"
+    assert learned.probability(*pair, sim, rules) >= learned.shipped().threshold  # the model alone would flag it
+    assert reads_as_chat(pair[0]) or reads_as_chat(pair[1])
+    assert not learned.in_domain(*pair, sim)
+    assert conflict_rules.judge_with_learned(*pair, sim, floor=FLOOR) == rules
+
+
+def test_statements_do_not_read_as_chat() -> None:
+    # a reply word only counts set off by punctuation; the contradictions the judge was fitted on are statements
+    assert not reads_as_chat("No refunds after 30 days.")
+    assert not reads_as_chat("So the standup moved to 10am.")  # "So …" without a comma: a statement
+    assert not reads_as_chat("Monitoring is done with Nagios.")
+    assert reads_as_chat("No, the standup moved to 10am.") and reads_as_chat("Melanie: the standup moved.")
+    texts = [t for p in load_pairs("all", TUNING) if p.label == "contradiction" for t in (p.existing, p.new)]
+    assert len(texts) > 1000 and not [t for t in texts if reads_as_chat(t)]
+
+
+def test_a_contradiction_the_rules_miss_is_still_caught_between_statements(vectors: dict[str, np.ndarray]) -> None:
+    sim = similarity(vectors, *MISSED)
+    assert learned.in_domain(*MISSED, sim)
+    verdict = conflict_rules.judge_with_learned(*MISSED, sim, floor=FLOOR)
+    assert verdict is not None and verdict.rule == conflict_rules.LEARNED_RULE
 
 
 def test_a_row_outside_the_fitted_range_is_left_to_the_rules(vectors: dict[str, np.ndarray]) -> None:

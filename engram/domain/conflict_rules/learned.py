@@ -13,8 +13,9 @@ probability and the features that pushed it most; else the rules' verdict.
 The pairs handed over are candidates (cosine ≥ the conflict floor less the consumer's margin): the model was
 fitted and measured on those only. It judges only pairs like the ones it was fitted on (``in_domain``, and the
 words group within the range of the fitted rows, shipped with the weights): statements, not chat turns with
-their speaker, questions or exclamations, nor texts past ``MAX_WORDS`` words; and not a pair the rules left
-unjudged at one of their bounds. Pure: no I/O but reading the weights once.
+their speaker, questions, exclamations or other turns that read as chat (``chat.py``), nor texts past
+``MAX_WORDS`` words; and not a pair the rules left unjudged at one of their bounds. Pure: no I/O but reading
+the weights once.
 """
 
 from __future__ import annotations
@@ -29,6 +30,7 @@ from pathlib import Path
 
 import numpy as np
 
+from engram.domain.conflict_rules.chat import reads_as_chat
 from engram.domain.conflict_rules.rules import DEFAULT_FLOOR, judge
 from engram.domain.conflict_rules.verdicts import Verdict
 from engram.domain.conflict_rules.words import is_content, stem
@@ -38,10 +40,6 @@ WEIGHTS_PATH = Path(__file__).with_name("learned_judge.json")
 LEARNED_RULE = "learned_judge"
 FEATURES = "words,rules"  # the feature groups the shipped weights were fitted on
 MAX_WORDS = 60  # longer texts are left to the rules alone (the fitted texts have at most 15 words)
-# a turn of a conversation stored with its speaker ("Melanie: Wow, that agency looks great!")
-CHAT_TURN = re.compile(r"^\s*[A-Z][a-z]+:\s")
-# a question or an exclamation: the fitted texts are statements, none holds either
-NOT_A_STATEMENT = re.compile(r"[?!]")
 REASONS = 3  # features named in an explanation
 
 WORD = re.compile(r"[a-z0-9]+(?:['’.][a-z0-9]+)*")
@@ -268,16 +266,18 @@ def judge_with_learned(
 
 
 def in_domain(existing: str, new: str, similarity: float) -> bool:
-    """Whether both texts are of the kind the model was fitted on: statements (no question or exclamation), not
-    turns of a conversation stored with their speaker, of at most ``MAX_WORDS`` words, that share a content word
-    (a contradiction speaks of one thing). Between chat turns, whose e5 vectors sit close whatever they say, the
-    model saw nothing like them and flags most pairs; between two unrelated short statements that happen to sit
-    close ("Production deploys happen on Tuesdays after the standup." / "The nightly job retries 3 times.") it
-    reads their many one-sided words as a change (docs/benchmarks.md)."""
+    """Whether both texts are of the kind the model was fitted on: statements, not turns of a conversation
+    (``chat.reads_as_chat``: stored with their speaker, a question or exclamation, the listener addressed, a
+    feeling voiced, a reply word opening them), of at most ``MAX_WORDS`` words, that share a content word (a
+    contradiction speaks of one thing). Between chat turns, whose e5 vectors sit close whatever they say, the
+    model saw nothing like them and flags most pairs, pleasantries stored without their speaker included;
+    between two unrelated short statements that happen to sit close ("Production deploys happen on Tuesdays
+    after the standup." / "The nightly job retries 3 times.") it reads their many one-sided words as a change
+    (docs/benchmarks.md)."""
     if not np.isfinite(similarity):
         return False
     for text in (existing, new):
-        if CHAT_TURN.match(text) or NOT_A_STATEMENT.search(text) or len(words(text)) > MAX_WORDS:
+        if reads_as_chat(text) or len(words(text)) > MAX_WORDS:
             return False
     return bool(_content_stems(existing) & _content_stems(new))
 

@@ -1,0 +1,45 @@
+"""Whether a text reads as a turn of a conversation rather than a statement about the world: the learned
+judge's gate (``learned.in_domain``) leaves such texts to the rules, since none of the statements it was fitted
+on reads so (docs/adr/0008-learned-contradiction-judge.md).
+
+A text reads as chat when it is stored with its speaker ("Melanie: Wow, that agency looks great!"), asks or
+exclaims (``?``, ``!``), addresses the listener ("I'm here for you if you need me"), voices a feeling or an
+appraisal ("Glad it brought back good memories.", "Seeing them together makes me so happy.") or opens with a
+reply word set off by punctuation ("Yeah, …", "Well... …", "Oh, …"; "No refunds after 30 days." is a statement).
+Chat turns stored without their speaker sit close to one another in e5 space whatever they say, and the judge
+read their pleasantries as changes (docs/benchmarks.md, issue #16). Pure, no I/O.
+"""
+
+from __future__ import annotations
+
+import re
+
+# a turn of a conversation stored with its speaker ("Melanie: Wow, that agency looks great!")
+CHAT_TURN = re.compile(r"^\s*[A-Z][a-z]+:\s")
+# a question or an exclamation
+NOT_A_STATEMENT = re.compile(r"[?!]")
+WORD = re.compile(r"[a-z]+(?:['’][a-z]+)*")
+# the listener addressed
+LISTENER = frozenset({"you", "your", "yours", "yourself", "yourselves", "you're", "you've", "you'll", "you'd", "ya"})
+# a feeling or an appraisal of the speaker's
+FEELING = frozenset(
+    """
+happy happier glad love loved loving lovely awesome amazing great wow thanks thank appreciate appreciated proud sorry
+excited exciting fun cool nice beautiful congrats congratulations wonderful fantastic incredible pleasant fond sweet
+cute yay omg haha lol hope hoping stoked thrilled blessed grateful inspiring
+""".split()
+)
+# a reply word opening the text, set off by punctuation
+OPENER = re.compile(
+    r"^\W*(?:yeah|yep|yes|yup|no|nope|ok|okay|well|oh|so|hey|hi|hello|wow|haha|lol|hmm|ah|aw+|um|sure|nah|thanks|"
+    r"omg|whoa|ooh|yay)\b\s*[,.!…—–-]",
+    re.IGNORECASE,
+)
+
+
+def reads_as_chat(text: str) -> bool:
+    """Whether ``text`` reads as a turn of a conversation (see the module docstring)."""
+    if CHAT_TURN.match(text) or NOT_A_STATEMENT.search(text) or OPENER.match(text):
+        return True
+    said = set(WORD.findall(text.lower().replace("’", "'")))
+    return bool(said & LISTENER or said & FEELING)
