@@ -19,7 +19,7 @@ from engram.config import Settings
 from engram.db.pool import service_pool
 from engram.telemetry import tracing
 from engram.telemetry.metrics import HTTP_LATENCY
-from services.gateway import admin, media, openapi, problems
+from services.gateway import admin, media, openapi, problems, routes
 from services.gateway.answers import HealthAnswer, ReadyReport
 from services.gateway.auth import PUBLIC, Authenticator, policy
 from services.gateway.clients import Downstream
@@ -27,7 +27,6 @@ from services.gateway.guards import BodyLimit, ClientLimit, method_label, reques
 from services.gateway.limits import Limits
 from services.gateway.mcp_http import PATH as MCP_PATH
 from services.gateway.mcp_http import McpEndpoint
-from services.gateway.routes import router
 
 access = logging.getLogger("engram.access")
 QUIET_PATHS = ("/health", "/ready", "/metrics")
@@ -111,8 +110,8 @@ def create_app(settings: Settings) -> FastAPI:
     )
     problems.install(app)
     openapi.install(app)
-    app.include_router(router)
-    app.include_router(admin.router)
+    routes.include(app)
+    admin.include(app)
     # /mcp is a plain ASGI route: no app-wide JSON dependency; it authenticates itself (mcp_http)
     mcp = McpEndpoint(app, settings)
     app.router.routes.append(Route(MCP_PATH, mcp, include_in_schema=False))
