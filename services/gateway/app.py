@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import logging
+import re
 import time
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
@@ -12,6 +13,7 @@ from fastapi import Depends, FastAPI, Request, Response
 from fastapi.responses import JSONResponse
 from fastapi_offline import FastAPIOffline
 from prometheus_client import CONTENT_TYPE_LATEST, generate_latest
+from starlette.datastructures import URL
 from starlette.routing import Route
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
@@ -33,6 +35,17 @@ QUIET_PATHS = ("/health", "/ready", "/metrics")
 DOCS_ASSETS = "/docs/assets"
 
 
+_PLAIN_PATH = re.compile(r"/(?!/)[^?#\\\t\r\n]*")
+
+
+def request_path(scope: Scope) -> str:
+    """``Request(scope).url.path`` without building the URL: a path without ``?``, ``#``, ``\\``, tabs or line
+    breaks that does not start with ``//`` is what Starlette's URL gives back unchanged; any other goes through
+    the URL as before."""
+    path: str = scope["path"]
+    return path if _PLAIN_PATH.fullmatch(path) else URL(scope=scope).path
+
+
 def route_template(request: Request) -> str:
     """The matched route's full path template (``/v1/items/{item_id}``), a bounded metric label; "unmatched"
     when no route matched. Routes included through nested routers know only their own part of the path, so
@@ -41,7 +54,7 @@ def route_template(request: Request) -> str:
     template = getattr(route, "path", None)
     if not isinstance(template, str):
         return "unmatched"
-    segments = request.url.path.split("/")
+    segments = request_path(request.scope).split("/")
     prefix = segments[: len(segments) - len(template.split("/")) + 1]
     return "/".join(prefix) + template
 
@@ -73,11 +86,12 @@ class RecordLatency:
         await self._app(scope, receive, sent)
         elapsed = time.perf_counter() - started
         HTTP_LATENCY.labels(route_template(request), method_label(request.method), str(status)).observe(elapsed)
-        if request.url.path not in QUIET_PATHS:
+        path = request_path(scope)
+        if path not in QUIET_PATHS:
             access.info(
                 "%s %s %d %.1fms",
                 request.method,
-                request.url.path,
+                path,
                 status,
                 elapsed * 1000,
                 extra={"request_id": request.state.request_id},

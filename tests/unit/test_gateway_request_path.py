@@ -19,7 +19,7 @@ from engram.domain.keys import hash_secret
 from engram.domain.models import CallerContext, StoredKey
 from engram.v1 import ingest_pb2, memory_pb2
 from services.gateway import auth
-from services.gateway.app import create_app
+from services.gateway.app import create_app, request_path
 from services.gateway.auth import CALLER, Authenticator, authenticated, trace_context
 from services.gateway.clients import Downstream
 from services.gateway.guards import new_request_id
@@ -151,3 +151,32 @@ def test_a_new_trace_context_is_a_well_formed_traceparent() -> None:
 )
 def test_the_media_type_rule_is_the_same_on_every_ask(content_type: str, json: bool) -> None:
     assert [is_json(content_type) for _ in range(3)] == [json] * 3
+
+
+@pytest.mark.parametrize(
+    "path",
+    [
+        "/",
+        "/v1/remember",
+        "/v1/items/00000000-0000-4000-8000-0000000000aa/status",
+        "//v1/remember",
+        "/v1//items",
+        "/v1/items/a?b",
+        "/v1/items/a#b",
+        "/v1/items/a\\b",
+        "/v1/items/a\tb",
+        "/v1/items/a\nb",
+        "/v1/items/a\rb",
+        "/v1/items/a b",
+        "/v1/items/ä;x=1:y@z%2F",
+        "/v1/items/\x00\x7f",
+        " /v1",
+    ],
+)
+@pytest.mark.parametrize("host", [None, b"gateway:8080", b"[::1]:8080", b"bad host/"])
+@pytest.mark.parametrize("server", [None, ("127.0.0.1", 8080)])
+def test_the_logged_path_is_the_request_urls_path(path: str, host: bytes | None, server: Any) -> None:
+    scope: dict[str, Any] = {"type": "http", "path": path, "query_string": b"a=1", "headers": [], "server": server}
+    if host is not None:
+        scope["headers"] = [(b"host", host)]
+    assert request_path(scope) == Request(scope).url.path
