@@ -69,14 +69,17 @@ def build(source: Path) -> tuple[Any, dict[str, bytes]]:
     from services.gateway.limits import Limits
 
     salt = b"s" * 16
-    stored = StoredKey(KEY_ID, TENANT, PRINCIPAL, "agent", salt, hash_secret(salt, SECRET), ("read", "write"), True, False)
+    stored = StoredKey(
+        KEY_ID, TENANT, PRINCIPAL, "agent", salt, hash_secret(salt, SECRET), ("read", "write"), True, False
+    )
 
     async def find(pool: Any, key_id: str) -> StoredKey | None:
         return stored if key_id == KEY_ID else None
 
     keys.find = find  # type: ignore[assignment]
-    remembered = ingest_pb2.RememberResponse(id=item(memory_pb2, 1).id, status="created", review_status="active",
-                                             authority=60, item=item(memory_pb2, 1))
+    remembered = ingest_pb2.RememberResponse(
+        id=item(memory_pb2, 1).id, status="created", review_status="active", authority=60, item=item(memory_pb2, 1)
+    )
     recalled = recall_pb2.RecallResponse()
     for n in range(4):
         entry = recalled.items.add()
@@ -90,7 +93,7 @@ def build(source: Path) -> tuple[Any, dict[str, bytes]]:
 
         @staticmethod
         def _answer(answer: Any) -> Any:
-            async def call(request: Any, metadata: Any = None, timeout: Any = None) -> Any:
+            async def call(request: Any, **options: Any) -> Any:
                 return answer
 
             return call
@@ -101,11 +104,17 @@ def build(source: Path) -> tuple[Any, dict[str, bytes]]:
         rate_limit_recall_per_minute=10**9,
         ip_rate_limit_per_minute=10**9,
     )
-    sys.stderr = open(os.devnull, "w")  # noqa: SIM115 (the access log, written and thrown away)
+    sys.stderr = open(os.devnull, "w")  # the access log, written and thrown away
     configure_logging("gateway", "INFO", "text")
     app = create_app(settings)
-    ds = Downstream(settings, None, None, Stub({"Remember": remembered}), Stub({"Recall": recalled}),  # type: ignore[arg-type]
-                    Stub({"RateLimits": admin_pb2.RateLimitsResponse()}))
+    ds = Downstream(
+        settings,
+        None,
+        None,
+        Stub({"Remember": remembered}),
+        Stub({"Recall": recalled}),  # type: ignore[arg-type]
+        Stub({"RateLimits": admin_pb2.RateLimitsResponse()}),
+    )
     app.state.downstream = ds
     app.state.authenticator = Authenticator(None, settings)  # type: ignore[arg-type]
     app.state.limits = Limits(ds, settings)
@@ -118,13 +127,24 @@ def build(source: Path) -> tuple[Any, dict[str, bytes]]:
 
 async def one(app: Any, path: str, body: bytes) -> int:
     scope = {
-        "type": "http", "asgi": {"version": "3.0", "spec_version": "2.3"}, "http_version": "1.1",
-        "method": "POST", "scheme": "http", "path": path, "raw_path": path.encode(), "root_path": "",
-        "query_string": b"", "client": ("127.0.0.1", 50000), "server": ("127.0.0.1", 8080),
+        "type": "http",
+        "asgi": {"version": "3.0", "spec_version": "2.3"},
+        "http_version": "1.1",
+        "method": "POST",
+        "scheme": "http",
+        "path": path,
+        "raw_path": path.encode(),
+        "root_path": "",
+        "query_string": b"",
+        "client": ("127.0.0.1", 50000),
+        "server": ("127.0.0.1", 8080),
         "headers": [
-            (b"host", b"127.0.0.1:8080"), (b"content-type", b"application/json"),
-            (b"content-length", str(len(body)).encode()), (b"authorization", f"Bearer eng_{KEY_ID}_{SECRET}".encode()),
-            (b"user-agent", b"python-httpx/0.28.1"), (b"accept", b"*/*"),
+            (b"host", b"127.0.0.1:8080"),
+            (b"content-type", b"application/json"),
+            (b"content-length", str(len(body)).encode()),
+            (b"authorization", f"Bearer eng_{KEY_ID}_{SECRET}".encode()),
+            (b"user-agent", b"python-httpx/0.28.1"),
+            (b"accept", b"*/*"),
         ],
         "state": {},
     }
@@ -158,7 +178,10 @@ async def run(app: Any, bodies: dict[str, bytes], requests: int, rounds: int) ->
             for _ in range(requests):
                 await one(app, path, body)
             per.append((time.process_time() - started) / requests * 1000)
-        result[path] = {"cpu_ms_per_request_median": round(statistics.median(per), 4), "rounds": [round(p, 4) for p in per]}
+        result[path] = {
+            "cpu_ms_per_request_median": round(statistics.median(per), 4),
+            "rounds": [round(p, 4) for p in per],
+        }
     return result
 
 
@@ -171,7 +194,12 @@ def main() -> None:
     out = sys.stdout
     app, bodies = build(args.source.resolve())
     result = asyncio.run(run(app, bodies, args.requests, args.rounds))
-    out.write(json.dumps({"source": str(args.source), "load_average": [round(x, 1) for x in os.getloadavg()], **result}, indent=1) + "\n")
+    out.write(
+        json.dumps(
+            {"source": str(args.source), "load_average": [round(x, 1) for x in os.getloadavg()], **result}, indent=1
+        )
+        + "\n"
+    )
 
 
 if __name__ == "__main__":

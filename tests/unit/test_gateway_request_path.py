@@ -37,14 +37,14 @@ class Ingest:
     def __init__(self) -> None:
         self.metadata: list[dict[str, str]] = []
 
-    async def Remember(self, request: Any, metadata: Any = None, timeout: Any = None) -> Any:  # noqa: N802
-        self.metadata.append(dict(metadata))
+    async def Remember(self, request: Any, **call: Any) -> Any:  # noqa: N802
+        self.metadata.append(dict(call["metadata"]))
         item = memory_pb2.MemoryItem(id="00000000-0000-4000-8000-0000000000e3", tenant_id=TENANT, content="x")
         return ingest_pb2.RememberResponse(id=item.id, status="created", review_status="active", item=item)
 
 
 class Admin:
-    async def RateLimits(self, request: Any, metadata: Any = None, timeout: Any = None) -> Any:  # noqa: N802
+    async def RateLimits(self, request: Any, **call: Any) -> Any:  # noqa: N802
         from engram.v1 import admin_pb2
 
         return admin_pb2.RateLimitsResponse()
