@@ -6,6 +6,7 @@ loaded machine it is steadier than a whole stack's figure, because nothing waits
 
     python bench/gateway_cpu.py --requests 3000 --rounds 5                 # this checkout
     python bench/gateway_cpu.py --source /tmp/before --requests 3000       # another checkout's gateway
+    python bench/gateway_cpu.py --ab /tmp/before . --requests 1000 --rounds 10   # both, rounds in turn
 
 Each round times ``POST /v1/remember`` and ``POST /v1/recall`` (4 memories answered) with
 ``time.process_time``; the access log is written as ``engram up`` writes it (text), to /dev/null.
@@ -185,21 +186,77 @@ async def run(app: Any, bodies: dict[str, bytes], requests: int, rounds: int) ->
     return result
 
 
+async def serve(app: Any, bodies: dict[str, bytes]) -> None:
+    """``--serve``: one round per line read (``<path> <requests>``), its CPU ms per request written back."""
+    for path, body in bodies.items():
+        for _ in range(200):
+            await one(app, path, body)
+    loop = asyncio.get_running_loop()
+    while line := await loop.run_in_executor(None, sys.stdin.readline):
+        path, count = line.split()
+        started = time.process_time()
+        for _ in range(int(count)):
+            await one(app, path, bodies[path])
+        print(round((time.process_time() - started) / int(count) * 1000, 4), flush=True)
+
+
+def compare(sources: list[Path], requests: int, rounds: int) -> dict[str, Any]:
+    """``--ab BEFORE AFTER``: both checkouts' gateways in two processes, their rounds taken in turn (never at
+    the same time), so that a machine whose speed drifts (other work on its cores) weighs on both alike."""
+    import subprocess
+
+    workers = [
+        subprocess.Popen(
+            [sys.executable, __file__, "--serve", "--source", str(source)],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            text=True,
+        )
+        for source in sources
+    ]
+    result: dict[str, Any] = {}
+    for path in ("/v1/remember", "/v1/recall"):
+        per: list[list[float]] = [[] for _ in sources]
+        for n in range(rounds):
+            order = range(len(workers)) if n % 2 == 0 else reversed(range(len(workers)))
+            for w in order:
+                assert workers[w].stdin is not None and workers[w].stdout is not None
+                workers[w].stdin.write(f"{path} {requests}\n")
+                workers[w].stdin.flush()
+                per[w].append(float(workers[w].stdout.readline()))
+        result[path] = {
+            str(source): {"median": round(statistics.median(p), 4), "min": min(p), "rounds": p}
+            for source, p in zip(sources, per, strict=True)
+        }
+    for worker in workers:
+        assert worker.stdin is not None
+        worker.stdin.close()
+        worker.wait(timeout=30)
+    return result
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--source", type=Path, default=HERE.parent, help="the checkout whose gateway is measured")
+    parser.add_argument("--ab", type=Path, nargs=2, metavar=("BEFORE", "AFTER"), help="two checkouts, in turn")
     parser.add_argument("--requests", type=int, default=3000, help="requests per round and route")
     parser.add_argument("--rounds", type=int, default=5)
+    parser.add_argument("--serve", action="store_true", help=argparse.SUPPRESS)
     args = parser.parse_args()
     out = sys.stdout
+    if args.ab:
+        result = compare([p.resolve() for p in args.ab], args.requests, args.rounds)
+        load = [round(x, 1) for x in os.getloadavg()]
+        out.write(json.dumps({"ab": [str(p) for p in args.ab], "load_average": load, **result}, indent=1) + "\n")
+        return
     app, bodies = build(args.source.resolve())
+    if args.serve:
+        sys.stdout = out
+        asyncio.run(serve(app, bodies))
+        return
     result = asyncio.run(run(app, bodies, args.requests, args.rounds))
-    out.write(
-        json.dumps(
-            {"source": str(args.source), "load_average": [round(x, 1) for x in os.getloadavg()], **result}, indent=1
-        )
-        + "\n"
-    )
+    load = [round(x, 1) for x in os.getloadavg()]
+    out.write(json.dumps({"source": str(args.source), "load_average": load, **result}, indent=1) + "\n")
 
 
 if __name__ == "__main__":
