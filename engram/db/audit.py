@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from dataclasses import dataclass
 from typing import Any
 from uuid import UUID
 
@@ -35,6 +36,40 @@ async def record(
         json.dumps(new_value) if new_value is not None else None,
         reason,
         request_id or None,
+    )
+
+
+@dataclass(frozen=True)
+class AuditRow:
+    """One ``record`` of a batch."""
+
+    tenant_id: str
+    item_id: str
+    actor_id: str | None
+    action: str
+    new_value: dict[str, Any] | None = None
+    old_value: dict[str, Any] | None = None
+    reason: str | None = None
+    request_id: str | None = None
+
+
+async def record_many(conn: asyncpg.Connection, rows: list[AuditRow]) -> None:
+    """``record`` for many rows in one statement, appended in the order given."""
+    if not rows:
+        return
+    await conn.execute(
+        "INSERT INTO item_events (tenant_id, item_id, actor_id, action, old_value, new_value, reason, request_id) "
+        "SELECT t, i, a, ac, o::jsonb, nv::jsonb, r, q "
+        "FROM unnest($1::uuid[], $2::uuid[], $3::uuid[], $4::text[], $5::text[], $6::text[], $7::text[], $8::text[]) "
+        "WITH ORDINALITY AS x(t, i, a, ac, o, nv, r, q, n) ORDER BY n",
+        [row.tenant_id for row in rows],
+        [str(row.item_id) for row in rows],
+        [row.actor_id for row in rows],
+        [row.action for row in rows],
+        [json.dumps(row.old_value) if row.old_value is not None else None for row in rows],
+        [json.dumps(row.new_value) if row.new_value is not None else None for row in rows],
+        [row.reason for row in rows],
+        [row.request_id or None for row in rows],
     )
 
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from dataclasses import dataclass
 from typing import Any
 
 import asyncpg
@@ -56,6 +57,38 @@ async def add_receipt(
             fallback_reason,
             json.dumps(output),
             json.dumps(applied),
+        )
+
+
+@dataclass(frozen=True)
+class Receipt:
+    """One ``add_receipt`` of a batch."""
+
+    tenant_id: str
+    item_id: str
+    classifier: str
+    fallback_reason: str | None
+    output: dict[str, Any]
+    applied: dict[str, Any]
+
+
+async def add_receipts(conn: asyncpg.Connection, rows: list[Receipt]) -> None:
+    """``add_receipt`` for many in one statement, in the order given; ``NotFound`` (``gone``) when one of the
+    items no longer exists."""
+    if not rows:
+        return
+    with item_must_exist(", ".join(row.item_id for row in rows)):
+        await conn.execute(
+            "INSERT INTO classification_receipts (tenant_id, item_id, classifier, fallback_reason, output, applied) "
+            "SELECT t, i, c, f, o::jsonb, a::jsonb "
+            "FROM unnest($1::uuid[], $2::uuid[], $3::text[], $4::text[], $5::text[], $6::text[]) "
+            "WITH ORDINALITY AS x(t, i, c, f, o, a, n) ORDER BY n",
+            [row.tenant_id for row in rows],
+            [row.item_id for row in rows],
+            [row.classifier for row in rows],
+            [row.fallback_reason for row in rows],
+            [json.dumps(row.output) for row in rows],
+            [json.dumps(row.applied) for row in rows],
         )
 
 

@@ -25,6 +25,25 @@ async def upsert(
         )
 
 
+async def store_if_item(
+    conn: asyncpg.Connection, tenant_id: str, item_id: UUID | str, profile: str, vector: np.ndarray
+) -> bool:
+    """``upsert`` when the item exists, holding it as ``items.hold`` does (a key-share lock: it cannot be deleted
+    before the transaction ends), in one statement; False (nothing stored) when it no longer exists."""
+    return bool(
+        await conn.fetchval(
+            """INSERT INTO memory_embeddings (tenant_id, item_id, profile, embedding)
+               SELECT $1, i.id, $3, $4 FROM memory_items i WHERE i.id = $2 FOR KEY SHARE
+               ON CONFLICT (item_id, profile) DO UPDATE SET embedding = EXCLUDED.embedding, created_at = now()
+               RETURNING true""",
+            tenant_id,
+            item_id,
+            profile,
+            vector,
+        )
+    )
+
+
 async def vectors(conn: asyncpg.Connection, item_ids: list[str], profile: str) -> dict[str, np.ndarray]:
     rows = await conn.fetch(
         "SELECT item_id, embedding FROM memory_embeddings WHERE item_id = ANY($1::uuid[]) AND profile = $2",

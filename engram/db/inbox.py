@@ -19,6 +19,20 @@ async def claim(conn: asyncpg.Connection, consumer: str, event_id: str, tenant_i
     return bool(inserted)
 
 
+async def claim_many(conn: asyncpg.Connection, consumer: str, tenant_id: str, event_ids: list[str]) -> set[str]:
+    """``claim`` for a batch of one tenant's events, in one statement: the ones recorded now (the others were
+    processed before). An id given twice is recorded, and returned, once."""
+    rows = await conn.fetch(
+        "INSERT INTO consumer_inbox (tenant_id, consumer, event_id) "
+        "SELECT $1, $2, e FROM unnest($3::uuid[]) WITH ORDINALITY AS t(e, n) ORDER BY n "
+        "ON CONFLICT (consumer, event_id) DO NOTHING RETURNING event_id",
+        tenant_id,
+        consumer,
+        list(dict.fromkeys(event_ids)),
+    )
+    return {str(r["event_id"]) for r in rows}
+
+
 async def seen(conn: asyncpg.Connection, consumer: str, event_id: str) -> bool:
     """Whether ``consumer`` has already had the effect of ``event_id``."""
     return bool(

@@ -173,13 +173,6 @@ async def get(
     return row_to_item(row) if row else None
 
 
-async def hold(conn: asyncpg.Connection, item_id: str) -> bool:
-    """Whether the item exists; if so it cannot be deleted before the transaction ends (a key-share lock:
-    updates still go through). A writer about to attach a row to an item that may be deleted meanwhile asks
-    this first."""
-    return bool(await conn.fetchval("SELECT true FROM memory_items WHERE id = $1 FOR KEY SHARE", item_id))
-
-
 async def set_review_status(conn: asyncpg.Connection, item_id: str, status: str) -> MemoryItem:
     """``Conflict`` (``duplicate_live_item``) when the item would come back to life beside a live duplicate;
     the caller's transaction stays usable (the change runs in a savepoint)."""

@@ -39,6 +39,36 @@ async def add(
     )
 
 
+@dataclass(frozen=True)
+class Row:
+    """One envelope to queue (``add``)."""
+
+    tenant_id: str
+    event_id: str
+    subject: str
+    envelope: dict[str, Any]
+
+
+async def add_many(conn: asyncpg.Connection, rows: list[Row]) -> None:
+    """``add`` for many envelopes in one statement, queued in the order given (the relay publishes by id), the
+    relay woken once when the transaction commits."""
+    if not rows:
+        return
+    await conn.execute(
+        f"""WITH queued AS (INSERT INTO outbox (tenant_id, event_id, subject, envelope)
+                            SELECT t, e, s, v::jsonb
+                            FROM unnest($1::uuid[], $2::uuid[], $3::text[], $4::text[]) WITH ORDINALITY
+                                 AS r(t, e, s, v, n)
+                            ORDER BY n
+                            RETURNING 1)
+            SELECT pg_notify('{NOTIFY_CHANNEL}', '') WHERE EXISTS (SELECT FROM queued)""",
+        [row.tenant_id for row in rows],
+        [row.event_id for row in rows],
+        [row.subject for row in rows],
+        [json.dumps(row.envelope) for row in rows],
+    )
+
+
 async def claim(conn: asyncpg.Connection, subject_prefix: str, limit: int) -> list[Pending]:
     """Lock the oldest unsent rows under ``subject_prefix`` and mark them sent, in one statement; other relays
     skip them (any number may run). The mark holds only if the transaction commits: publish inside it, and a

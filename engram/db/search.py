@@ -179,6 +179,11 @@ async def keyword(
     if share:
         args.append(share)
     share_param = f"${len(args)}"
+    # a workspace filter applies to the postings themselves, in the index (migration 029), before any memory is read
+    in_workspace = ""
+    if filters.workspace_id:
+        args.append(filters.workspace_id)
+        in_workspace = f"AND p.workspace_id = ${len(args)}::uuid"
     where = _where(filters, viewer, args)
     rank = "ts_rank(i.content_tsv, $2::tsquery)"  # with rarity: the tsvector, scored once per memory below
     score = ""
@@ -193,28 +198,40 @@ async def keyword(
                      FROM unnest(m.rank) u WHERE u.lexeme = ANY($1::text[]))"""
         rank = "i.content_tsv"
 
-    def branch(n: int, limit_param: str, skip_earlier: bool) -> str:
-        earlier = (
-            f"""AND NOT EXISTS (SELECT 1 FROM memory_terms e WHERE e.tenant_id = p.tenant_id
-                   AND e.term = ANY(($1::text[])[1:{n - 1}])
-                   AND e.created_at = p.created_at AND e.item_id = p.item_id OFFSET 0)"""
-            if skip_earlier and n > 1
-            else ""
-        )
-        return f"""(SELECT i.id, p.created_at, {rank} AS rank
-             FROM memory_terms p JOIN memory_items i ON i.id = p.item_id
-             WHERE p.tenant_id = engram_current_tenant() AND p.term = ($1::text[])[{n}] {earlier}
-               AND i.tenant_id = engram_current_tenant() AND {where}
-             ORDER BY p.created_at DESC LIMIT {limit_param})"""
-
-    newest = [branch(n, "$4", skip_earlier=True) for n in range(1, len(terms) + 1)]
-    newest.append(
+    # Each word's postings, newest first, merged into one stream in which a memory with several of the words
+    # comes once: the items' filters then apply to each memory once, and the walk stops at the cap.
+    postings = " UNION ALL ".join(
+        f"""(SELECT p.created_at, p.item_id FROM memory_terms p
+             WHERE p.tenant_id = engram_current_tenant() AND p.term = ($1::text[])[{n}] {in_workspace}
+             ORDER BY p.created_at DESC, p.item_id DESC)"""
+        for n in range(1, len(terms) + 1)
+    )
+    newest = [
+        f"""(SELECT i.id, p.created_at, {rank} AS rank
+             FROM (SELECT p.created_at, p.item_id,
+                          lag(p.item_id) OVER (ORDER BY p.created_at DESC, p.item_id DESC) AS previous
+                   FROM ({postings}) p) p
+             JOIN memory_items i ON i.id = p.item_id
+             WHERE p.previous IS DISTINCT FROM p.item_id AND i.tenant_id = engram_current_tenant() AND {where}
+             ORDER BY p.created_at DESC, p.item_id DESC LIMIT $4)""",
         f"""(SELECT i.id, i.created_at, {rank} AS rank FROM memory_items i
              WHERE {ACCEPTS_PUBLIC} AND i.visibility = 'public' AND i.tenant_id <> engram_current_tenant()
                AND i.content_tsv @@ $2::tsquery AND {where}
-             ORDER BY i.created_at DESC LIMIT $4)"""
+             ORDER BY i.created_at DESC LIMIT $4)""",
+    ]
+    # each word's own most recent matches (one lateral walk per word)
+    shares = (
+        [
+            f"""SELECT s.id, s.created_at, s.rank FROM unnest($1::text[]) AS t(term) CROSS JOIN LATERAL (
+                    SELECT i.id, p.created_at, {rank} AS rank
+                    FROM memory_terms p JOIN memory_items i ON i.id = p.item_id
+                    WHERE p.tenant_id = engram_current_tenant() AND p.term = t.term {in_workspace}
+                      AND i.tenant_id = engram_current_tenant() AND {where}
+                    ORDER BY p.created_at DESC LIMIT {share_param}) s"""
+        ]
+        if share
+        else []
     )
-    shares = [branch(n, share_param, skip_earlier=False) for n in range(1, len(terms) + 1)] if share else []
     # with rarity: each hit's query words, how often it has each, and the words' rarity (for its reason)
     detail = (
         f""", (SELECT jsonb_object_agg(x.lexeme, jsonb_build_array(r.w, x.tf))
@@ -252,7 +269,8 @@ async def term_rarities(
     """``scoring.term_rarity`` of each of ``terms`` among the current tenant's memories: how many of them have the
     word (from ``memory_terms``) and how many there are, each counted up to ``scoring.DOCUMENT_FREQUENCY_CAP``, in
     one statement for the words ``counts`` does not hold. A tenant's words are remembered once it holds
-    ``RARITY_REMEMBERED_FROM`` memories; counting a common word reads as many index entries as the cap."""
+    ``RARITY_REMEMBERED_FROM`` memories, and its number of memories once that reaches the cap (it stays there
+    while the tenant holds as many); counting a common word reads as many index entries as the cap."""
     found: dict[str, float] = {}
     for term in terms if counts is not None else []:
         remembered = counts.get(("rarity", tenant, term)) if counts is not None else None
@@ -260,20 +278,32 @@ async def term_rarities(
             found[term] = remembered
     missing = [t for t in terms if t not in found]
     if missing:
+        # The number of memories, once it reaches the cap, stays at the cap: remembered then, so a new word costs
+        # the count of its own postings only (counting the cap's 10,000 memories under Row Level Security took
+        # 40-50 ms at 100k, loaded; docs/benchmarks.md 2026-12-03).
+        saturated = counts.get(("memories", tenant)) if counts is not None else None
+        memories = (
+            "SELECT $3::bigint AS n"
+            if saturated is not None
+            else """SELECT count(*) AS n FROM (SELECT 1 FROM memory_items i
+                    WHERE i.tenant_id = engram_current_tenant() LIMIT $2) s"""
+        )
         rows = await conn.fetch(
-            """SELECT t.term, d.df, n.n
+            f"""SELECT t.term, d.df, n.n
                FROM unnest($1::text[]) AS t(term)
                CROSS JOIN LATERAL (SELECT count(*) AS df FROM (SELECT 1 FROM memory_terms p
                    WHERE p.tenant_id = engram_current_tenant() AND p.term = t.term LIMIT $2) s) d
-               CROSS JOIN (SELECT count(*) AS n FROM (SELECT 1 FROM memory_items i
-                   WHERE i.tenant_id = engram_current_tenant() LIMIT $2) s) n""",
+               CROSS JOIN ({memories}) n""",
             missing,
             scoring.DOCUMENT_FREQUENCY_CAP,
+            *([int(saturated)] if saturated is not None else []),
         )
         for r in rows:
             found[r["term"]] = rarity = scoring.term_rarity(int(r["df"]), int(r["n"]))
             if counts is not None and int(r["n"]) >= RARITY_REMEMBERED_FROM:
                 counts.put(("rarity", tenant, r["term"]), rarity)
+            if counts is not None and int(r["n"]) >= scoring.DOCUMENT_FREQUENCY_CAP:
+                counts.put(("memories", tenant), int(r["n"]))
     return [found[t] for t in terms]
 
 

@@ -3,6 +3,7 @@ finishes (or records that it failed)."""
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from uuid import UUID
 
 import asyncpg
@@ -28,6 +29,38 @@ async def record(
             stage,
             status,
             detail,
+        )
+
+
+@dataclass(frozen=True)
+class StageRow:
+    """One ``record`` of a batch."""
+
+    tenant_id: str
+    item_id: str
+    stage: str
+    status: str
+    detail: str = ""
+
+
+async def record_many(conn: asyncpg.Connection, rows: list[StageRow]) -> None:
+    """``record`` for many rows in one statement, as if each were recorded in turn (an item and stage named twice:
+    the last one stands); ``NotFound`` (``gone``) when one of the items no longer exists."""
+    last = {(row.item_id, row.stage): row for row in rows}
+    if not last:
+        return
+    kept = list(last.values())
+    with item_must_exist(", ".join(row.item_id for row in kept)):
+        await conn.execute(
+            """INSERT INTO item_stages (tenant_id, item_id, stage, status, detail)
+               SELECT * FROM unnest($1::uuid[], $2::uuid[], $3::text[], $4::text[], $5::text[])
+               ON CONFLICT (item_id, stage) DO UPDATE SET status = EXCLUDED.status, detail = EXCLUDED.detail,
+                                                          updated_at = now()""",
+            [row.tenant_id for row in kept],
+            [row.item_id for row in kept],
+            [row.stage for row in kept],
+            [row.status for row in kept],
+            [row.detail for row in kept],
         )
 
 

@@ -25,7 +25,7 @@ import asyncpg
 import numpy as np
 
 from engram.config import Settings
-from engram.db import audit, classifications, embeddings, identity, inbox, items, kinds, stages
+from engram.db import classifications, embeddings, identity, inbox, items, kinds, stages
 from engram.db.pool import tenant_tx
 from engram.domain.classification import Classification, PlacementRule, narrow_visibility
 from engram.domain.models import MemoryItem, MemoryKind
@@ -34,7 +34,7 @@ from engram.events.envelope import Event
 from engram.events.outbox import Outbox
 from engram.llm import JsonChat
 from engram.pipeline import changes, classify, kind_model
-from engram.pipeline.batches import apply_per_tenant, by_tenant
+from engram.pipeline.batches import Writes, apply_per_tenant, by_tenant
 from engram.telemetry import tracing
 from engram.telemetry.metrics import KIND_VECTORS
 
@@ -103,7 +103,7 @@ class ClassifierService:
                 failures[read.event.id] = exc
                 continue
             decided.append((read.event, (read, result, fallback)))
-        return failures | await apply_per_tenant(self._pool, decided, self._write)
+        return failures | await apply_per_tenant(self._pool, CONSUMER, decided, self._write)
 
     async def _kind_vectors(self, todo: list[_Read]) -> list[np.ndarray | None]:
         """The local kind model's vector of each item: the stored one when usable, else its content embedded here,
@@ -186,24 +186,24 @@ class ClassifierService:
         return _Read(event, item, rules, enabled, usable, known)
 
     async def _write(
-        self, conn: asyncpg.Connection, event: Event, decided: tuple[_Read, Classification, str | None]
+        self, conn: asyncpg.Connection, writes: Writes, event: Event, decided: tuple[_Read, Classification, str | None]
     ) -> None:
-        """Apply one classification in the caller's transaction, unless the event or the item was handled
-        meanwhile."""
+        """Apply one classification in the caller's transaction (its inbox row recorded; its receipt, audit row,
+        stage and event queued in ``writes``), unless the item was handled meanwhile."""
         read, result, fallback = decided
-        if not await inbox.claim(conn, CONSUMER, event.id, event.tenant_id):
-            return  # a concurrent replica got there first
         current = await items.get(conn, event.subject, for_update=True)
         if current is None:  # deleted while it was classified: the event is handled
             log.info("item %s of event %s no longer exists; nothing to classify", event.subject, event.id)
             return
-        if await stages.is_done(conn, event.subject, STAGE):  # another event of the item got there first
+        # another event of the item got there first (earlier in this batch: its stage is still queued)
+        if writes.stage_done(event.subject, STAGE) or await stages.is_done(conn, event.subject, STAGE):
             return
-        await self._apply(conn, event, current, result, fallback, read.kinds)
+        await self._apply(conn, writes, event, current, result, fallback, read.kinds)
 
     async def _apply(
         self,
         conn: asyncpg.Connection,
+        writes: Writes,
         event: Event,
         item: MemoryItem,
         result: Classification,
@@ -237,8 +237,7 @@ class ClassifierService:
             if _plain(getattr(item, name)) != _plain(value)
         }
         output = {**dataclasses.asdict(result), "reasons": list(result.reasons), "notes": notes}
-        await classifications.add_receipt(
-            conn,
+        writes.receipt(
             tenant_id=event.tenant_id,
             item_id=str(item.id),
             classifier=result.classifier,
@@ -248,26 +247,24 @@ class ClassifierService:
         )
         structural = {k: v for k, v in applied.items() if k in ("kind", "wing", "room", "visibility")}
         if structural:
-            await audit.record(
-                conn,
+            writes.audit(
                 tenant_id=event.tenant_id,
-                item_id=item.id,
+                item_id=str(item.id),
                 actor_id=None,
                 action="classified",
                 old_value={k: v[0] for k, v in structural.items()},
                 new_value={k: v[1] for k, v in structural.items()},
                 reason=f"{result.classifier}: {'; '.join(result.reasons)[:500]}",
             )
-        await stages.record(
-            conn,
+        writes.stage(
             tenant_id=event.tenant_id,
             item_id=item.id,
             stage=STAGE,
             status=StageStatus.DONE,
             detail=result.classifier + (f" (fallback: {fallback})" if fallback else ""),
         )
-        await self._outbox.add(
-            conn,
+        writes.event(
+            self._outbox,
             Event(
                 type=EventType.MEMORY_CLASSIFIED.cloud_type,
                 tenant_id=event.tenant_id,

@@ -27,7 +27,7 @@ from dataclasses import dataclass, field
 import asyncpg
 
 from engram.config import Settings
-from engram.db import conflicts, inbox, items, stages
+from engram.db import conflicts, inbox, items
 from engram.db.pool import tenant_tx
 from engram.domain import conflict_rules, lifecycle
 from engram.domain.conflict_rules import Verdict
@@ -37,7 +37,7 @@ from engram.events.envelope import Event
 from engram.events.outbox import Outbox
 from engram.llm import JsonChat, LLMUnavailable
 from engram.pipeline import changes
-from engram.pipeline.batches import apply_per_tenant, by_tenant
+from engram.pipeline.batches import Writes, apply_per_tenant, by_tenant
 from engram.telemetry import tracing
 from engram.telemetry.metrics import CONFLICT_OUTCOMES
 
@@ -123,12 +123,16 @@ class ConflictsService:
                         quiet.append((event, (len(read.near), found)))
                         continue
                     async with tenant_tx(self._pool, tenant_id) as conn:
-                        changed = await self._write(conn, event, (len(read.near), found))
+                        writes = Writes()
+                        changed = await inbox.claim(conn, CONSUMER, event.id, event.tenant_id) and await self._write(
+                            conn, writes, event, (len(read.near), found)
+                        )
+                        await writes.flush(conn)
                     if changed:  # what this event changed, the next ones must read
                         reads = {}
             except Exception as exc:
                 failures[event.id] = exc
-        return failures | await apply_per_tenant(self._pool, quiet, self._write_quiet)
+        return failures | await apply_per_tenant(self._pool, CONSUMER, quiet, self._write_quiet)
 
     async def _read_from(self, tenant_id: str, events: list[Event]) -> dict[str, _Read | None]:
         """``_read`` of each of ``events`` in one transaction; when that fails, of the first alone (whose error
@@ -166,15 +170,17 @@ class ConflictsService:
             )
         return _Read(item, near)
 
-    async def _write_quiet(self, conn: asyncpg.Connection, event: Event, judged: tuple[int, _Judgements]) -> None:
-        await self._write(conn, event, judged)
+    async def _write_quiet(
+        self, conn: asyncpg.Connection, writes: Writes, event: Event, judged: tuple[int, _Judgements]
+    ) -> None:
+        await self._write(conn, writes, event, judged)
 
-    async def _write(self, conn: asyncpg.Connection, event: Event, judged: tuple[int, _Judgements]) -> bool:
-        """In the caller's transaction: the event's inbox row, the effect of each verdict and the stage; whether
-        a verdict changed anything (a conflict opened, perhaps a status with it)."""
+    async def _write(
+        self, conn: asyncpg.Connection, writes: Writes, event: Event, judged: tuple[int, _Judgements]
+    ) -> bool:
+        """In the caller's transaction, the event's inbox row recorded: the effect of each verdict, and the stage
+        (queued in ``writes``); whether a verdict changed anything (a conflict opened, perhaps a status with it)."""
         candidates, found = judged
-        if not await inbox.claim(conn, CONSUMER, event.id, event.tenant_id):
-            return False
         current = await items.get(conn, event.subject, for_update=True)
         if current is None:  # deleted meanwhile: the event is handled, there is nothing to compare
             log.info("item %s of event %s no longer exists; nothing to compare", event.subject, event.id)
@@ -186,9 +192,7 @@ class ConflictsService:
             if current.kind in EPISODIC_KINDS
             else _summary(candidates, [n for n in notes if n], found.judge_unavailable, found.bounded)
         )
-        await stages.record(
-            conn, tenant_id=event.tenant_id, item_id=current.id, stage=STAGE, status=StageStatus.DONE, detail=detail
-        )
+        writes.stage(tenant_id=event.tenant_id, item_id=current.id, stage=STAGE, status=StageStatus.DONE, detail=detail)
         return any(changed for _, changed in applied)
 
     async def _judge_all(self, item: MemoryItem, near: list[tuple[MemoryItem, float]]) -> _Judgements:

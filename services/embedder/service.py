@@ -18,7 +18,7 @@ import asyncpg
 import numpy as np
 
 from engram.config import Settings
-from engram.db import embeddings, inbox, items, stages
+from engram.db import embeddings, inbox, items
 from engram.db.pool import tenant_tx
 from engram.domain.content import passage
 from engram.domain.models import MemoryItem
@@ -27,7 +27,7 @@ from engram.embeddings.provider import EmbeddingProvider
 from engram.events.envelope import Event
 from engram.events.outbox import Outbox
 from engram.pipeline import changes
-from engram.pipeline.batches import apply_per_tenant, by_tenant
+from engram.pipeline.batches import Writes, apply_per_tenant, by_tenant
 from engram.telemetry.metrics import EMBED_BATCH, EMBED_LATENCY, SEARCHABLE_LAG
 
 log = logging.getLogger(__name__)
@@ -70,7 +70,7 @@ class EmbedderService:
         EMBED_LATENCY.labels(self._provider.profile).observe(time.perf_counter() - started)
         EMBED_BATCH.observe(len(todo))
         stored = [(event, (item, vector)) for (event, item), vector in zip(todo, vectors, strict=True)]
-        return failures | await apply_per_tenant(self._pool, stored, self._store)
+        return failures | await apply_per_tenant(self._pool, CONSUMER, stored, self._store)
 
     async def _load_all(self, tenant_id: str, events: list[Event]) -> list[tuple[Event, MemoryItem]]:
         """``_load`` for the events of one tenant, in one transaction and three reads."""
@@ -105,26 +105,23 @@ class EmbedderService:
             return item
 
     async def _store(
-        self, conn: asyncpg.Connection, event: Event, embedded: tuple[MemoryItem, np.ndarray]
+        self, conn: asyncpg.Connection, writes: Writes, event: Event, embedded: tuple[MemoryItem, np.ndarray]
     ) -> Callable[[], None] | None:
-        """Store one vector in the caller's transaction; what to observe once it has committed."""
+        """Store one vector in the caller's transaction (its inbox row recorded, its stage and event queued); what
+        to observe once it has committed."""
         item, vector = embedded
-        if not await inbox.claim(conn, CONSUMER, event.id, event.tenant_id):
-            return None  # a concurrent replica got there first
-        if not await items.hold(conn, str(item.id)):  # deleted while it was being embedded
+        if not await embeddings.store_if_item(conn, event.tenant_id, item.id, self._provider.profile, vector):
             log.info("item %s of event %s was deleted while it was embedded; nothing stored", item.id, event.id)
             return None
-        await embeddings.upsert(conn, event.tenant_id, item.id, self._provider.profile, vector)
-        await stages.record(
-            conn,
+        writes.stage(
             tenant_id=event.tenant_id,
             item_id=item.id,
             stage=PipelineStage.EMBEDDING,
             status=StageStatus.DONE,
             detail=self._provider.profile,
         )
-        await self._outbox.add(
-            conn,
+        writes.event(
+            self._outbox,
             Event(
                 type=EventType.MEMORY_EMBEDDED.cloud_type,
                 tenant_id=event.tenant_id,

@@ -8,13 +8,12 @@ from __future__ import annotations
 import asyncpg
 
 from engram.config import Settings
-from engram.db import inbox
 from engram.domain.values import EventType
 from engram.events.durables import DURABLES
 from engram.events.envelope import Event
 from engram.events.outbox import Outbox
 from engram.pipeline import changes, promotion
-from engram.pipeline.batches import apply_per_tenant
+from engram.pipeline.batches import Writes, apply_per_tenant
 
 TRIGGERS = DURABLES["promotion"]  # (durable consumer, event) pairs
 CONSUMER = "promotion"
@@ -40,11 +39,9 @@ class PromotionService:
         self._changes = changes.Changes(Outbox(settings.events_subject_prefix))
 
     async def handle(self, events: list[Event]) -> dict[str, Exception]:
-        return await apply_per_tenant(self._pool, [(event, None) for event in events], self._decide)
+        return await apply_per_tenant(self._pool, CONSUMER, [(event, None) for event in events], self._decide)
 
-    async def _decide(self, conn: asyncpg.Connection, event: Event, _: None) -> None:
-        if not await inbox.claim(conn, CONSUMER, event.id, event.tenant_id):
-            return
+    async def _decide(self, conn: asyncpg.Connection, _writes: Writes, event: Event, _: None) -> None:
         for item_id in items_named(event):
             await promotion.promote_if_proposed(
                 conn, self._changes, event.tenant_id, item_id, traceparent=event.traceparent

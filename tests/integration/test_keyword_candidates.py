@@ -235,3 +235,61 @@ async def test_a_large_tenants_word_rarities_are_remembered_for_a_minute_a_small
     # a small tenant's words are counted on every recall: the next one sees the new memory at once
     assert await camp_rarity(small) == pytest.approx(scoring.term_rarity(2, 7))
     assert not [key for key in counts.live() if isinstance(key, tuple) and key[1] == small.tenant_id]
+
+
+async def test_a_workspace_filter_finds_that_workspaces_memories_and_follows_a_memory_moved_into_it(
+    app_pool: asyncpg.Pool, owner_pool: asyncpg.Pool
+) -> None:
+    who = await create_tenant(owner_pool)
+    tag = _tag()
+    here, there = await _store(owner_pool, who, [f"{tag} note kept here.", f"{tag} note kept elsewhere."])
+    async with owner_pool.acquire() as conn:
+        first = await conn.fetchval("SELECT workspace_id FROM memory_items WHERE id = $1", uuid.UUID(here))
+        other = uuid.uuid4()
+        await conn.execute(
+            "INSERT INTO workspaces (tenant_id, id, name) VALUES ($1, $2, 'other')", uuid.UUID(who.tenant_id), other
+        )
+        await conn.execute(
+            "INSERT INTO workspace_members (tenant_id, workspace_id, principal_id, role) VALUES ($1, $2, $3, 'owner')",
+            uuid.UUID(who.tenant_id),
+            other,
+            uuid.UUID(who.principal_id),
+        )
+        await conn.execute("UPDATE memory_items SET workspace_id = $1 WHERE id = $2", other, uuid.UUID(there))
+
+    async def found(workspace: uuid.UUID) -> list[str]:
+        async with tenant_tx(app_pool, who.tenant_id) as conn:
+            hits = await search.keyword(conn, tag, Filters(workspace_id=str(workspace)), who.principal_id, 10)
+        return [str(item.id) for item, _, _ in hits]
+
+    assert await found(first) == [here]
+    assert await found(other) == [there]
+    async with owner_pool.acquire() as conn:  # the postings moved with the memory (migration 029's trigger)
+        assert await conn.fetchval(
+            "SELECT array_agg(DISTINCT workspace_id) FROM memory_terms WHERE item_id = $1", uuid.UUID(there)
+        ) == [other]
+        await conn.execute("UPDATE memory_items SET workspace_id = $1 WHERE id = $2", first, uuid.UUID(there))
+    assert sorted(await found(first)) == sorted([here, there])
+    assert await found(other) == []
+
+
+async def test_a_tenants_number_of_memories_is_remembered_once_it_reaches_the_cap_and_then_not_counted_again(
+    app_pool: asyncpg.Pool, owner_pool: asyncpg.Pool, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(scoring, "DOCUMENT_FREQUENCY_CAP", 4)  # a store "at the cap" of a few memories
+    counts = CountCache()
+    word, later = _tag() + "x", _tag() + "x"
+    small, full = await create_tenant(owner_pool), await create_tenant(owner_pool)
+    await _store(owner_pool, small, [f"{word} note {n}" for n in range(3)])
+    await _store(owner_pool, full, [f"{word} note {n}" for n in range(6)] + [f"{later} note"])
+
+    async def rarities(who: CallerContext, terms: list[str]) -> list[float]:
+        async with tenant_tx(app_pool, who.tenant_id) as conn:
+            return await search.term_rarities(conn, who.tenant_id, terms, counts)
+
+    assert await rarities(small, [word]) == [pytest.approx(scoring.term_rarity(3, 3))]
+    assert ("memories", small.tenant_id) not in counts.live()  # below the cap it is counted every time
+    assert await rarities(full, [word]) == [pytest.approx(scoring.term_rarity(4, 4))]
+    assert counts.live()[("memories", full.tenant_id)] == 4
+    counts.put(("memories", full.tenant_id), 3)  # a new word now takes the remembered number, not a count
+    assert await rarities(full, [later]) == [pytest.approx(scoring.term_rarity(1, 3))]

@@ -12,12 +12,13 @@ import numpy as np
 
 from engram.config import Settings
 from engram.db import conflicts, embeddings, inbox, items, kinds
-from engram.db.pool import tenant_tx
+from engram.db.pool import create_pool, tenant_tx
 from engram.domain.models import CallerContext
 from engram.domain.values import EventType
 from engram.embeddings.provider import EmbeddingProvider
 from engram.events.envelope import Event
-from engram.pipeline.batches import apply_per_tenant
+from engram.pipeline.batches import Writes, apply_per_tenant
+from services.classifier.service import CONSUMER as CLASSIFIER
 from services.classifier.service import ClassifierService
 from services.conflicts.service import CONSUMER as CONFLICTS
 from services.conflicts.service import ConflictsService
@@ -65,6 +66,18 @@ async def _inbox(owner_pool: asyncpg.Pool, consumer: str, events: list[Event]) -
             [e.id for e in events],
         )
     return {str(r["event_id"]) for r in rows}
+
+
+async def _queued(owner_pool: asyncpg.Pool, event_type: str, subjects: list[str]) -> list[str]:
+    """The subjects of the outbox's ``event_type`` rows about ``subjects``, in the order they were queued."""
+    async with owner_pool.acquire() as conn:
+        rows = await conn.fetch(
+            "SELECT envelope->>'subject' AS subject FROM outbox "
+            "WHERE envelope->>'type' = $1 AND envelope->>'subject' = ANY($2::text[]) ORDER BY id",
+            event_type,
+            subjects,
+        )
+    return [r["subject"] for r in rows]
 
 
 async def test_the_embedder_reads_a_batch_in_one_transaction_and_stores_it_in_another(
@@ -153,13 +166,12 @@ async def test_an_event_that_fails_in_a_shared_transaction_fails_alone(
     events = [Event(type="engram.test.happened", tenant_id=tenant.tenant_id, subject="x", data={}) for _ in range(3)]
     bad = events[1].id
 
-    async def apply(conn: asyncpg.Connection, event: Event, _: None) -> None:
-        await inbox.claim(conn, "batch-test", event.id, event.tenant_id)
+    async def apply(conn: asyncpg.Connection, writes: Writes, event: Event, _: None) -> None:
         if event.id == bad:
             raise RuntimeError("this one cannot be applied")
 
     pool = CountingPool(app_pool)
-    failures = await apply_per_tenant(cast(asyncpg.Pool, pool), [(e, None) for e in events], apply)
+    failures = await apply_per_tenant(cast(asyncpg.Pool, pool), "batch-test", [(e, None) for e in events], apply)
     assert list(failures) == [bad] and isinstance(failures[bad], RuntimeError)
     assert pool.acquired == 1 + len(events)  # together, rolled back; then one by one
     assert await _inbox(owner_pool, "batch-test", events) == {events[0].id, events[2].id}
@@ -175,12 +187,11 @@ async def test_events_of_two_tenants_in_one_batch_each_commit_in_their_own_tenan
     ]
     seen: list[tuple[str, str]] = []
 
-    async def apply(conn: asyncpg.Connection, event: Event, _: None) -> None:
+    async def apply(conn: asyncpg.Connection, writes: Writes, event: Event, _: None) -> None:
         seen.append((event.id, await conn.fetchval("SELECT current_setting('app.tenant_id')")))
-        await inbox.claim(conn, "batch-test", event.id, event.tenant_id)
 
     pool = CountingPool(app_pool)
-    assert await apply_per_tenant(cast(asyncpg.Pool, pool), [(e, None) for e in events], apply) == {}
+    assert await apply_per_tenant(cast(asyncpg.Pool, pool), "batch-test", [(e, None) for e in events], apply) == {}
     assert pool.acquired == 2
     assert sorted(seen) == sorted((e.id, e.tenant_id) for e in events)
     assert await _inbox(owner_pool, "batch-test", events) == {e.id for e in events}
@@ -321,3 +332,108 @@ async def test_the_tenants_kinds_read_at_once_are_the_kinds_read_one_by_one(
         enabled = await kinds.enabled_kind_names(conn)
     assert known == one_by_one and known["house_rule"].singleton and not known["doctrine"].enabled
     assert sorted(name for name, kind in known.items() if kind.enabled) == enabled
+
+
+async def test_a_batch_writes_its_inbox_stage_receipt_and_outbox_rows_one_statement_a_table(
+    migrated: str,
+    owner_pool: asyncpg.Pool,
+    settings: Settings,
+    tenant: CallerContext,
+    embedder: EmbeddingProvider,
+) -> None:
+    """The embedder and the classifier each write a batch of four events' inbox rows, stages, receipts and
+    memory.* events with one statement a table (one statement per event each before), announced in the
+    batch's order."""
+    pool = await create_pool(migrated, role=settings.app_role, min_size=1, max_size=1)
+    sent: list[str] = []
+    try:
+        ids = await _remember(pool, settings, tenant)
+        created = await outbox_events(owner_pool, types=["memory.created"], subjects=ids)
+        async with pool.acquire() as conn:  # the pool's one connection: the logger stays on it
+            conn.add_query_logger(lambda record: sent.append(record.query))
+        assert await EmbedderService(pool, settings, embedder).handle(created) == {}
+        embedding = list(sent)
+        embedded = await outbox_events(owner_pool, types=["memory.embedded"], subjects=ids)
+        sent.clear()
+        assert await ClassifierService(pool, settings).handle(embedded) == {}
+        classifying = list(sent)
+    finally:
+        await pool.close()
+
+    def writes(log: list[str], table: str) -> int:
+        return sum(f"INSERT INTO {table} " in q for q in log)
+
+    assert [writes(embedding, t) for t in ("consumer_inbox", "item_stages", "outbox")] == [1, 1, 1]
+    assert [writes(classifying, t) for t in ("consumer_inbox", "item_stages", "classification_receipts", "outbox")] == [
+        1,
+        1,
+        1,
+        1,
+    ]
+    assert writes(classifying, "item_events") <= 1
+    # announced in the batch's order
+    assert await _queued(owner_pool, "engram.memory.embedded", ids) == [e.subject for e in created]
+    assert await _queued(owner_pool, "engram.memory.classified", ids) == [e.subject for e in embedded]
+    async with owner_pool.acquire() as conn:
+        stages = await conn.fetch(
+            "SELECT stage, count(*) FILTER (WHERE status = 'done') AS done FROM item_stages "
+            "WHERE item_id = ANY($1::uuid[]) AND stage IN ('embedding', 'classification') "
+            "GROUP BY stage ORDER BY stage",
+            ids,
+        )
+    assert [(r["stage"], r["done"]) for r in stages] == [("classification", len(ids)), ("embedding", len(ids))]
+    assert await _inbox(owner_pool, CLASSIFIER, embedded) == {e.id for e in embedded}
+
+
+async def test_two_events_of_one_item_in_a_batch_classify_it_once(
+    app_pool: asyncpg.Pool,
+    owner_pool: asyncpg.Pool,
+    settings: Settings,
+    tenant: CallerContext,
+    embedder: EmbeddingProvider,
+) -> None:
+    """The first event's stage is still queued when the second is applied: the second sees it done, as it saw
+    the stored row when each event wrote its own."""
+    [item_id, *_] = await _remember(app_pool, settings, tenant)
+    created = await outbox_events(owner_pool, types=["memory.created"], subjects=[item_id])
+    assert await EmbedderService(app_pool, settings, embedder).handle(created) == {}
+    [first] = await outbox_events(owner_pool, types=["memory.embedded"], subjects=[item_id])
+    again = Event(type=first.type, tenant_id=first.tenant_id, subject=first.subject, data=first.data)
+    # the same delivery twice, and a second event of the item
+    assert await ClassifierService(app_pool, settings).handle([first, first, again]) == {}
+    async with owner_pool.acquire() as conn:
+        receipts = await conn.fetchval("SELECT count(*) FROM classification_receipts WHERE item_id = $1", item_id)
+    assert receipts == 1
+    assert len(await outbox_events(owner_pool, types=["memory.classified"], subjects=[item_id])) == 1
+    assert await _inbox(owner_pool, CLASSIFIER, [first, again]) == {first.id, again.id}
+
+
+async def test_an_item_deleted_while_its_batch_was_embedded_is_handled_and_the_others_stored(
+    app_pool: asyncpg.Pool,
+    owner_pool: asyncpg.Pool,
+    settings: Settings,
+    tenant: CallerContext,
+    embedder: EmbeddingProvider,
+) -> None:
+    """The vector is stored only when the item still exists (checked and held in the statement that stores it):
+    an item deleted between the read and the store gets its inbox row and nothing else, the batch's others their
+    vector, stage and event."""
+    ids = await _remember(app_pool, settings, tenant)
+    created = await outbox_events(owner_pool, types=["memory.created"], subjects=ids)
+    gone = ids[1]
+
+    class DeletingFirst:
+        profile, dimensions = embedder.profile, embedder.dimensions
+
+        async def embed_passages(self, texts: list[str]) -> list[np.ndarray]:
+            async with owner_pool.acquire() as conn:
+                await conn.execute("DELETE FROM memory_items WHERE id = $1", uuid.UUID(gone))
+            return await embedder.embed_passages(texts)
+
+    service = EmbedderService(app_pool, settings, cast(EmbeddingProvider, DeletingFirst()))
+    assert await service.handle(created) == {}
+    async with owner_pool.acquire() as conn:
+        stored = await conn.fetch("SELECT item_id FROM memory_embeddings WHERE item_id = ANY($1::uuid[])", ids)
+    assert {str(r["item_id"]) for r in stored} == set(ids) - {gone}
+    assert await _queued(owner_pool, "engram.memory.embedded", ids) == [i for i in ids if i != gone]
+    assert await _inbox(owner_pool, EMBEDDER, created) == {e.id for e in created}

@@ -60,6 +60,11 @@ _CALENDAR = frozenset(  # days and months are dates, compared by the numbers rul
     "saturdays sundays january february march april may june july august september october november december".split()
 )
 _TITLES = frozenset({"dr", "mr", "mrs", "ms", "prof", "sir"})
+_OWNERS = frozenset({"my", "his", "her", "our", "their", "your"})
+_HAVE = frozenset({"has", "have", "had"})
+_TAKE = frozenset({"took", "taken", "takes"})
+_LONGEST_NAME = 3  # words of a person's name that opens a text
+_APPOSITION = 2  # lower-case words between an owner and a name: "his old flatmate Connor"
 # nouns that name a slot, not a thing: "Team offsite location: Seville" is the offsite's place
 _SLOT_NOUNS = frozenset({"location", "place", "venue", "address", "name", "provider", "vendor", "tool", "platform"})
 _CODE_LETTERS = 4  # letters a code with digits needs to be a value rather than an identifier
@@ -161,6 +166,9 @@ def _filled(text: Text, other: Text) -> _Filled | None:
     tokens = text.clauses[0].tokens
     if sum(1 for t in tokens if t.content is not None) > _MOST_WORDS:
         return None
+    taken = _taken_over(tokens)
+    if taken is not None:
+        return taken
     lowercase = not any(t.text[:1].isupper() for t in tokens)
     found, phrase = _value(tokens, lowercase), False
     if found is None:
@@ -211,6 +219,32 @@ def _filled(text: Text, other: Text) -> _Filled | None:
     )
 
 
+def _taken_over(tokens: Sequence[Token]) -> _Filled | None:
+    """A name that took a thing over fills its slot: "Jorge has taken over the support inbox", "Isla took over
+    running the Thursday meetup" say who the inbox's or the meetup's person is now, as "… is answered by Dana"
+    said before."""
+    n = 0
+    while n < min(len(tokens), _LONGEST_NAME) and tokens[n].text[:1].isupper() and tokens[n].content is not None:
+        n += 1
+    k = n + (n < len(tokens) and tokens[n].lower in _HAVE)
+    if n == 0 or k + 1 >= len(tokens) or tokens[k].lower not in _TAKE or tokens[k + 1].lower != "over":
+        return None
+    rest = list(tokens[k + 2 :])
+    if rest and rest[0].content is not None and rest[0].lower.endswith("ing"):
+        rest = rest[1:]  # "took over running the meetup"
+    while rest and rest[0].lower in _DETERMINERS:
+        rest = rest[1:]
+    subject = _stems(rest)
+    if (
+        not subject
+        or any(t.quantity is not None for t in rest)
+        or len(subject) != len([t for t in rest if t.content is not None])
+    ):
+        return None
+    written = " ".join(t.text for t in rest if t.content is not None)
+    return _Filled(tuple(subject), written, subject[-1], frozenset(), False, (), "=", tuple(tokens[:n]), False)
+
+
 def _verb_last(before: Sequence[Token]) -> bool:
     """The last word before the marker is a verb: a content word in a verb's form ("lives", "hosted") after the
     subject's last word, not after a determiner ("The repo lives on", not "We host the website on")."""
@@ -244,7 +278,7 @@ def _value(tokens: Sequence[Token], lowercase: bool) -> tuple[int, int, int | No
         if tokens[start].opens:
             best = (start, i, None)  # after a colon: "Team offsite location: Seville"
             continue
-        j = start - 1
+        j = _before_apposition(tokens, start)
         while j >= 0 and tokens[j].lower in _DETERMINERS:
             j -= 1
         if j >= 0 and (tokens[j].lower in _COPULAS or tokens[j].lower in _MARKERS):
@@ -255,6 +289,19 @@ def _value(tokens: Sequence[Token], lowercase: bool) -> tuple[int, int, int | No
     if any(t.text[:1].isupper() or t.quantity is not None for t in rest):
         return None  # another name or number after it: more than one value
     return best
+
+
+def _before_apposition(tokens: Sequence[Token], start: int) -> int:
+    """The position before a name's apposition of kin or role after an owner ("is his brother Liam", "will be
+    her old flatmate Connor"): up to ``_APPOSITION`` lower-case words after "my", "his", "her", "our", "their"
+    or "your"; else the position just before the name."""
+    j = start - 1
+    k = j
+    while k >= 0 and start - 1 - k < _APPOSITION and tokens[k].content is not None and tokens[k].text.islower():
+        k -= 1
+        if k >= 0 and k < j and tokens[k].lower in _OWNERS:
+            return k
+    return j
 
 
 def _place_phrase(tokens: Sequence[Token]) -> tuple[int, int, int] | None:
@@ -321,4 +368,13 @@ def _same_subject(a: _Filled, b: _Filled) -> bool:
     extra = [x for x in long.subject if not any(_same_word(x, y) for y in short.subject)]
     if len(extra) > len(long.subject) - len(short.subject):
         return False
-    return all(x != long.head or x in _SLOT_NOUNS or (short.purpose and x not in long.owned) for x in extra)
+    return all(
+        x != long.head or x in _SLOT_NOUNS or (short.purpose and x not in long.owned) or _agent_of(x, short.verb)
+        for x in extra
+    )
+
+
+def _agent_of(word: str, verb: Sequence[str]) -> bool:
+    """``word`` names who does ``verb`` ("owner" of "is owned by", "organiser" of "is organised by"): "Q3 board
+    deck owner: Pieter" fills the slot of "The Q3 board deck is owned by Ngozi"."""
+    return any(len(v) >= 3 and word.startswith(v) and len(word) - len(v) <= 3 for v in verb)

@@ -93,6 +93,13 @@ _UNITS = _unit_table(
     ("bar bars", "pressure", 1e5),
     ("psi", "pressure", 6894.757),
 )
+# a counted noun per minute written as one abbreviation: "64 bpm" is "64 beats per minute"
+_UNITS.update(
+    {
+        short: (f"count:{stem(noun)}/minute", 1.0)
+        for short, noun in (("bpm", "beats"), ("rpm", "revolutions"), ("wpm", "words"))
+    }
+)
 _PERIODS = {
     1.0: "second",
     60.0: "minute",

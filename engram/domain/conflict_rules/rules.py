@@ -116,7 +116,7 @@ def _negation(old: Text, new: Text, work: Work) -> Verdict | None:
     """One text negates, in one clause, a claim that the other affirms in one of its clauses, and the two are
     about the same thing (most of the shorter one's words are in the other): two chat turns that share a word
     or two ("not sure" / "make sure") contradict nothing."""
-    if different_names(old, new) or overlap(old.words, new.words) < SAME_SUBJECT:
+    if different_names(old, new) or _subject_overlap(old, new) < SAME_SUBJECT:
         return None
     for negating, affirming, who in ((new, old, "new"), (old, new, "existing")):
         affirmed = [clause for clause in affirming.clauses if clause.negation is None]
@@ -149,9 +149,17 @@ _WHEN_STEMS = frozenset(
     stem(w)
     for w in (
         "spring summer autumn fall winter january february march april june july august september october november "
-        "december week weeks month months year years today yesterday ago recently lately earlier"
+        "december week weeks month months year years today yesterday ago recently lately earlier last"
     ).split()
 )
+
+
+def _subject_overlap(old: Text, new: Text) -> float:
+    """The texts' word overlap; where one says a state ended, without the words of when it held or ended,
+    which name no subject: "I take sertraline every morning" / "I came off sertraline in October"."""
+    if any(_ends(clause) for text in (old, new) for clause in text.clauses):
+        return overlap(old.words - _WHEN_STEMS, new.words - _WHEN_STEMS)
+    return overlap(old.words, new.words)
 
 
 def _ends(clause: Clause) -> bool:

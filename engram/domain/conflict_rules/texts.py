@@ -15,6 +15,7 @@ from engram.domain.conflict_rules.words import is_cessation, is_content, is_nega
 _CURRENT = frozenset({"now", "nowadays", "lately", "today", "actually", "apparently", "currently", "down"})
 _CLAUSE_WORDS = frozenset({"but", "whereas", "however", "although", "though"})
 _GIVE = frozenset({"give", "gives", "gave", "giving", "given"})
+_COME = frozenset({"come", "comes", "came", "coming"})
 _STEP = frozenset({"step", "steps", "stepped", "stepping"})
 _OPENING = re.compile(r"[.!?:][\s\"'“(]+(?=[^\W_])")
 _FIRST_WORD = re.compile(r"[\s\"'“(]*(?=[^\W_])")
@@ -173,9 +174,11 @@ def _words(segment: str, offset: int = 0, openings: frozenset[int] = frozenset()
             continue
         token = Token(word, word.lower(), opens=offset + match.start() in openings)
         if previous is not None and (
-            (token.lower == "up" and previous.lower in _GIVE) or (token.lower == "down" and previous.lower in _STEP)
+            (token.lower == "up" and previous.lower in _GIVE)
+            or (token.lower == "down" and previous.lower in _STEP)
+            or (token.lower == "off" and previous.lower in _COME)
         ):
-            # "gave up", "stepped down": a cessation, as "quit"
+            # "gave up", "stepped down", "came off" (a medicine, braces): a cessation, as "quit"
             token = Token(f"{previous.text} {token.text}", "quit", opens=previous.opens)
             previous = None
         if previous is not None:
@@ -286,12 +289,23 @@ def _abbreviated(token: Token, candidates: Sequence[Token], other: Text) -> list
 
 
 def _initialism(short: str, other: Text) -> list[Token] | None:
+    """Consecutive content words of ``other`` whose initials spell ``short`` ("QBR" / "quarterly business
+    review"), else consecutive words with a small word among them whose initials do, when at least two are
+    content words ("PTO" / "paid time off", "POS" / "point of sale")."""
     for clause in other.clauses:
         words = [t for t in clause.tokens if t.quantity is None and is_content(t.lower)]
         for i in range(len(words) - len(short) + 1):
             run = words[i : i + len(short)]
             if "".join(t.lower[0] for t in run) == short:
                 return run
+    for clause in other.clauses:
+        tokens = list(clause.tokens)
+        for i in range(len(tokens) - len(short) + 1):
+            run = tokens[i : i + len(short)]
+            if any(t.quantity is not None or not t.lower.isalpha() for t in run):
+                continue
+            if "".join(t.lower[0] for t in run) == short and sum(is_content(t.lower) for t in run) >= 2:
+                return run if is_content(run[0].lower) else None
     return None
 
 

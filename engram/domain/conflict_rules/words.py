@@ -18,7 +18,7 @@ _NEGATIONS = frozenset(
     {"not", "no", "never", "none", "nobody", "nothing", "nowhere", "neither", "nor", "cannot", "without"}
 )
 # verbs that end what the rest of their clause states: "Lucy quit the swim team" denies "Lucy is on the swim
-# team" as "no longer" does ("gave up" is read as one of them, texts.py)
+# team" as "no longer" does ("gave up" and "came off" are read as one of them, texts.py)
 _CESSATIONS = frozenset(
     {
         "quit",
@@ -33,6 +33,8 @@ _CESSATIONS = frozenset(
         "retired",
         "scrapped",
         "abandoned",
+        "lapse",  # "I let my membership lapse"
+        "lapsed",
     }
 )
 # words that make a negation "no longer": its claim may be one word ("I'm not vegetarian anymore")
