@@ -6,6 +6,7 @@ each process's CPU per write, the rate and the latency, and optionally PostgreSQ
     cd bench && python remember_cpu.py --writes 400 --statements           # + statements per remember
     cd bench && python remember_cpu.py --writes 400 --py-spy /tmp/pyspy/bin/py-spy --profile-dir /tmp/prof
     cd bench && python remember_cpu.py --source /tmp/before --env ENGRAM_POSSIBLE_SUPERSEDES_WINDOW=1
+    cd bench && python remember_cpu.py --writes 400 --recalls 400            # + CPU per recall, 4 clients
 
 ``--source DIR`` runs ``engram up`` from another checkout (an A/B against a commit: ``git worktree add DIR
 <commit>``; this script's own code measures both). ``--env KEY=VALUE`` passes a setting to every service.
@@ -35,7 +36,7 @@ import httpx
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 
-from latency import launch, process_cpu, remember_load, synthetic  # noqa: E402
+from latency import launch, process_cpu, recall_load, remember_load, synthetic  # noqa: E402
 
 ACKNOWLEDGED = ("gateway", "ingest", "postgres", "nats")
 
@@ -168,6 +169,16 @@ async def run(args: argparse.Namespace, url: str, key: str, root: int, home: Pat
         if args.statements:
             result["statements"] = await statements_per(database_url, args.writes, reset=False)
             result["statements_per_write"] = result["statements"].pop()["calls_per_write"]
+        if args.recalls:  # after the writes: recalls at 4 clients over what was written, CPU per recall
+            await asyncio.sleep(args.settle_s)
+            per_client = max(1, args.recalls // 4)
+            recall_before = process_cpu(root)
+            result["recall"] = await recall_load(client, args.recall_mode, 4, per_client)
+            recall_after = process_cpu(root)
+            recalled = {
+                k: round((v - recall_before.get(k, 0.0)) / (4 * per_client) * 1000, 2) for k, v in recall_after.items()
+            }
+            result["cpu_ms_per_recall"] = dict(sorted(recalled.items(), key=lambda kv: -kv[1]))
     cpu = {k: round((v - before.get(k, 0.0)) / args.writes * 1000, 2) for k, v in after.items()}
     result["cpu_ms_per_write"] = dict(sorted(cpu.items(), key=lambda kv: -kv[1]))
     result["acknowledged_path_ms"] = round(sum(cpu.get(k, 0.0) for k in ACKNOWLEDGED), 2)
@@ -188,6 +199,8 @@ def main() -> None:
     parser.add_argument("--label", default="run", help="names the profile files and the printed result")
     parser.add_argument("--top", type=int, default=25, help="functions listed per profile")
     parser.add_argument("--out", type=Path, help="also write the result here (JSON)")
+    parser.add_argument("--recalls", type=int, default=0, help="after the writes, this many recalls at 4 clients")
+    parser.add_argument("--recall-mode", default="keyword", help="the recalls' mode (keyword: no query embedding)")
     args = parser.parse_args()
     env = dict(item.split("=", 1) for item in args.env)
     commit = subprocess.run(["git", "rev-parse", "--short", "HEAD"], capture_output=True, text=True, cwd=args.source)

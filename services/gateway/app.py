@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import logging
+import re
 import time
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
@@ -12,6 +13,7 @@ from fastapi import Depends, FastAPI, Request, Response
 from fastapi.responses import JSONResponse
 from fastapi_offline import FastAPIOffline
 from prometheus_client import CONTENT_TYPE_LATEST, generate_latest
+from starlette.datastructures import URL
 from starlette.routing import Route
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
@@ -19,7 +21,7 @@ from engram.config import Settings
 from engram.db.pool import service_pool
 from engram.telemetry import tracing
 from engram.telemetry.metrics import HTTP_LATENCY
-from services.gateway import admin, media, openapi, problems
+from services.gateway import admin, media, openapi, problems, routes
 from services.gateway.answers import HealthAnswer, ReadyReport
 from services.gateway.auth import PUBLIC, Authenticator, policy
 from services.gateway.clients import Downstream
@@ -27,11 +29,21 @@ from services.gateway.guards import BodyLimit, ClientLimit, method_label, reques
 from services.gateway.limits import Limits
 from services.gateway.mcp_http import PATH as MCP_PATH
 from services.gateway.mcp_http import McpEndpoint
-from services.gateway.routes import router
 
 access = logging.getLogger("engram.access")
 QUIET_PATHS = ("/health", "/ready", "/metrics")
 DOCS_ASSETS = "/docs/assets"
+
+
+_PLAIN_PATH = re.compile(r"/(?!/)[^?#\\\t\r\n]*")
+
+
+def request_path(scope: Scope) -> str:
+    """``Request(scope).url.path`` without building the URL: a path without ``?``, ``#``, ``\\``, tabs or line
+    breaks that does not start with ``//`` is what Starlette's URL gives back unchanged; any other goes through
+    the URL as before."""
+    path: str = scope["path"]
+    return path if _PLAIN_PATH.fullmatch(path) else URL(scope=scope).path
 
 
 def route_template(request: Request) -> str:
@@ -42,7 +54,7 @@ def route_template(request: Request) -> str:
     template = getattr(route, "path", None)
     if not isinstance(template, str):
         return "unmatched"
-    segments = request.url.path.split("/")
+    segments = request_path(request.scope).split("/")
     prefix = segments[: len(segments) - len(template.split("/")) + 1]
     return "/".join(prefix) + template
 
@@ -74,11 +86,12 @@ class RecordLatency:
         await self._app(scope, receive, sent)
         elapsed = time.perf_counter() - started
         HTTP_LATENCY.labels(route_template(request), method_label(request.method), str(status)).observe(elapsed)
-        if request.url.path not in QUIET_PATHS:
+        path = request_path(scope)
+        if path not in QUIET_PATHS:
             access.info(
                 "%s %s %d %.1fms",
                 request.method,
-                request.url.path,
+                path,
                 status,
                 elapsed * 1000,
                 extra={"request_id": request.state.request_id},
@@ -111,8 +124,8 @@ def create_app(settings: Settings) -> FastAPI:
     )
     problems.install(app)
     openapi.install(app)
-    app.include_router(router)
-    app.include_router(admin.router)
+    routes.include(app)
+    admin.include(app)
     # /mcp is a plain ASGI route: no app-wide JSON dependency; it authenticates itself (mcp_http)
     mcp = McpEndpoint(app, settings)
     app.router.routes.append(Route(MCP_PATH, mcp, include_in_schema=False))

@@ -22,7 +22,7 @@ from engram.domain.models import CallerContext
 from engram.domain.ratelimit import RateLimiter, clamp
 from engram.errors import RateLimited
 from engram.v1 import admin_pb2
-from services.gateway.auth import Caller
+from services.gateway.auth import authenticated
 from services.gateway.clients import Downstream
 
 log = logging.getLogger(__name__)
@@ -102,7 +102,8 @@ class Limits:
 def limited(route: str) -> Callable[..., Awaitable[CallerContext]]:
     """A dependency: the authenticated caller, after its request was counted against ``route``'s limit."""
 
-    async def dependency(request: Request, ctx: Caller) -> CallerContext:
+    async def dependency(request: Request) -> CallerContext:
+        ctx = await authenticated(request)
         limits: Any = request.app.state.limits
         await limits.check(ctx, route)
         return ctx

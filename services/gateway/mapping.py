@@ -86,7 +86,7 @@ def item_answer(item: memory_pb2.MemoryItem) -> ItemAnswer:
         kind_explicit=item.kind_explicit,
         taxonomy_confidence=_optional_round(item, "taxonomy_confidence"),
         retention_confidence=_optional_round(item, "retention_confidence"),
-        metadata=MessageToDict(item.metadata) if item.HasField("metadata") else {},
+        metadata=MessageToDict(item.metadata) if item.HasField("metadata") and item.metadata.fields else {},
         subject=_text(item.subject),
         wing=_text(item.wing),
         room=_text(item.room),

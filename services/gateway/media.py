@@ -5,6 +5,7 @@ media type to send, before authentication (as a body that is not valid JSON is).
 from __future__ import annotations
 
 import email.message
+import functools
 
 from fastapi import Request
 from starlette.exceptions import HTTPException
@@ -12,8 +13,10 @@ from starlette.exceptions import HTTPException
 JSON = "application/json"
 
 
+@functools.lru_cache(maxsize=64)
 def is_json(content_type: str) -> bool:
-    """``application/json`` or ``application/<anything>+json``, parameters aside (FastAPI's own rule)."""
+    """``application/json`` or ``application/<anything>+json``, parameters aside (FastAPI's own rule). Parsed
+    once per distinct header value (clients send one or two)."""
     message = email.message.Message()
     message["content-type"] = content_type
     subtype = message.get_content_subtype()

@@ -4,13 +4,19 @@ resource. The rules (which tenant a caller manages, what each setting accepts) a
 
 from __future__ import annotations
 
-from fastapi import APIRouter
+from fastapi import FastAPI
 
 from services.gateway.admin import config, identity, kinds, promotion, tunnels
 from services.gateway.auth import AUTHENTICATED
 
-router = APIRouter(prefix="/v1/admin", tags=["admin"], dependencies=AUTHENTICATED)
-for _module in (identity, config, kinds, promotion, tunnels):
-    router.include_router(_module.router)
+MODULES = (identity, config, kinds, promotion, tunnels)
 
-__all__ = ["router"]
+
+def include(app: FastAPI) -> None:
+    """Add every module's routes to ``app`` under ``/v1/admin``, tagged ``admin``, each depending on ``caller``
+    (one level of included-router matching per request, as ``services.gateway.routes.include``)."""
+    for module in MODULES:
+        app.include_router(module.router, prefix="/v1/admin", tags=["admin"], dependencies=AUTHENTICATED)
+
+
+__all__ = ["MODULES", "include"]

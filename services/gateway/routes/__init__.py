@@ -1,4 +1,4 @@
-"""The v1 REST routes, one module per resource, assembled into one router under ``/v1``.
+"""The v1 REST routes, one module per resource, each module's router included into the app under ``/v1``.
 
 FastAPI tries routes in the order they were added and takes the first whose path matches. A literal path
 that has the shape of a templated one must therefore come first: ``GET /v1/items/expiry-candidates`` before
@@ -9,7 +9,7 @@ such requests reach.
 
 from __future__ import annotations
 
-from fastapi import APIRouter
+from fastapi import FastAPI
 
 from services.gateway.auth import AUTHENTICATED
 from services.gateway.routes import (
@@ -28,8 +28,15 @@ from services.gateway.routes import (
 RESOURCES = (items, catalog, observe, trash, review, recall, feedback, classify, conflicts, edges)
 """The route modules, in the order their routes are tried."""
 
-router = APIRouter(prefix="/v1", dependencies=AUTHENTICATED)
-for _module in RESOURCES:
-    router.include_router(_module.router)
+PREFIX = "/v1"
 
-__all__ = ["RESOURCES", "router"]
+
+def include(app: FastAPI) -> None:
+    """Add every module's routes to ``app`` under ``/v1``, each depending on ``caller``. Each module's router
+    is included into the app itself, not into a ``/v1`` router of its own: a request then passes one level of
+    FastAPI's included-router matching instead of two, with the same paths, dependencies and OpenAPI."""
+    for module in RESOURCES:
+        app.include_router(module.router, prefix=PREFIX, dependencies=AUTHENTICATED)
+
+
+__all__ = ["PREFIX", "RESOURCES", "include"]
