@@ -6,9 +6,13 @@ from __future__ import annotations
 
 import email.message
 import functools
+import json
+from typing import Any
 
 from fastapi import Request
 from starlette.exceptions import HTTPException
+
+from engram.errors import ValidationFailed
 
 JSON = "application/json"
 
@@ -26,10 +30,46 @@ def is_json(content_type: str) -> bool:
 async def json_bodies(request: Request) -> None:
     """An app-wide dependency: a route that takes a body gets a non-empty one as JSON or refuses it (415, which
     ``problems`` answers as ``unsupported_media_type``). An empty body passes, for validation to report as
-    missing. Every body the gateway reads is JSON (it has no form routes)."""
+    missing. Every body the gateway reads is JSON (it has no form routes). A NUL character (U+0000) in a query
+    parameter or anywhere in the body is refused naming where it is: PostgreSQL's text cannot hold it."""
+    for name, value in request.query_params.multi_items():
+        if NUL in value or NUL in name:
+            raise ValidationFailed(_NO_NUL.format(where=name), field=name)
     if getattr(request.scope.get("route"), "body_field", None) is None or not await request.body():
         return
     content_type = request.headers.get("content-type", "")
     if not is_json(content_type):
         sent = f"it was sent as {content_type}" if content_type else "it was sent without a Content-Type"
         raise HTTPException(415, f"the body must be JSON, sent with Content-Type: {JSON}; {sent}")
+    body = await request.body()
+    if b"\\u0000" in body.lower():  # the only way JSON writes a NUL; a cheap look before parsing again
+        try:
+            where = _nul_at(json.loads(body), "")
+        except ValueError:
+            return  # not JSON: validation answers it
+        if where is not None:
+            raise ValidationFailed(_NO_NUL.format(where=where or "body"), field=where or "body")
+
+
+NUL = "\x00"
+_NO_NUL = "{where} must not contain the NUL character (U+0000)"
+
+
+def _nul_at(value: Any, path: str) -> str | None:
+    """The dotted path of the first string (value or key) holding a NUL in a parsed JSON value, else None."""
+    if isinstance(value, str):
+        return path if NUL in value else None
+    if isinstance(value, dict):
+        for key, item in value.items():
+            inner = f"{path}.{key}" if path else str(key)
+            if NUL in str(key):
+                return inner
+            found = _nul_at(item, inner)
+            if found is not None:
+                return found
+    if isinstance(value, list):
+        for i, item in enumerate(value):
+            found = _nul_at(item, f"{path}[{i}]")
+            if found is not None:
+                return found
+    return None

@@ -100,3 +100,37 @@ async def test_a_count_beyond_int32_is_refused_naming_the_field_not_a_500(
     inside = {k: {n: (0 if v in (HUGE, -HUGE - 1) else v) for n, v in part.items()} for k, part in request_.items()}
     checked = await open_gateway.request(method, route, **inside)  # type: ignore[arg-type]
     assert checked.status_code == 422 and checked.json()["field"] == field, checked.text
+
+
+NUL_BODIES = [
+    ("/v1/remember", {"content": "a\x00b"}, "content"),
+    ("/v1/remember", {"content": "ab", "tags": ["ok", "x\x00"]}, "tags[1]"),
+    ("/v1/remember", {"content": "ab", "metadata": {"k\x00": 1}}, "metadata.k\x00"),
+    ("/v1/recall", {"query": "ab", "tags": ["x\x00"]}, "tags[0]"),
+    ("/v1/search", {"query": "a\x00b"}, "query"),
+    ("/v1/search", {"query": "ab", "wing": "x\x00"}, "wing"),
+    # found by tests/e2e/test_fuzz.py: a NUL in a tag, with an empty tag and characters outside the BMP
+    ("/v1/search", {"limit": 165, "tags": ["Ñ\x00", "", "p"], "query": "ᕩ¸\U00102ba9\x9dL9"}, "tags[0]"),
+]
+
+
+@pytest.mark.parametrize(("route", "body", "field"), NUL_BODIES)
+async def test_a_nul_character_is_refused_naming_where_it_is_not_a_500(
+    open_gateway: httpx.AsyncClient, route: str, body: dict[str, object], field: str
+) -> None:
+    response = await open_gateway.post(route, json=body)
+    assert response.status_code == 422, response.text
+    problem = response.json()
+    assert problem["field"] == field and "NUL" in problem["detail"]
+
+
+async def test_a_nul_character_in_a_query_parameter_is_refused_naming_it(open_gateway: httpx.AsyncClient) -> None:
+    response = await open_gateway.get("/v1/items", params={"tag": "x\x00"})
+    assert response.status_code == 422, response.text
+    assert response.json()["field"] == "tag"
+    assert (await open_gateway.get("/v1/items", params={"tag": "x"})).status_code == 200  # the same without it
+
+
+async def test_a_backslash_before_u0000_written_out_is_no_nul(open_gateway: httpx.AsyncClient) -> None:
+    response = await open_gateway.post("/v1/search", json={"query": "C:\\u0000 path"})
+    assert response.status_code == 200, response.text
