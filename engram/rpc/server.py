@@ -136,11 +136,18 @@ async def start_server(
     if internal_token:
         interceptors.insert(0, InternalTokenInterceptor(internal_token))
     interceptors[:0] = server_interceptors()
-    server = grpc.aio.server(interceptors=interceptors, options=message_limits(max_message_bytes))
+    # without SO_REUSEPORT (gRPC sets it by default on Linux): a second server on an address in use fails to
+    # bind instead of sharing the port and answering half the calls "Method not found"
+    options = [*message_limits(max_message_bytes), ("grpc.so_reuseport", 0)]
+    server = grpc.aio.server(interceptors=interceptors, options=options)
     register(server)
     health = HealthServicer()
     health_pb2_grpc.add_HealthServicer_to_server(health, server)
-    if server.add_insecure_port(address) == 0:
+    try:
+        bound = server.add_insecure_port(address)
+    except RuntimeError as exc:  # grpc.aio raises where grpc returned 0
+        raise OSError(f"cannot bind gRPC server to {address}: {exc}") from exc
+    if bound == 0:
         raise OSError(f"cannot bind gRPC server to {address}")
     await server.start()
     for name in ["", *service_names]:

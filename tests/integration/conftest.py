@@ -19,7 +19,7 @@ from engram.domain.models import CallerContext
 from engram.embeddings.provider import EmbeddingProvider
 from engram.events.stream import deadletter_stream, ensure_streams
 from engram.rpc.server import start_server, stop_server
-from engram.runtime.ports import free_port
+from engram.runtime.ports import free_ports
 from engram.v1 import recall_pb2_grpc
 from services.gateway.app import create_app
 from services.ingest.app import SERVICE_NAMES, servicers
@@ -43,10 +43,11 @@ async def js(settings: Settings) -> AsyncIterator[JetStreamContext]:
 
 @pytest_asyncio.fixture
 async def servers(app_pool: asyncpg.Pool, settings: Settings, embedder: EmbeddingProvider) -> AsyncIterator[Settings]:
+    ingest_port, recall_port = free_ports(2)  # distinct: two picks one after the other may be the same port
     configured = settings.model_copy(
         update={
-            "ingest_addr": f"127.0.0.1:{free_port()}",
-            "recall_addr": f"127.0.0.1:{free_port()}",
+            "ingest_addr": f"127.0.0.1:{ingest_port}",
+            "recall_addr": f"127.0.0.1:{recall_port}",
             "internal_token": secrets.token_urlsafe(16),
         }
     )

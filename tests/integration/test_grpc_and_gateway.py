@@ -72,6 +72,23 @@ async def test_a_server_without_the_token_binds_loopback_only(app_pool: asyncpg.
             await stop_server(server, health, grace_s=0)
 
 
+async def test_a_second_server_on_an_address_in_use_is_refused_not_sharing_the_port(
+    app_pool: asyncpg.Pool, settings: Settings
+) -> None:
+    """gRPC sets SO_REUSEPORT by default: a second server on the port would bind and answer half the first's calls
+    ("Method not found" from a recall server on ingest's port). It must fail to bind instead."""
+    address = f"127.0.0.1:{free_port()}"
+    server, health = await start_server(address, "ingest", SERVICE_NAMES, servicers(app_pool, settings))
+    try:
+        with pytest.raises(OSError, match="cannot bind"):
+            await start_server(address, "recall", ["engram.v1.RecallService"], lambda s: None)
+        async with grpc.aio.insecure_channel(address) as channel:  # the first still answers
+            reply = await health_pb2_grpc.HealthStub(channel).Check(health_pb2.HealthCheckRequest())
+        assert reply.status == health_pb2.HealthCheckResponse.SERVING
+    finally:
+        await stop_server(server, health, grace_s=0)
+
+
 async def test_errors_cross_grpc_with_code_and_field(servers: Settings, tenant: CallerContext) -> None:
     async with grpc.aio.insecure_channel(servers.recall_addr) as channel:
         stub = recall_pb2_grpc.RecallServiceStub(channel)

@@ -13,7 +13,7 @@ import pytest
 from engram.config import Settings
 from engram.domain.keys import parse_key
 from engram.domain.models import CallerContext
-from engram.runtime.ports import free_port
+from engram.runtime.ports import free_port, free_ports
 from tests.support.keys import KeyMaker
 from tests.support.manifests import declared_process, wait_http
 from tests.support.otlp import otlp_receiver
@@ -128,8 +128,8 @@ def test_a_consumer_logs_json_including_faststreams_lines(migrated: str, nats_ur
 
 
 def test_text_logs_are_what_engram_up_gives_its_services(migrated: str, tmp_path: Path) -> None:
-    address = f"127.0.0.1:{free_port()}"
-    port = free_port()
+    grpc_port, port = free_ports(2)
+    address = f"127.0.0.1:{grpc_port}"
     env = {
         "ENGRAM_DATABASE_URL": migrated,
         "ENGRAM_RECALL_ADDR": address,
