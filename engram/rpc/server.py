@@ -13,9 +13,10 @@ from grpc_health.v1 import health_pb2, health_pb2_grpc
 from grpc_health.v1._async import HealthServicer
 
 from engram.config import GRPC_MAX_MESSAGE_BYTES, SettingsError, is_loopback
-from engram.errors import Unauthenticated
+from engram.errors import Unauthenticated, ValidationFailed
 from engram.rpc.context import INTERNAL_TOKEN, bind_caller
 from engram.rpc.errors import abort_with, as_engram_error
+from engram.rpc.nul import NO_NUL, REFUSED_CHARACTER, nul_path
 from engram.rpc.options import message_limits
 from engram.rpc.tracing import server_interceptors
 from engram.telemetry.metrics import RPC_LATENCY
@@ -105,6 +106,10 @@ class EdgeInterceptor(grpc.aio.ServerInterceptor):
                     return await inner(request, context)
             except grpc.aio.AbortError:
                 raise  # the call already ended with a status
+            except REFUSED_CHARACTER as exc:
+                where = nul_path(request)
+                refused = ValidationFailed(NO_NUL.format(where=where), field=where) if where else exc
+                await abort_with(context, as_engram_error(refused, method))
             except Exception as exc:
                 await abort_with(context, as_engram_error(exc, method))
 

@@ -13,6 +13,7 @@ from fastapi import Request
 from starlette.exceptions import HTTPException
 
 from engram.errors import ValidationFailed
+from engram.rpc.nul import NO_NUL, NUL
 
 JSON = "application/json"
 
@@ -34,7 +35,7 @@ async def json_bodies(request: Request) -> None:
     parameter or anywhere in the body is refused naming where it is: PostgreSQL's text cannot hold it."""
     for name, value in request.query_params.multi_items():
         if NUL in value or NUL in name:
-            raise ValidationFailed(_NO_NUL.format(where=name), field=name)
+            raise ValidationFailed(NO_NUL.format(where=name), field=name)
     if getattr(request.scope.get("route"), "body_field", None) is None or not await request.body():
         return
     content_type = request.headers.get("content-type", "")
@@ -48,11 +49,7 @@ async def json_bodies(request: Request) -> None:
         except ValueError:
             return  # not JSON: validation answers it
         if where is not None:
-            raise ValidationFailed(_NO_NUL.format(where=where or "body"), field=where or "body")
-
-
-NUL = "\x00"
-_NO_NUL = "{where} must not contain the NUL character (U+0000)"
+            raise ValidationFailed(NO_NUL.format(where=where or "body"), field=where or "body")
 
 
 def _nul_at(value: Any, path: str) -> str | None:

@@ -109,6 +109,49 @@ async def test_errors_cross_grpc_with_code_and_field(servers: Settings, tenant: 
         assert missing.value.code() == grpc.StatusCode.NOT_FOUND
 
 
+def _with_metadata(content: str, metadata: dict[str, object]) -> ingest_pb2.RememberRequest:
+    request = ingest_pb2.RememberRequest(content=content)
+    request.metadata.update(metadata)
+    return request
+
+
+NUL_REQUESTS = [
+    ("Remember", ingest_pb2.RememberRequest(content="the door code is 12\x0034"), "content"),
+    ("Remember", ingest_pb2.RememberRequest(content="tagged", tags=["ok", "b\x00d"]), "tags[1]"),
+    ("Remember", _with_metadata("with metadata", {"k": {"deep": ["x", "y\x00"]}}), "metadata.k.deep[1]"),
+    (
+        "RememberBatch",
+        ingest_pb2.RememberBatchRequest(
+            items=[
+                ingest_pb2.BatchEntry(index=0, memory=ingest_pb2.RememberRequest(content="a fine first memory")),
+                ingest_pb2.BatchEntry(index=1, memory=ingest_pb2.RememberRequest(content="then a \x00")),
+            ]
+        ),
+        "items[1].memory.content",
+    ),
+]
+
+
+@pytest.mark.parametrize(("method", "request_message", "field"), NUL_REQUESTS)
+async def test_a_nul_sent_straight_to_ingest_is_refused_naming_its_field_and_nothing_is_written(
+    servers: Settings, tenant: CallerContext, owner_pool: asyncpg.Pool, method: str, request_message: object, field: str
+) -> None:
+    """The gateway refuses a NUL before calling a service; a client on the gRPC port got INTERNAL (PostgreSQL's text
+    cannot hold it). Now INVALID_ARGUMENT naming the field, as the gateway would, and the transaction rolled back."""
+    metadata = to_metadata(tenant, internal_token=servers.internal_token)
+    async with grpc.aio.insecure_channel(servers.ingest_addr) as channel:
+        stub = ingest_pb2_grpc.IngestServiceStub(channel)
+        await stub.Remember(ingest_pb2.RememberRequest(content="a memory already there"), metadata=metadata)
+        with pytest.raises(grpc.aio.AioRpcError) as caught:
+            await getattr(stub, method)(request_message, metadata=metadata)
+    assert caught.value.code() == grpc.StatusCode.INVALID_ARGUMENT
+    error = from_rpc_error(caught.value)
+    assert (type(error), error.field) == (ValidationFailed, field)
+    assert error.detail == f"{field} must not contain the NUL character (U+0000)"
+    contents = await owner_pool.fetch("SELECT content FROM memory_items WHERE tenant_id = $1", tenant.tenant_id)
+    assert [row["content"] for row in contents] == ["a memory already there"]
+
+
 async def test_gateway_maps_rest_to_grpc_and_problems(
     gateway: httpx.AsyncClient, owner_pool: asyncpg.Pool, tenant: CallerContext, make_key: KeyMaker
 ) -> None:
@@ -179,3 +222,18 @@ async def test_trace_context_travels_from_rest_into_the_event(
     assert envelopes[traced.json()["id"]]["traceparent"] == incoming
     fresh = envelopes[untraced.json()["id"]]["traceparent"]
     assert re.fullmatch(r"00-[0-9a-f]{32}-[0-9a-f]{16}-01", fresh) and fresh[3:35] != incoming[3:35]
+
+
+@pytest.mark.parametrize("mode", ["keyword", "hybrid"])
+async def test_a_nul_in_a_query_sent_straight_to_recall_is_refused_naming_the_query(
+    servers: Settings, tenant: CallerContext, mode: str
+) -> None:
+    metadata = to_metadata(tenant, internal_token=servers.internal_token)
+    async with grpc.aio.insecure_channel(servers.recall_addr) as channel:
+        stub = recall_pb2_grpc.RecallServiceStub(channel)
+        answer = await stub.Recall(recall_pb2.RecallRequest(mode=mode, query="door code"), metadata=metadata)
+        assert answer.mode == mode  # positive control: the same call without the NUL is answered
+        with pytest.raises(grpc.aio.AioRpcError) as caught:
+            await stub.Recall(recall_pb2.RecallRequest(mode=mode, query="door\x00code"), metadata=metadata)
+    assert caught.value.code() == grpc.StatusCode.INVALID_ARGUMENT
+    assert from_rpc_error(caught.value).field == "query"
