@@ -7,6 +7,8 @@ looks for a NUL in the request and names its field the way the gateway does (``c
 
 from __future__ import annotations
 
+from collections.abc import Iterable, Mapping
+
 import asyncpg
 from google.protobuf.message import Message
 
@@ -23,11 +25,11 @@ def nul_path(message: Message, prefix: str = "") -> str | None:
     """The dotted path of the first string (value, map key or Struct key) holding a NUL in ``message``, else None."""
     name = message.DESCRIPTOR.full_name
     if name == "google.protobuf.Struct":
-        return _in_mapping(message.fields, prefix)  # type: ignore[attr-defined]
+        return _in_mapping(message.fields, prefix)
     if name == "google.protobuf.Value":
         return _in_value(message, prefix)
     if name == "google.protobuf.ListValue":
-        return _in_sequence(message.values, prefix)  # type: ignore[attr-defined]
+        return _in_sequence(message.values, prefix)
     for field, value in message.ListFields():
         path = f"{prefix}.{field.name}" if prefix else field.name
         if field.message_type is not None and field.message_type.GetOptions().map_entry:
@@ -49,16 +51,16 @@ def _in(value: object, path: str) -> str | None:
     return None
 
 
-def _in_sequence(values: object, path: str) -> str | None:
-    for index, value in enumerate(values):  # type: ignore[call-overload]
+def _in_sequence(values: Iterable[object], path: str) -> str | None:
+    for index, value in enumerate(values):
         found = _in(value, f"{path}[{index}]")
         if found:
             return found
     return None
 
 
-def _in_mapping(mapping: object, path: str) -> str | None:
-    for key, value in mapping.items():  # type: ignore[attr-defined]
+def _in_mapping(mapping: Mapping[object, object], path: str) -> str | None:
+    for key, value in mapping.items():
         where = f"{path}.{key}" if path else str(key)
         if isinstance(key, str) and NUL in key:
             return where
@@ -71,7 +73,7 @@ def _in_mapping(mapping: object, path: str) -> str | None:
 def _in_value(value: Message, path: str) -> str | None:
     which = value.WhichOneof("kind")
     if which == "string_value":
-        return path if NUL in value.string_value else None  # type: ignore[attr-defined]
+        return path if NUL in value.string_value else None
     if which in ("struct_value", "list_value"):
         return nul_path(getattr(value, which), path)
     return None
