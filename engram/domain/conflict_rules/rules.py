@@ -289,6 +289,7 @@ def _place(q: Quantity, text: Text) -> tuple[Sequence[Token], int] | None:
 
 
 _POSSESSIVES = frozenset({"my", "our", "his", "her", "their", "your", "its"})
+_GETS = frozenset({"get", "gets", "got", "gotten", "getting"})
 
 
 def _naming_before(q: Quantity, text: Text, other: Text) -> list[str]:
@@ -302,8 +303,8 @@ def _naming_before(q: Quantity, text: Text, other: Text) -> list[str]:
     found = []
     for i in range(at):
         word = tokens[i].content
-        if tokens[i].quantity is not None or word is None or word in other.words:
-            continue
+        if tokens[i].quantity is not None or word is None or word in other.words or tokens[i].lower in _GETS:
+            continue  # "gets" of "gets checked": the passive's auxiliary, naming nothing
         after = tokens[i + 1] if i + 1 < at and tokens[i + 1].content is not None else None
         before = tokens[i - 1].lower if i else ""
         if (after is not None and after.quantity is None and after.content in other.words) or (
