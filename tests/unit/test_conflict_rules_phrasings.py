@@ -70,6 +70,11 @@ LOOK_ALIKES = [
     ("Ines was raised in Porto.", "Ines lives in Coimbra."),
     # a line manager of someone else
     ("Priyanka reports to Gareth.", "Priyanka is Olu's line manager."),
+    # a greeting naming the listener: two listeners, not two values of one slot (chat stored with or without
+    # its speaker)
+    ("Hey Priya! How did the move go?", "Hey Marcus! How did the move go?"),
+    ("Hi Jonas, the lake was freezing this morning.", "Hi Petra, the lake was freezing this morning, brr."),
+    ("Ruth: Hello Dan! Long time no see.", "Ruth: Hello Sam! Long time no see."),
     # another thing on someone's staff list: the staff of a place is no employer
     ("Tomasz works at Northgate Academy.", "The staff of Hillcrest School includes Tomasz's sister."),
 ]

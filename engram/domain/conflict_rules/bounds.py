@@ -14,8 +14,8 @@ _LOWER = (("over",), ("above",), ("more", "than"), ("at", "least"), ("upwards", 
 def within_bound(bound: Quantity, text: Text, value: Quantity, other: Text) -> bool:
     """``bound`` is written as a bound ("under $10k", "at least 3 nodes") and ``value`` (of ``other``), of the
     same dimension, lies within it: a value that satisfies the bound, not another value. Not when ``value`` is
-    a limit itself ("The free plan allows 3 projects" / "Free plan: up to 5 projects": two limits), nor when a verb
-of change comes before "up to" ("went up to £55": the value now)."""
+    a limit itself ("The free plan allows 3 projects" / "Free plan: up to 5 projects": two limits), nor when a
+    verb of change comes before "up to" ("went up to £55": the value now)."""
     if bound.dimension != value.dimension or len(bound.key) != 1 or len(value.key) != 1:
         return False
     if _LIMITS & set(_before(value, other)):

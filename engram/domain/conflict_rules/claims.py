@@ -133,7 +133,9 @@ _PREDICATES = (
     _Predicate("moved to", "location", (frozenset({"moved"}), frozenset({"to"})), similar_only=True),
     _Predicate("grew up in", "origin", (frozenset({"grew"}), frozenset({"up"}), frozenset({"in"}))),
     _Predicate("was raised in", "origin", (frozenset({"raised"}), frozenset({"in"})), passive=True),
-    _Predicate("was brought up in", "origin", (frozenset({"brought"}), frozenset({"up"}), frozenset({"in"})), passive=True),
+    _Predicate(
+        "was brought up in", "origin", (frozenset({"brought"}), frozenset({"up"}), frozenset({"in"})), passive=True
+    ),
     _Predicate("works at", "employer", (frozenset({"works", "work"}), frozenset({"at"}))),
     _Predicate("works for", "employer", (frozenset({"works", "work"}), frozenset({"for"}))),
     _Predicate("teaches at", "employer", (frozenset({"teaches", "teach"}), frozenset({"at"}))),

@@ -8,6 +8,7 @@ from collections import Counter, defaultdict
 from collections.abc import Callable, Sequence
 
 from engram.domain.conflict_rules.bounds import within_bound
+from engram.domain.conflict_rules.chat import without_listener
 from engram.domain.conflict_rules.claims import exclusive_predicate
 from engram.domain.conflict_rules.fillers import filled_slot
 from engram.domain.conflict_rules.quantities import Quantity, same_value
@@ -73,7 +74,8 @@ def _judge_heads(existing: str, new: str, similarity: float, floor: float, work:
 def _judge(
     existing: str, new: str, similarity: float, floor: float, work: Work, near_identical: float
 ) -> Verdict | None:
-    old, fresh = analyse(existing), analyse(new)
+    # "Hey James! …" / "Hey John! …": a greeting's listener is no value of the text (``chat.without_listener``)
+    old, fresh = analyse(without_listener(existing)), analyse(without_listener(new))
     work.charge(len(old.tokens) + len(fresh.tokens))
     if len(old.tokens) <= ABBREVIATION_TOKENS and len(fresh.tokens) <= ABBREVIATION_TOKENS:
         work.charge(len(old.tokens) * len(fresh.tokens))  # each word of one looked for in the other
