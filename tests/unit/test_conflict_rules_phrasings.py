@@ -75,6 +75,10 @@ LOOK_ALIKES = [
     ("Hey Priya! How did the move go?", "Hey Marcus! How did the move go?"),
     ("Hi Jonas, the lake was freezing this morning.", "Hi Petra, the lake was freezing this morning, brr."),
     ("Ruth: Hello Dan! Long time no see.", "Ruth: Hello Sam! Long time no see."),
+    # a past period on one side: where someone was then, not where they are now
+    ("Aunt Rosa lives in Seville.", "Aunt Rosa lived in Malaga in the 1980s."),
+    ("Our office is in Leeds.", "Our office was in York back in 2015."),
+    ("Grandpa drives a Volvo.", "Grandpa drove a Saab as a student."),
     # another thing on someone's staff list: the staff of a place is no employer
     ("Tomasz works at Northgate Academy.", "The staff of Hillcrest School includes Tomasz's sister."),
 ]

@@ -260,10 +260,24 @@ def _lowers(text: Text) -> set[str]:
     return {t.lower for t in text.tokens}
 
 
+# a period in the past that one text puts its claim in: "in the 1980s", "back in 2015", "as a student"
+_PAST_PERIOD = re.compile(
+    r"\b(?:(?:1[89]|20)\d0s|(?:the\s+)?'?[0-9]0s|back\s+(?:in|then|when)|as\s+an?\s+(?:child|kid|boy|girl|"
+    r"teenager|teen|student|baby))\b"
+)
+
+
+def other_period(old: Text, new: Text) -> bool:
+    """One text (not both) puts its claim in a past period ("Uncle Piet lived in Rotterdam in the 1990s"): where
+    or what it was then, next to what the other says of now."""
+    return bool(_PAST_PERIOD.search(old.normalised)) != bool(_PAST_PERIOD.search(new.normalised))
+
+
 def changed_value(old: Text, new: Text, work: Work) -> Verdict | None:
-    """One slot of a shared frame holds another value (see the module docstring)."""
+    """One slot of a shared frame holds another value (see the module docstring); not when one text puts its
+    claim in a past period ("Uncle Piet lived in Rotterdam in the 1990s")."""
     work.charge(len(old.tokens) + len(new.tokens))
-    if old.negated or new.negated:
+    if old.negated or new.negated or other_period(old, new):
         return None
     if len(old.quantities) > MAX_QUANTITIES or len(new.quantities) > MAX_QUANTITIES:
         work.skip(f"a text holds more than {MAX_QUANTITIES} quantities: the rules comparing values were not tried")
@@ -348,9 +362,10 @@ def swapped_name(old: Text, new: Text, work: Work) -> Verdict | None:
     on Netlify" / "The marketing site is hosted on Vercel", "Error tracking is done with Sentry" / "We use
     Rollbar for error tracking". One tool or provider for one job replaced by another. Not when the new text
     adds or only considers ("also", "might"), when either text negates, or when the name is the first word
-    (the subject: "Alice lives in Lisbon" / "Bob lives in Lisbon")."""
+    (the subject: "Alice lives in Lisbon" / "Bob lives in Lisbon"), nor when one text puts it in a past period
+    ("as a student", "in the 1980s")."""
     work.charge(len(old.tokens) + len(new.tokens))
-    if old.negated or new.negated or (_lowers(new) - _lowers(old)) & (_ADDING | _HEDGING):
+    if old.negated or new.negated or (_lowers(new) - _lowers(old)) & (_ADDING | _HEDGING) or other_period(old, new):
         return None
     if any(w in _TENSES or w.endswith(("'ll", "'d")) for w in _lowers(new) ^ _lowers(old)):
         return None  # "Alice lives in Paris" / "Alice used to live in Berlin": another time
