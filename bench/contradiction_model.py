@@ -2,7 +2,7 @@
 bench/data/conflicts was written in its own sitting, so a batch the model (and the rules) never saw is the honest
 stand-in for "the next writer's pairs".
 
-    python bench/contradiction_model.py --folds --history [--features words,rules] [--target 0.95]
+    python bench/contradiction_model.py --folds --history [--features words,rules] [--target 0.95] [--pick pooled]
     python bench/contradiction_model.py --fit-all OUT.json             # fit on batches 1-6, write the weights
     python bench/contradiction_model.py --score-batch N --weights OUT.json --figures-only
 
@@ -23,7 +23,9 @@ candidates, as the consumer would hand it pairs. Decisions printed: the rules al
 the ``rules`` group); the model with it; and "rules flag it OR model probability >= threshold" (the one
 ``--fit-all`` writes). The L2 strength and the threshold are chosen inside the training batches by leaving one
 of them out in turn (one batch: its two split halves); the threshold is the lowest that keeps the pooled
-precision of the decision >= ``--target`` there, never chosen on the batch scored. Deterministic (no sampling).
+precision of the decision >= ``--target`` there, never chosen on the batch scored (``--pick added``: the
+precision of the pairs the model adds to the rules' only; ``--pick each``: of each training batch apart; both tried
+and not kept, docs/benchmarks.md). Deterministic (no sampling).
 
 Only the batches asked for are read, and only their texts' rows of vectors.npz are kept.
 """
@@ -181,12 +183,27 @@ def pr(flagged: np.ndarray, y: np.ndarray) -> tuple[float, float, int, int, int]
     return (tp / (tp + fp) if tp + fp else 1.0), (tp / (tp + fn) if tp + fn else 1.0), tp, fp, fn
 
 
+PICKS = ("pooled", "added", "each")
+PICK = "pooled"  # how the threshold's precision is counted (--pick; docs/benchmarks.md has the three compared)
+
+
 def pick_threshold(rows: list[Row], p: np.ndarray, target: float, rules: bool) -> float:
-    """The lowest threshold whose decision keeps precision >= target on these rows (1.0: the model adds nothing)."""
+    """The lowest threshold whose decision keeps precision >= target on these rows (1.0: the model adds nothing).
+    ``PICK`` says over what: "pooled", the decision on all the rows; "added", only the pairs the model flags and
+    the rules do not; "each", the decision on each batch among the rows apart (the worst writer)."""
     y = truth(rows)
+    flagged_by_rules = np.array([r.judged.flagged for r in rows])
+    groups = [np.array([r.batch == b for r in rows]) for b in sorted({r.batch for r in rows})]
     best = 1.0 + 1e-9
     for t in sorted(set(np.round(p, 6)), reverse=True):
-        precision, *_ = pr(decide(rows, p, t, rules), y)
+        decision = decide(rows, p, t, rules)
+        if PICK == "added" and rules:
+            added = decision & ~flagged_by_rules
+            precision = pr(added, y)[0] if added.any() else 1.0
+        elif PICK == "each":
+            precision = min(pr(decision[g], y[g])[0] for g in groups)
+        else:
+            precision = pr(decision, y)[0]
         if precision >= target:
             best = t
     return float(best)
@@ -344,16 +361,19 @@ _VECTORS_CACHE: dict[str, np.ndarray] = {}
 
 
 def main() -> None:
+    global PICK
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--folds", action="store_true", help="leave-one-batch-out over batches 1-6")
     parser.add_argument("--features", default=FEATURES, help="comma list of words, rules, vectors")
     parser.add_argument("--history", action="store_true", help="forward folds with the rules of their day")
     parser.add_argument("--target", type=float, default=0.95, help="precision kept on the training batches")
+    parser.add_argument("--pick", choices=PICKS, default=PICK, help="over what the threshold keeps --target")
     parser.add_argument("--fit-all", metavar="OUT", help="fit on batches 1-6 and write the weights (JSON)")
     parser.add_argument("--score-batch", metavar="N", help="score one batch with --weights")
     parser.add_argument("--weights", metavar="JSON")
     parser.add_argument("--figures-only", action="store_true", help="print figures, never a pair")
     args = parser.parse_args()
+    PICK = args.pick
     if args.score_batch:
         if not args.weights or not args.figures_only:
             parser.error("--score-batch needs --weights and --figures-only")
