@@ -40,6 +40,8 @@ CONTRADICTIONS = [
     ("Ines grew up in Porto.", "Ines was raised in Faro.", "exclusive_predicate"),
     ("Tomasz works at Northgate Academy.", "Tomasz is on the staff of Hillcrest School.", "exclusive_predicate"),
     ("Priyanka reports to Gareth.", "Priyanka's line manager is Olu.", "exclusive_predicate"),
+    # a name that opens with a digit ("1Password") is a name, not a count of passwords
+    ("Team passwords are kept in LastPass.", "team passwords live in 1Password now", "changed_value"),
 ]
 
 LOOK_ALIKES = [
@@ -75,6 +77,9 @@ LOOK_ALIKES = [
     ("Hey Priya! How did the move go?", "Hey Marcus! How did the move go?"),
     ("Hi Jonas, the lake was freezing this morning.", "Hi Petra, the lake was freezing this morning, brr."),
     ("Ruth: Hello Dan! Long time no see.", "Ruth: Hello Sam! Long time no see."),
+    # a number glued to a unit written with a capital is still a measure: the same speed both ways
+    ("The office link runs at 1Gbps.", "the office link runs at 1 Gbps"),
+    ("The office link runs at 1Gbps.", "We pay for 1Password for the office."),
     # a past period on one side: where someone was then, not where they are now
     ("Aunt Rosa lives in Seville.", "Aunt Rosa lived in Malaga in the 1980s."),
     ("Our office is in Leeds.", "Our office was in York back in 2015."),

@@ -153,9 +153,11 @@ def _value_like(word: _Word) -> bool:
         or ("-" in token.text and any(c.isdigit() for c in token.text))  # a code: "us-east-1", "gpt-4o"
         or _password_like(token.text)
         or (token.text[:1].isupper() and not token.opens and not any(c.isdigit() for c in token.text))
+        or _DIGITS_THEN_NAME.fullmatch(token.text) is not None  # a name opening with digits: "1Password"
     )
 
 
+_DIGITS_THEN_NAME = re.compile(r"\d+[A-Z][a-z]{4,}")  # not a unit glued to its number: "1Gbps"
 _WORD_THEN_DIGITS = re.compile(r"[^\W\d_]{3,}\d+")
 
 
