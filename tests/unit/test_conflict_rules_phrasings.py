@@ -40,6 +40,9 @@ CONTRADICTIONS = [
     ("Ines grew up in Porto.", "Ines was raised in Faro.", "exclusive_predicate"),
     ("Tomasz works at Northgate Academy.", "Tomasz is on the staff of Hillcrest School.", "exclusive_predicate"),
     ("Priyanka reports to Gareth.", "Priyanka's line manager is Olu.", "exclusive_predicate"),
+    # a word against itself with "un-": the opposite, as "public" / "private"
+    ("The staging database is encrypted at rest.", "staging database: unencrypted at rest", "opposite_value"),
+    ("The side gate is locked at night.", "at night the side gate stays unlocked", "opposite_value"),
     # a name that opens with a digit ("1Password") is a name, not a count of passwords
     ("Team passwords are kept in LastPass.", "team passwords live in 1Password now", "changed_value"),
 ]
@@ -80,6 +83,10 @@ LOOK_ALIKES = [
     # a number glued to a unit written with a capital is still a measure: the same speed both ways
     ("The office link runs at 1Gbps.", "the office link runs at 1 Gbps"),
     ("The office link runs at 1Gbps.", "We pay for 1Password for the office."),
+    # "un-" words on other days: two times, not one claim denied
+    ("The gym is staffed on weekdays.", "The gym is unstaffed on Sundays."),
+    # "under" is no "un-" word of "der"
+    ("The cat sleeps under the bed.", "The cat sleeps on the bed."),
     # a past period on one side: where someone was then, not where they are now
     ("Aunt Rosa lives in Seville.", "Aunt Rosa lived in Malaga in the 1980s."),
     ("Our office is in Leeds.", "Our office was in York back in 2015."),

@@ -100,6 +100,18 @@ _OPPOSITES = (
     ("up", "down"),
 )
 _OPPOSITE = {a: b for a, b in _OPPOSITES} | {b: a for a, b in _OPPOSITES}
+_UN_STEM = 4  # letters a word needs for "un" + it to be its opposite ("paid" / "unpaid"; not "der" / "under")
+
+
+def _opposed(x: str, y: str) -> bool:
+    """Two words of opposite sense: a listed pair ("on" / "off", "public" / "private") or a word and itself with
+    "un-" ("paid" / "unpaid", "locked" / "unlocked")."""
+    if _OPPOSITE.get(x) == y:
+        return True
+    short, long = sorted((x, y), key=len)
+    return len(short) >= _UN_STEM and long == f"un{short}"
+
+
 _COPULAS = frozenset({"is", "are", "was", "were", "i'm", "we're", "they're", "he's", "she's", "it's"})
 _DETERMINERS = frozenset({"a", "an", "the", "my", "our", "his", "her", "their", "your", "its"})
 _PLACING = frozenset({"in", "at", "on", "with", "by", "to"})
@@ -545,13 +557,13 @@ def _phrase(tokens: Sequence[Token]) -> list[Token]:
 
 
 def opposite_value(old: Text, new: Text, work: Work) -> Verdict | None:
-    """The same words but one swapped for its opposite ("on" / "off")."""
+    """The same words but one swapped for its opposite ("on" / "off", "paid" / "unpaid")."""
     work.charge(len(old.tokens) + len(new.tokens))
     a = [t.lower for t in old.tokens if (t.lower not in _FILLERS and is_content(t.lower)) or t.lower in _OPPOSITE]
     b = [t.lower for t in new.tokens if (t.lower not in _FILLERS and is_content(t.lower)) or t.lower in _OPPOSITE]
     if len(a) == len(b) and len(a) >= 3:
         differ = [(x, y) for x, y in zip(a, b, strict=True) if stem(x) != stem(y)]
-        if len(differ) == 1 and _OPPOSITE.get(differ[0][0]) == differ[0][1]:
+        if len(differ) == 1 and _opposed(*differ[0]):
             x, y = differ[0]
             return Verdict(
                 "contradiction", "opposite_value", 0.85, f'"{x}" in the existing memory, "{y}" in the new one.'
@@ -566,7 +578,7 @@ def _opposite_reworded(old: Text, new: Text, a: list[str], b: list[str]) -> Verd
     when, it does not deny)."""
     if old.negated or new.negated:
         return None
-    swapped = [(x, y) for x in set(a) - set(b) for y in set(b) - set(a) if _OPPOSITE.get(x) == y]
+    swapped = [(x, y) for x in set(a) - set(b) for y in set(b) - set(a) if _opposed(x, y)]
     if len(swapped) != 1 or set(swapped[0]) & (set(a) & set(b)):
         return None
     x, y = swapped[0]
