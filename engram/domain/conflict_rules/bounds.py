@@ -14,7 +14,8 @@ _LOWER = (("over",), ("above",), ("more", "than"), ("at", "least"), ("upwards", 
 def within_bound(bound: Quantity, text: Text, value: Quantity, other: Text) -> bool:
     """``bound`` is written as a bound ("under $10k", "at least 3 nodes") and ``value`` (of ``other``), of the
     same dimension, lies within it: a value that satisfies the bound, not another value. Not when ``value`` is
-    a limit itself ("The free plan allows 3 projects" / "Free plan: up to 5 projects": two limits)."""
+    a limit itself ("The free plan allows 3 projects" / "Free plan: up to 5 projects": two limits), nor when a
+    verb of change comes before "up to" ("went up to £55": the value now)."""
     if bound.dimension != value.dimension or len(bound.key) != 1 or len(value.key) != 1:
         return False
     if _LIMITS & set(_before(value, other)):
@@ -23,6 +24,8 @@ def within_bound(bound: Quantity, text: Text, value: Quantity, other: Text) -> b
     if limit is None or x is None:
         return False
     before = _before(bound, text)
+    if before[-2:] == ["up", "to"] and len(before) > 2 and before[-3] in _CHANGED:
+        return False  # "went up to £55": the value it rose to, not a limit
     if any(before[-len(words) :] == list(words) for words in _UPPER):
         return x <= limit
     if any(before[-len(words) :] == list(words) for words in _LOWER):
@@ -30,6 +33,8 @@ def within_bound(bound: Quantity, text: Text, value: Quantity, other: Text) -> b
     return False
 
 
+# verbs of change before "up to": "went up to", "has gone up to", "put up to" say the new value, not a bound
+_CHANGED = frozenset({"went", "gone", "go", "goes", "going", "put", "puts", "moved", "moves", "come", "came", "comes"})
 _LIMITS = frozenset(
     {"allow", "allows", "allowed", "limit", "limits", "limited", "cap", "caps", "capped", "max", "maximum", "quota"}
 )

@@ -7,7 +7,11 @@ exclaims (``?``, ``!``), addresses the listener ("I'm here for you if you need m
 appraisal ("Glad it brought back good memories.", "Seeing them together makes me so happy.") or opens with a
 reply word set off by punctuation ("Yeah, …", "Well... …", "Oh, …"; "No refunds after 30 days." is a statement).
 Chat turns stored without their speaker sit close to one another in e5 space whatever they say, and the judge
-read their pleasantries as changes (docs/benchmarks.md, issue #16). Pure, no I/O.
+read their pleasantries as changes (docs/benchmarks.md, issue #16).
+
+``without_listener`` takes out the name a greeting opening a text addresses ("Hey James! …", "Hi Caroline, …",
+after a speaker or not): the listener, not a value the text states, so that "Hey James!" / "Hey John!" is no
+changed name. Pure, no I/O.
 """
 
 from __future__ import annotations
@@ -43,3 +47,21 @@ def reads_as_chat(text: str) -> bool:
         return True
     said = set(WORD.findall(text.lower().replace("’", "'")))
     return bool(said & LISTENER or said & FEELING)
+
+
+# a greeting opening the text (after its speaker, if stored with one) and the name of the listener it addresses,
+# set off by punctuation: "Hey James! …", "Melanie: Hi Caroline, …", "Good morning Sam."
+GREETING_NAME = re.compile(
+    r"^(?P<before>\s*(?:[A-Z][a-z]+:\s+)?(?:hey|hi|hiya|hello|yo|howdy|morning|good\s+(?:morning|afternoon|evening)|"
+    r"thanks|thank\s+you|cheers|congrats|congratulations|welcome\s+back|bye)\s*,?\s+)"
+    r"(?P<name>[A-Z][a-z]+(?:\s+[A-Z][a-z]+)?)(?=\s*[!,.?…]|\s*$)",
+    re.IGNORECASE,
+)
+
+
+def without_listener(text: str) -> str:
+    """``text`` without the name its opening greeting addresses ("Hey James! How was it?" → "Hey! How was it?")."""
+    m = GREETING_NAME.match(text)
+    if m is None or not m["name"][0].isupper():
+        return text
+    return m["before"].rstrip() + text[m.end("name") :]

@@ -118,6 +118,7 @@ class _Predicate:
     scoped: bool = False  # "prefers X for Y": what follows "for", "when", … is part of the slot
     passive: bool = False  # "is owned by": only after a form of "be" ("a shop run by Ana" is no claim)
     similar_only: bool = False  # a claim only when the two texts are similar (the verb has other uses)
+    staff: bool = False  # only after "on the" ("is on the staff of"; not "the staff of the school includes …")
 
 
 _PREDICATES = (
@@ -131,9 +132,15 @@ _PREDICATES = (
     # "moved to" names a place or a tool ("CI moved to GitHub Actions"): a claim only between similar texts
     _Predicate("moved to", "location", (frozenset({"moved"}), frozenset({"to"})), similar_only=True),
     _Predicate("grew up in", "origin", (frozenset({"grew"}), frozenset({"up"}), frozenset({"in"}))),
+    _Predicate("was raised in", "origin", (frozenset({"raised"}), frozenset({"in"})), passive=True),
+    _Predicate(
+        "was brought up in", "origin", (frozenset({"brought"}), frozenset({"up"}), frozenset({"in"})), passive=True
+    ),
     _Predicate("works at", "employer", (frozenset({"works", "work"}), frozenset({"at"}))),
     _Predicate("works for", "employer", (frozenset({"works", "work"}), frozenset({"for"}))),
     _Predicate("teaches at", "employer", (frozenset({"teaches", "teach"}), frozenset({"at"}))),
+    # "is on the staff of": one's employer, said as membership of its staff
+    _Predicate("is on the staff of", "employer", (frozenset({"staff"}), frozenset({"of"})), staff=True),
     _Predicate("reports to", "manager", (frozenset({"reports", "report"}), frozenset({"to"}))),
     _Predicate("prefers", "preference", (frozenset({"prefers", "prefer"}),), scoped=True),
     # one relation, several verbs: "is owned by" / "belongs to", "is run by" / "is managed by" / "is led by"
@@ -173,6 +180,8 @@ _ROLES = {
     "maintainers": "maintainer",
     "employer": "employer",
 }
+# words before "manager" that keep it the one reported to: "line manager", "direct manager"
+_ROLE_KINDS = frozenset({"line", "direct", "reporting"})
 _POSSESSIVE = frozenset({"my", "our", "your", "his", "her", "their", "its", "to"})
 _BE = frozenset({"is", "are", "was", "were", "be", "been", "being", "gets", "get", "got"})
 _NOT_OBJECTS = frozenset(
@@ -282,6 +291,8 @@ def _phrase_claim(tokens: Sequence[Token], i: int, similar: bool = True) -> _Cla
             continue
         if predicate.passive and (i == 0 or tokens[i - 1].lower not in _BE):
             return None
+        if predicate.staff and [t.lower for t in tokens[max(0, i - 2) : i]] != ["on", "the"]:
+            return None
         subject = _subject(tokens[:i])
         value = _object(tokens[end:], scoped=predicate.scoped)
         if subject is None or value is None:
@@ -317,6 +328,8 @@ def _role_claim(tokens: Sequence[Token], i: int) -> _Claim | None:
     if family is None or i == 0 or _hedged(tokens[:i]) or i + 1 >= len(tokens) or tokens[i + 1].lower not in _COPULAS:
         return None
     owner = tokens[i - 1]
+    if owner.lower in _ROLE_KINDS and family == "manager" and i >= 2:
+        owner = tokens[i - 2]  # "Leo's line manager is Victor": the manager Leo reports to
     if owner.lower in _PRONOUNS:
         subject = frozenset({_PRONOUNS[owner.lower]})
     elif owner.lower.endswith("'s") or owner.lower.endswith("s'"):

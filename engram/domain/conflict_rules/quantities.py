@@ -46,6 +46,9 @@ def per(q: Quantity, period: str) -> Quantity:
 def same_value(a: Quantity, b: Quantity) -> bool:
     if a.dimension != b.dimension or len(a.key) != len(b.key):
         return False
+    if a.dimension == "clock" and (twelve_hour(a) or twelve_hour(b)):
+        x, y = a.key[0], b.key[0]  # "6:50" / "18:50", "half past five" / "17:30": the same hour of either half
+        return x is None or y is None or math.isclose(x % 720, y % 720)
     return all(x is None or y is None or math.isclose(x, y, rel_tol=1e-9) for x, y in zip(a.key, b.key, strict=True))
 
 
@@ -243,6 +246,7 @@ def find_quantities(text: str) -> list[_Span]:
         _iso_dates,
         _month_dates,
         _clock_times,
+        _spelled_clock_times,
         _noons,
         _versions,
         _frequencies,
@@ -289,6 +293,56 @@ def _clock_times(text: str) -> Iterator[_Span]:
             hour = hour % 12 + (12 if m["half"].lower().startswith("p") else 0)
         if hour <= 23:
             yield m.start(), m.end(), Quantity("clock", (float(hour * 60 + minute),), m[0])
+
+
+_HOUR_WORDS = {w: i for i, w in enumerate("one two three four five six seven eight nine ten eleven twelve".split(), 1)}
+_HOUR = r"(?P<hour>" + "|".join(sorted(_HOUR_WORDS, key=len, reverse=True)) + r"|1[0-2]|0?[1-9])"
+_MINUTES = {"quarter": 15, "half": 30, "five": 5, "ten": 10, "twenty": 20, "twenty-five": 25, "twenty five": 25}
+# a time of day in words: "half past five", "ten to seven", "quarter after 4", "seven o'clock", and an hour word
+# after "at" that ends its clause ("counted at six"); its half of the day is unsaid unless "am" / "pm" follows
+_SPELLED_CLOCK = re.compile(
+    r"\b(?:(?P<minutes>twenty[- ]five|quarter|half|twenty|ten|five|[1-5]?\d)(?:\s+minutes)?\s+(?P<way>past|after|to)"
+    r"\s+"
+    + _HOUR
+    + r"|"
+    + _HOUR.replace("hour", "oclock")
+    + r"\s+o'?clock|(?<=\bat\s)(?P<at>"
+    + "|".join(sorted(_HOUR_WORDS, key=len, reverse=True))
+    + r")(?=\s*(?:[.,;!?]|$)))(?:\s*(?P<half>[ap]\.?m\b\.?))?(?![\w-])",
+    re.I,
+)
+
+
+def _hour(word: str) -> int:
+    return _HOUR_WORDS.get(word.lower()) or int(word)
+
+
+def _spelled_clock_times(text: str) -> Iterator[_Span]:
+    for m in _SPELLED_CLOCK.finditer(text):
+        if m["hour"]:
+            hour, minute = _hour(m["hour"]), _MINUTES.get(m["minutes"].lower().replace("-", " "), None)
+            if minute is None:
+                minute = _MINUTES.get(m["minutes"].lower()) or int(m["minutes"])
+            if not 0 < minute < 60:
+                continue
+            if m["way"].lower() == "to":
+                hour, minute = hour - 1, 60 - minute
+        else:
+            hour, minute = _hour(m["oclock"] or m["at"]), 0
+        hour %= 12
+        if m["half"] and m["half"].lower().startswith("p"):
+            hour += 12
+        yield m.start(), m.end(), Quantity("clock", (float(hour * 60 + minute),), m[0])
+
+
+def twelve_hour(q: Quantity) -> bool:
+    """A time of day that does not say its half of the day: "6:50", "half past five", "at six" (not "6:50 pm",
+    "18:50")."""
+    key = q.key[0]
+    return q.dimension == "clock" and key is not None and key < 13 * 60 and not _HALF_SAID.search(q.text)
+
+
+_HALF_SAID = re.compile(r"\d\s*[ap]\.?m\b|\b[ap]\.?m\b|noon|midday|midnight", re.I)
 
 
 _NOON = re.compile(r"\b(?P<word>noon|midday|midnight)\b", re.I)

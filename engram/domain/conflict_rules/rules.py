@@ -8,6 +8,7 @@ from collections import Counter, defaultdict
 from collections.abc import Callable, Sequence
 
 from engram.domain.conflict_rules.bounds import within_bound
+from engram.domain.conflict_rules.chat import without_listener
 from engram.domain.conflict_rules.claims import exclusive_predicate
 from engram.domain.conflict_rules.fillers import filled_slot
 from engram.domain.conflict_rules.quantities import Quantity, same_value
@@ -73,7 +74,8 @@ def _judge_heads(existing: str, new: str, similarity: float, floor: float, work:
 def _judge(
     existing: str, new: str, similarity: float, floor: float, work: Work, near_identical: float
 ) -> Verdict | None:
-    old, fresh = analyse(existing), analyse(new)
+    # "Hey James! …" / "Hey John! …": a greeting's listener is no value of the text (``chat.without_listener``)
+    old, fresh = analyse(without_listener(existing)), analyse(without_listener(new))
     work.charge(len(old.tokens) + len(fresh.tokens))
     if len(old.tokens) <= ABBREVIATION_TOKENS and len(fresh.tokens) <= ABBREVIATION_TOKENS:
         work.charge(len(old.tokens) * len(fresh.tokens))  # each word of one looked for in the other
@@ -289,6 +291,7 @@ def _place(q: Quantity, text: Text) -> tuple[Sequence[Token], int] | None:
 
 
 _POSSESSIVES = frozenset({"my", "our", "his", "her", "their", "your", "its"})
+_GETS = frozenset({"get", "gets", "got", "gotten", "getting"})
 
 
 def _naming_before(q: Quantity, text: Text, other: Text) -> list[str]:
@@ -302,8 +305,8 @@ def _naming_before(q: Quantity, text: Text, other: Text) -> list[str]:
     found = []
     for i in range(at):
         word = tokens[i].content
-        if tokens[i].quantity is not None or word is None or word in other.words:
-            continue
+        if tokens[i].quantity is not None or word is None or word in other.words or tokens[i].lower in _GETS:
+            continue  # "gets" of "gets checked": the passive's auxiliary, naming nothing
         after = tokens[i + 1] if i + 1 < at and tokens[i + 1].content is not None else None
         before = tokens[i - 1].lower if i else ""
         if (after is not None and after.quantity is None and after.content in other.words) or (

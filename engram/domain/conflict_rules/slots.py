@@ -100,6 +100,18 @@ _OPPOSITES = (
     ("up", "down"),
 )
 _OPPOSITE = {a: b for a, b in _OPPOSITES} | {b: a for a, b in _OPPOSITES}
+_UN_STEM = 4  # letters a word needs for "un" + it to be its opposite ("paid" / "unpaid"; not "der" / "under")
+
+
+def _opposed(x: str, y: str) -> bool:
+    """Two words of opposite sense: a listed pair ("on" / "off", "public" / "private") or a word and itself with
+    "un-" ("paid" / "unpaid", "locked" / "unlocked")."""
+    if _OPPOSITE.get(x) == y:
+        return True
+    short, long = sorted((x, y), key=len)
+    return len(short) >= _UN_STEM and long == f"un{short}"
+
+
 _COPULAS = frozenset({"is", "are", "was", "were", "i'm", "we're", "they're", "he's", "she's", "it's"})
 _DETERMINERS = frozenset({"a", "an", "the", "my", "our", "his", "her", "their", "your", "its"})
 _PLACING = frozenset({"in", "at", "on", "with", "by", "to"})
@@ -153,9 +165,11 @@ def _value_like(word: _Word) -> bool:
         or ("-" in token.text and any(c.isdigit() for c in token.text))  # a code: "us-east-1", "gpt-4o"
         or _password_like(token.text)
         or (token.text[:1].isupper() and not token.opens and not any(c.isdigit() for c in token.text))
+        or _DIGITS_THEN_NAME.fullmatch(token.text) is not None  # a name opening with digits: "1Password"
     )
 
 
+_DIGITS_THEN_NAME = re.compile(r"\d+[A-Z][a-z]{4,}")  # not a unit glued to its number: "1Gbps"
 _WORD_THEN_DIGITS = re.compile(r"[^\W\d_]{3,}\d+")
 
 
@@ -260,10 +274,24 @@ def _lowers(text: Text) -> set[str]:
     return {t.lower for t in text.tokens}
 
 
+# a period in the past that one text puts its claim in: "in the 1980s", "back in 2015", "as a student"
+_PAST_PERIOD = re.compile(
+    r"\b(?:(?:1[89]|20)\d0s|(?:the\s+)?'?[0-9]0s|back\s+(?:in|then|when)|as\s+an?\s+(?:child|kid|boy|girl|"
+    r"teenager|teen|student|baby))\b"
+)
+
+
+def other_period(old: Text, new: Text) -> bool:
+    """One text (not both) puts its claim in a past period ("Uncle Piet lived in Rotterdam in the 1990s"): where
+    or what it was then, next to what the other says of now."""
+    return bool(_PAST_PERIOD.search(old.normalised)) != bool(_PAST_PERIOD.search(new.normalised))
+
+
 def changed_value(old: Text, new: Text, work: Work) -> Verdict | None:
-    """One slot of a shared frame holds another value (see the module docstring)."""
+    """One slot of a shared frame holds another value (see the module docstring); not when one text puts its
+    claim in a past period ("Uncle Piet lived in Rotterdam in the 1990s")."""
     work.charge(len(old.tokens) + len(new.tokens))
-    if old.negated or new.negated:
+    if old.negated or new.negated or other_period(old, new):
         return None
     if len(old.quantities) > MAX_QUANTITIES or len(new.quantities) > MAX_QUANTITIES:
         work.skip(f"a text holds more than {MAX_QUANTITIES} quantities: the rules comparing values were not tried")
@@ -348,9 +376,10 @@ def swapped_name(old: Text, new: Text, work: Work) -> Verdict | None:
     on Netlify" / "The marketing site is hosted on Vercel", "Error tracking is done with Sentry" / "We use
     Rollbar for error tracking". One tool or provider for one job replaced by another. Not when the new text
     adds or only considers ("also", "might"), when either text negates, or when the name is the first word
-    (the subject: "Alice lives in Lisbon" / "Bob lives in Lisbon")."""
+    (the subject: "Alice lives in Lisbon" / "Bob lives in Lisbon"), nor when one text puts it in a past period
+    ("as a student", "in the 1980s")."""
     work.charge(len(old.tokens) + len(new.tokens))
-    if old.negated or new.negated or (_lowers(new) - _lowers(old)) & (_ADDING | _HEDGING):
+    if old.negated or new.negated or (_lowers(new) - _lowers(old)) & (_ADDING | _HEDGING) or other_period(old, new):
         return None
     if any(w in _TENSES or w.endswith(("'ll", "'d")) for w in _lowers(new) ^ _lowers(old)):
         return None  # "Alice lives in Paris" / "Alice used to live in Berlin": another time
@@ -528,13 +557,13 @@ def _phrase(tokens: Sequence[Token]) -> list[Token]:
 
 
 def opposite_value(old: Text, new: Text, work: Work) -> Verdict | None:
-    """The same words but one swapped for its opposite ("on" / "off")."""
+    """The same words but one swapped for its opposite ("on" / "off", "paid" / "unpaid")."""
     work.charge(len(old.tokens) + len(new.tokens))
     a = [t.lower for t in old.tokens if (t.lower not in _FILLERS and is_content(t.lower)) or t.lower in _OPPOSITE]
     b = [t.lower for t in new.tokens if (t.lower not in _FILLERS and is_content(t.lower)) or t.lower in _OPPOSITE]
     if len(a) == len(b) and len(a) >= 3:
         differ = [(x, y) for x, y in zip(a, b, strict=True) if stem(x) != stem(y)]
-        if len(differ) == 1 and _OPPOSITE.get(differ[0][0]) == differ[0][1]:
+        if len(differ) == 1 and _opposed(*differ[0]):
             x, y = differ[0]
             return Verdict(
                 "contradiction", "opposite_value", 0.85, f'"{x}" in the existing memory, "{y}" in the new one.'
@@ -549,7 +578,7 @@ def _opposite_reworded(old: Text, new: Text, a: list[str], b: list[str]) -> Verd
     when, it does not deny)."""
     if old.negated or new.negated:
         return None
-    swapped = [(x, y) for x in set(a) - set(b) for y in set(b) - set(a) if _OPPOSITE.get(x) == y]
+    swapped = [(x, y) for x in set(a) - set(b) for y in set(b) - set(a) if _opposed(x, y)]
     if len(swapped) != 1 or set(swapped[0]) & (set(a) & set(b)):
         return None
     x, y = swapped[0]
