@@ -30,7 +30,8 @@ async def expand(
 ) -> list[RankedItem]:
     """``ranked`` with linked memories added and tunnel-connected candidates lifted, re-sorted. With
     ``session_weight``, the memories recorded near the best hits in their sessions are lifted (or join); with
-    ``replies``, the one right after a hit that asks a question more (``scoring.context_lift``). ``tenant_id``: the recalling tenant, whose trust cap applies to another tenant's memories."""
+    ``replies``, the one right after a hit that asks a question more (``scoring.context_lift``). ``tenant_id``:
+    the recalling tenant, whose trust cap applies to another tenant's memories."""
     seeds = ranked[:SEEDS]
     if not seeds:
         return ranked
