@@ -141,8 +141,8 @@ def parse_recall_weights(raw: Any) -> RecallWeights:
 SESSION_CONTEXT_WIDTH = 2  # places before and after a hit in its session
 SESSION_CONTEXT_DECAY = 0.5  # each further place keeps this share of the lift
 # The memory recorded right after a hit that asks a question (its reply) gains this many times the lift.
-# Chosen on the LoCoMo dev conversations (docs/benchmarks.md, 2026-12-03): 1.75–2.5 gained MRR on each of
-# them, 2.0 near the middle; a question turn matches the question asked of recall, its reply holds the answer.
+# Chosen on the LoCoMo dev conversations (docs/benchmarks.md, 2026-12-03): MRR rose from ×1.5 to ×2.25 and fell
+# past ×2.5; 2.0 is inside that plateau. A question turn matches the question put to recall; its reply answers.
 SESSION_REPLY_FACTOR = 2.0
 _CLOSERS = "\"')]»”’"
 
