@@ -96,6 +96,7 @@ class RecallWeights:
     accept_public: bool = False  # other tenants' public memories join recall (read by ``visible_to`` in SQL)
     reranker: bool = False  # hybrid relevance from the second stage (``rerank``) instead of the weighted sum
     keyword_idf: bool = True  # keyword relevance weighs each query word by its rarity (``keyword_relevance``)
+    session_replies: bool = True  # a hit that asks lifts the memory recorded next more (``context_lift``)
 
     def as_dict(self) -> dict[str, float | bool]:
         return {
@@ -107,10 +108,11 @@ class RecallWeights:
             "accept_public": self.accept_public,
             "reranker": self.reranker,
             "keyword_idf": self.keyword_idf,
+            "session_replies": self.session_replies,
         }
 
 
-_SWITCHES = ("graph_expansion", "accept_public", "reranker", "keyword_idf")
+_SWITCHES = ("graph_expansion", "accept_public", "reranker", "keyword_idf", "session_replies")
 
 
 def parse_recall_weights(raw: Any) -> RecallWeights:
@@ -120,7 +122,7 @@ def parse_recall_weights(raw: Any) -> RecallWeights:
     if not isinstance(raw, dict) or set(raw) - known:
         raise ValidationFailed(
             "recall takes dense_weight, subject_boost, mmr_lambda, session_neighbours (each "
-            "0–1), graph_expansion, accept_public, reranker and keyword_idf (true or false)",
+            "0–1), graph_expansion, accept_public, reranker, keyword_idf and session_replies (true or false)",
             field="recall",
         )
     values: dict[str, Any] = {}
@@ -138,13 +140,26 @@ def parse_recall_weights(raw: Any) -> RecallWeights:
 
 SESSION_CONTEXT_WIDTH = 2  # places before and after a hit in its session
 SESSION_CONTEXT_DECAY = 0.5  # each further place keeps this share of the lift
+# The memory recorded right after a hit that asks a question (its reply) gains this many times the lift.
+# Chosen on the LoCoMo dev conversations (docs/benchmarks.md, 2026-12-03): MRR rose from ×1.5 to ×2.25 and fell
+# past ×2.5; 2.0 is inside that plateau. A question turn matches the question put to recall; its reply answers.
+SESSION_REPLY_FACTOR = 2.0
+_CLOSERS = "\"')]»”’"
 
 
-def context_lift(hit_score: float, offset: int, weight: float) -> float:
+def asks(content: str) -> bool:
+    """Whether a memory ends with a question mark (before closing quotes or brackets): in a conversation, what
+    is recorded next is its reply."""
+    return content.rstrip().rstrip(_CLOSERS).endswith("?")
+
+
+def context_lift(hit_score: float, offset: int, weight: float, *, hit_asks: bool = False) -> float:
     """What a memory recorded ``offset`` places from a hit in the same session gains: ``weight`` of the hit's
     score next to it, decaying with each further place. In a conversation the answer sits next to the turn
-    that matched the question: the reply to it, or the turn that asked."""
-    return weight * hit_score * SESSION_CONTEXT_DECAY ** (abs(offset) - 1)
+    that matched the question: the reply to it, or the turn that asked. When the hit itself asks a question
+    (``hit_asks``), the memory right after it, its reply, gains ``SESSION_REPLY_FACTOR`` times as much."""
+    lift = weight * hit_score * SESSION_CONTEXT_DECAY ** (abs(offset) - 1)
+    return lift * SESSION_REPLY_FACTOR if hit_asks and offset == 1 else lift
 
 
 _WORD = re.compile(r"[^\W_]+")

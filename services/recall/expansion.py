@@ -26,16 +26,18 @@ async def expand(
     links: bool = True,
     *,
     tenant_id: str,
+    replies: bool = False,
 ) -> list[RankedItem]:
     """``ranked`` with linked memories added and tunnel-connected candidates lifted, re-sorted. With
-    ``session_weight``, the memories recorded near the best hits in their sessions are lifted (or join).
-    ``tenant_id``: the recalling tenant, whose trust cap applies to another tenant's memories."""
+    ``session_weight``, the memories recorded near the best hits in their sessions are lifted (or join); with
+    ``replies``, the one right after a hit that asks a question more (``scoring.context_lift``). ``tenant_id``:
+    the recalling tenant, whose trust cap applies to another tenant's memories."""
     seeds = ranked[:SEEDS]
     if not seeds:
         return ranked
     by_id = {str(r.item.id): r for r in ranked}
     if session_weight > 0:
-        lifts = await _session_context(conn, ranked, viewer, filters, session_weight, tenant_id)
+        lifts = await _session_context(conn, ranked, viewer, filters, session_weight, tenant_id, replies)
         _lift_session_context(lifts, by_id, ranked, tenant_id)
     linked = await edges.neighbours(conn, [str(s.item.id) for s in seeds], viewer, PER_SEED) if links else []
     for from_id, edge_type, item in linked:
@@ -80,15 +82,24 @@ async def expand(
 
 
 async def _session_context(
-    conn: asyncpg.Connection, ranked: list[RankedItem], viewer: str, filters: Filters, weight: float, tenant_id: str
+    conn: asyncpg.Connection,
+    ranked: list[RankedItem],
+    viewer: str,
+    filters: Filters,
+    weight: float,
+    tenant_id: str,
+    replies: bool = False,
 ) -> dict[str, tuple[float, str, int, MemoryItem]]:
     """For each memory near one of the best hits in a session, its best lift: (lift, hit id, offset, memory)."""
     seeds = {str(r.item.id): r.score for r in ranked[:SESSION_SEEDS] if r.item.source_session}
+    asking = {str(r.item.id) for r in ranked[:SESSION_SEEDS] if replies and scoring.asks(r.item.content)}
     best: dict[str, tuple[float, str, int, MemoryItem]] = {}
     for seed_id, offset, item in await search.session_window(
         conn, list(seeds), filters, viewer, scoring.SESSION_CONTEXT_WIDTH
     ):
-        lift = scoring.context_lift(seeds[seed_id], offset, weight) * scoring.trust_score_for(item, tenant_id)
+        lift = scoring.context_lift(
+            seeds[seed_id], offset, weight, hit_asks=seed_id in asking
+        ) * scoring.trust_score_for(item, tenant_id)
         if lift > best.get(str(item.id), (0.0,))[0]:
             best[str(item.id)] = (lift, seed_id, offset, item)
     return best

@@ -139,6 +139,7 @@ class Ranking:
                         session_weight=weights.session_neighbours,
                         links=weights.graph_expansion,
                         tenant_id=ctx.tenant_id,
+                        replies=weights.session_replies,
                     )
             if weights.mmr_lambda < 1:
                 window = ranked[: q.budgets.items * MMR_WINDOW_FACTOR]

@@ -192,6 +192,36 @@ async def test_session_context_lifts_what_was_said_near_a_hit(
     assert abs(after["score"] / (by_id[said["hit"]]["score"] * 0.5) - trust) < 0.006
 
 
+async def test_the_reply_to_a_hit_that_asks_gains_twice_the_lift_unless_the_tenant_turns_it_off(
+    gateway: httpx.AsyncClient, people: dict[str, Headers]
+) -> None:
+    user, tag = people["user"], uuid.uuid4().hex[:6]
+    # two hits with the same words (the same keyword score), one asking, each followed by a memory of its session
+    asked = await _remember(gateway, user, f"Did the {tag} interview happen?", source_session=f"a-{tag}")
+    reply = await _remember(gateway, user, "Yes, they offered me the job on the spot.", source_session=f"a-{tag}")
+    said = await _remember(gateway, user, f"The {tag} interview did happen.", source_session=f"b-{tag}")
+    after_said = await _remember(gateway, user, "Good luck with it.", source_session=f"b-{tag}")
+    admin = people["admin"]
+
+    async def scores() -> dict[str, float]:
+        items = (await _recall(gateway, user, query=f"{tag} interview"))["items"]
+        return {h["item"]["id"]: h["score"] for h in items}
+
+    on = await gateway.patch("/v1/admin/tenant-config", json={"recall": {"session_neighbours": 0.4}}, headers=admin)
+    assert on.status_code == 200 and on.json()["config"]["recall"]["session_replies"] is True
+    lifted = await scores()
+    assert lifted[asked] == lifted[said] > 0
+    assert lifted[after_said] > 0
+    assert abs(lifted[reply] / lifted[after_said] - 2.0) < 0.01  # the reply to the hit that asks: twice the lift
+    off = await gateway.patch(
+        "/v1/admin/tenant-config", json={"recall": {"session_neighbours": 0.4, "session_replies": False}}, headers=admin
+    )
+    assert off.status_code == 200 and off.json()["config"]["recall"]["session_replies"] is False
+    plain = await scores()
+    assert abs(plain[reply] - plain[after_said]) < 1e-6
+    assert abs(plain[after_said] - lifted[after_said]) < 1e-6
+
+
 async def test_session_context_lifts_a_candidate_that_matched_too(
     gateway: httpx.AsyncClient, people: dict[str, Headers]
 ) -> None:

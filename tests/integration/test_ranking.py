@@ -67,6 +67,7 @@ async def test_a_query_naming_the_subject_lifts_that_memory_unless_the_tenant_tu
         "accept_public": False,
         "reranker": False,
         "keyword_idf": True,
+        "session_replies": True,
     }
     hits = await recall(gateway, who, query)
     unboosted = next(h["score"] for h in hits if h["item"]["id"] == named)

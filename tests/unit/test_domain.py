@@ -153,6 +153,42 @@ def test_session_context_lift_halves_with_each_further_place(offset: int, lift: 
     assert context_lift(0.8, offset, 0.0) == 0.0
 
 
+@pytest.mark.parametrize(("offset", "lift"), [(1, 0.64), (-1, 0.32), (2, 0.16), (-2, 0.16)])
+def test_the_reply_to_a_hit_that_asks_gains_twice_the_lift(offset: int, lift: float) -> None:
+    from engram.domain.scoring import RecallWeights, context_lift
+
+    weight = RecallWeights().session_neighbours
+    assert context_lift(0.8, offset, weight, hit_asks=True) == pytest.approx(lift)
+    assert context_lift(0.8, 1, weight, hit_asks=False) == pytest.approx(0.32)
+
+
+@pytest.mark.parametrize(
+    ("content", "asking"),
+    [
+        ("Caroline: How did the adoption interview go?", True),
+        ('Mel: Did she really say "never again?"', True),
+        ("Jon: Was it the blue one (or the red?)  ", True),
+        ("Gina: Why? Because it rained.", False),
+        ("Maria: Look at this! [image: a photo of a dog]", False),
+        ("", False),
+    ],
+)
+def test_a_memory_asks_when_it_ends_with_a_question_mark(content: str, asking: bool) -> None:
+    from engram.domain.scoring import asks
+
+    assert asks(content) is asking
+
+
+def test_session_replies_is_a_switch_on_by_default() -> None:
+    from engram.domain.scoring import RecallWeights, parse_recall_weights
+    from engram.errors import ValidationFailed
+
+    assert RecallWeights().session_replies is True
+    assert parse_recall_weights({"session_replies": False}).as_dict()["session_replies"] is False
+    with pytest.raises(ValidationFailed):
+        parse_recall_weights({"session_replies": 0})
+
+
 def test_index_context_and_passage_carry_the_date_and_subject() -> None:
     from datetime import UTC, datetime, timedelta, timezone
 

@@ -58,7 +58,8 @@ class TenantConfigBody(Body):
     recall: dict[str, Any] | None = Field(
         default=None,
         description='Recall settings: {"dense_weight": 0.35, "subject_boost": 1.0, "mmr_lambda": 1.0, '
-        '"graph_expansion": true, "session_neighbours": 0.4, "accept_public": false}; the numbers 0–1. '
+        '"graph_expansion": true, "session_neighbours": 0.4, "session_replies": true, "accept_public": false}; '
+        "the numbers 0–1. "
         "`accept_public` lets this tenant's queries find other tenants' public memories (trust capped, origin "
         "named). Replaces the previous object; settings left out take their defaults.",
     )
