@@ -12,7 +12,7 @@ from engram.domain.models import MemoryItem
 from engram.domain.values import ReviewStatus
 from engram.errors import ValidationFailed
 
-SCORING_VERSION = "v4-session-context"
+SCORING_VERSION = "v5-session-replies"
 RECENCY_HALF_LIFE_DAYS = 30.0
 PROPOSED_FACTOR = 0.85
 CONFLICT_FACTOR = 0.75
