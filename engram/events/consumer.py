@@ -1,10 +1,10 @@
 """The consumer foundation every pipeline service uses (faststream on JetStream).
 
-A consumer is a durable pull subscription on one event type across all tenants. Messages arrive in
-batches; the handler applies each event's effect in a transaction (recording the event in the inbox
-there, so redelivery changes nothing; the pipeline's consumers share one among a batch's events of a tenant,
-``engram.pipeline.batches``) and only then is the message acknowledged. What a failure
-does depends on the error (``engram.errors``):
+A consumer is a durable pull subscription on one event type across all tenants. Messages arrive in batches, as
+soon as there is one (a long poll: ``LongPollBatchSubscriber``); the handler applies each event's effect in a
+transaction (recording the event in the inbox there, so redelivery changes nothing; the pipeline's consumers share
+one among a batch's events of a tenant, ``engram.pipeline.batches``) and only then is the message acknowledged. What
+a failure does depends on the error (``engram.errors``):
 
 - ``NotFound``: what the event names is gone (an item deleted while its event was in flight). That is an
   expected outcome, not a failure: logged at info and acknowledged.
@@ -29,10 +29,12 @@ from typing import Any
 from faststream import AckPolicy, Context
 from faststream.nats import ConsumerConfig, JStream, NatsBroker, PullSub
 from faststream.nats.message import NatsBatchMessage
+from faststream.nats.subscriber.usecases.stream_pull_subscriber import BatchPullStreamSubscriber
 from nats.aio.msg import Msg
+from nats.errors import ConnectionClosedError
 from nats.js import JetStreamContext
 from nats.js.api import DeliverPolicy
-from nats.js.errors import NotFoundError
+from nats.js.errors import NotFoundError, ServiceUnavailableError
 from opentelemetry import trace
 from opentelemetry.trace import Link, Span, SpanKind, Status, StatusCode
 from opentelemetry.util.types import AttributeValue
@@ -59,7 +61,10 @@ class ConsumerSpec:
     batch_size: int = 32
     max_deliver: int = 5
     ack_wait_s: float = 30.0
-    fetch_timeout_s: float = 0.1  # how long a pulled batch may wait to fill (bench/consumer_latency.py)
+    # How long one pull request waits at NATS while nothing is pending. A message that arrives meanwhile is handed
+    # over at once with whatever else is pending (``LongPollBatchSubscriber``): this bounds the idle polling (one
+    # request per durable per idle_wait_s), not the delivery latency.
+    idle_wait_s: float = 5.0
 
 
 def patch_nats_fetch_timeout() -> None:
@@ -89,6 +94,62 @@ def patch_nats_fetch_timeout() -> None:
 
     fetch._engram_patched = True  # type: ignore[attr-defined]
     pull.fetch = fetch  # type: ignore[method-assign]
+
+
+RECONNECT_PAUSE_S = 0.1
+
+
+class LongPollBatchSubscriber(BatchPullStreamSubscriber):
+    """faststream's batch pull subscriber with another fetch loop: one long poll per batch.
+
+    faststream 0.7.8 keeps fetching until the batch is full or its ``PullSub.timeout`` has run out, so a lone
+    message waits out the rest of that window, and an idle durable asks NATS again every window (every 0.1 s with
+    the window a lone message can afford). nats-py's ``fetch`` with a batch over one sends a ``no_wait`` request
+    with ``expires``, which the server answers as soon as it has any message (with all it has pending, up to the
+    batch), or with a timeout status when ``expires`` runs out. This loop makes that one request and hands over
+    whatever it returned: a lone message is delivered as it arrives, a backlog in batches of up to
+    ``batch_size``, and an idle durable costs one request every ``PullSub.timeout``.
+
+    Messages fetched once the subscriber is stopping are handed back (nak, no delay) rather than left to the
+    ack wait, so a replica or a restart takes them at once.
+    """
+
+    __slots__ = ()
+
+    async def _consume_pull(self) -> None:
+        assert self.subscription, "the subscription is created before its fetch loop"
+        subscription = self.subscription
+        batch_size = self.pull_sub.batch_size
+        wait = self.pull_sub.timeout
+        while self.running:
+            try:
+                messages = await subscription.fetch(batch=batch_size, timeout=wait)
+            except TimeoutError:  # nothing arrived within the wait (nats' TimeoutError is a subclass)
+                continue
+            except (ConnectionClosedError, ServiceUnavailableError):  # unacknowledged ones are redelivered
+                await asyncio.sleep(RECONNECT_PAUSE_S)
+                continue
+            if not self.running:
+                await _hand_back(messages)
+                return
+            await self.consume(messages)
+
+
+async def _hand_back(messages: list[Msg]) -> None:
+    for raw in messages:
+        try:
+            await raw.nak()
+        except Exception as exc:  # the connection is going too: the ack wait redelivers it
+            log.debug("could not hand back %s: %r", raw.subject, exc)
+
+
+def long_poll(subscriber: object) -> LongPollBatchSubscriber:
+    """Give a faststream batch pull subscriber (``broker.subscriber(..., pull_sub=PullSub(batch=True))``) the
+    long-poll fetch loop of ``LongPollBatchSubscriber``; its ``PullSub.timeout`` becomes the idle wait."""
+    if type(subscriber) is not BatchPullStreamSubscriber:  # a faststream upgrade that moved it must fail loudly
+        raise TypeError(f"not faststream's batch pull subscriber: {type(subscriber).__qualname__}")
+    subscriber.__class__ = LongPollBatchSubscriber
+    return subscriber  # type: ignore[return-value]
 
 
 class Drain:
@@ -201,14 +262,18 @@ def register_consumer(
         DEAD_LETTERED.labels(spec.name).inc()
         await raw.term()
 
-    @broker.subscriber(
-        subject,
-        stream=JStream(settings.events_stream, declare=False),
-        durable=spec.name,
-        config=ConsumerConfig(max_deliver=spec.max_deliver + 1, ack_wait=spec.ack_wait_s),
-        pull_sub=PullSub(batch_size=spec.batch_size, timeout=spec.fetch_timeout_s, batch=True),
-        ack_policy=AckPolicy.MANUAL,
+    subscriber = long_poll(
+        broker.subscriber(
+            subject,
+            stream=JStream(settings.events_stream, declare=False),
+            durable=spec.name,
+            config=ConsumerConfig(max_deliver=spec.max_deliver + 1, ack_wait=spec.ack_wait_s),
+            pull_sub=PullSub(batch_size=spec.batch_size, timeout=spec.idle_wait_s, batch=True),
+            ack_policy=AckPolicy.MANUAL,
+        )
     )
+
+    @subscriber
     async def on_batch(message: NatsBatchMessage = Context("message")) -> None:  # noqa: B008
         if drain.draining:  # shutting down: another replica (or this one, restarted) takes them
             for raw in message.raw_message:
