@@ -8,7 +8,7 @@ Starts ``engram up`` from ``--checkout`` (its code on PYTHONPATH, this venv), wa
 the gateway is ready, then reads each process's CPU time (/proc, as latency.py does) and NATS's ``/varz``
 message counts before and after ``--seconds`` of nothing. ``in_msgs`` counts what clients sent NATS: idle, the
 consumers' pull requests and the lag reporter's ``consumer_info`` calls. Then ``--lag-samples`` times: a pause of
-1–3 s, one remember, and the time until semantic search returns it.
+1 s to ``--pause-max`` (3 s), one remember, and the time until semantic search returns it.
 """
 
 from __future__ import annotations
@@ -64,11 +64,11 @@ def idle(root_pid: int, seconds: float) -> dict[str, Any]:
     }
 
 
-async def lone_lags(url: str, key: str, samples: int) -> dict[str, float]:
+async def lone_lags(url: str, key: str, samples: int, pause_max: float) -> dict[str, float]:
     lags: list[float] = []
     async with httpx.AsyncClient(base_url=url, timeout=60, headers={"authorization": f"Bearer {key}"}) as client:
         for _ in range(samples):
-            await asyncio.sleep(random.uniform(1.0, 3.0))  # longer than any old fetch window: the pipeline is idle
+            await asyncio.sleep(random.uniform(1.0, pause_max))  # longer than any old fetch window: an idle pipeline
             text = f"Idle probe {uuid.uuid4().hex[:8]}: {random.choice(NAMES)} visits {random.choice(PLACES)}."
             started = time.perf_counter()
             response = await client.post("/v1/remember", json={"content": text})
@@ -89,6 +89,7 @@ def main() -> None:
     parser.add_argument("--settle", type=float, default=20.0)
     parser.add_argument("--seconds", type=float, default=60.0)
     parser.add_argument("--lag-samples", type=int, default=20)
+    parser.add_argument("--pause-max", type=float, default=3.0, help="probes 1 s to this apart")
     parser.add_argument("--out", type=Path, help="append the result as one JSON line")
     args = parser.parse_args()
     checkout = args.checkout.resolve()
@@ -104,7 +105,7 @@ def main() -> None:
         result: dict[str, Any] = {"commit": commit, "checkout": str(checkout), "seconds": args.seconds}
         result.update(idle(process.pid, args.seconds))
         if args.lag_samples:
-            result["lone_remember_to_searchable"] = asyncio.run(lone_lags(url, key, args.lag_samples))
+            result["lone_remember_to_searchable"] = asyncio.run(lone_lags(url, key, args.lag_samples, args.pause_max))
     finally:
         process.terminate()
         process.wait(timeout=60)
