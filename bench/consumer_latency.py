@@ -1,8 +1,11 @@
-"""Publish → handler latency of a faststream batch pull consumer on JetStream, with and without Engram's
-fix for the nats-py/faststream fetch-timeout mismatch (engram.events.consumer.patch_nats_fetch_timeout).
+"""Publish → handler latency of a faststream batch pull consumer on JetStream: with Engram's fetch loop (one long
+poll per batch, ``engram.events.consumer.long_poll``; ``--fetch-timeout`` is then its idle wait) or faststream's
+own (``--faststream-loop``: the batch stays open until the window has run out), and with or without Engram's fix
+for the nats-py/faststream fetch-timeout mismatch (``patch_nats_fetch_timeout``).
 
-    python bench/consumer_latency.py --messages 600 --fetch-timeout 0.1
-    python bench/consumer_latency.py --messages 600 --fetch-timeout 0.1 --no-patch
+    python bench/consumer_latency.py --messages 600 --fetch-timeout 5
+    python bench/consumer_latency.py --messages 600 --fetch-timeout 0.1 --faststream-loop
+    python bench/consumer_latency.py --messages 600 --fetch-timeout 0.1 --faststream-loop --no-patch
 
 Messages are published one at a time at random 50–600 ms intervals to an embedded NATS server; the
 handler records when each arrives and acks it. Reports p50/p95/max and how many arrived over 5 s late.
@@ -23,11 +26,11 @@ from faststream import AckPolicy, Context
 from faststream.nats import ConsumerConfig, JStream, NatsBroker, PullSub
 from faststream.nats.message import NatsBatchMessage
 
-from engram.events.consumer import patch_nats_fetch_timeout
+from engram.events.consumer import long_poll, patch_nats_fetch_timeout
 from engram.runtime.nats import EmbeddedNats
 
 
-async def measure(messages: int, fetch_timeout: float, ack_wait: float) -> list[float]:
+async def measure(messages: int, fetch_timeout: float, ack_wait: float, faststream_loop: bool) -> list[float]:
     server = EmbeddedNats(Path(tempfile.mkdtemp(prefix="engram-bench-", dir="/tmp")) / "nats")
     url = server.start()
     try:
@@ -37,7 +40,7 @@ async def measure(messages: int, fetch_timeout: float, ack_wait: float) -> list[
         sent: dict[str, float] = {}
         delays: list[float] = []
 
-        @broker.subscriber(
+        subscriber = broker.subscriber(
             "bench.x",
             stream=JStream("BENCH", declare=False),
             durable="bench",
@@ -45,6 +48,10 @@ async def measure(messages: int, fetch_timeout: float, ack_wait: float) -> list[
             ack_policy=AckPolicy.MANUAL,
             pull_sub=PullSub(batch_size=32, timeout=fetch_timeout, batch=True),
         )
+        if not faststream_loop:
+            subscriber = long_poll(subscriber)
+
+        @subscriber
         async def handle(message: NatsBatchMessage = Context("message")) -> None:  # noqa: B008
             for raw in message.raw_message:
                 delays.append(time.monotonic() - sent[raw.data.decode()])
@@ -70,14 +77,16 @@ def main() -> None:
     parser.add_argument("--messages", type=int, default=600)
     parser.add_argument("--fetch-timeout", type=float, default=0.1)
     parser.add_argument("--ack-wait", type=float, default=30.0)
-    parser.add_argument("--no-patch", action="store_true", help="measure faststream/nats-py as shipped")
+    parser.add_argument("--no-patch", action="store_true", help="without patch_nats_fetch_timeout")
+    parser.add_argument("--faststream-loop", action="store_true", help="faststream's fetch loop, not the long poll")
     args = parser.parse_args()
     logging.basicConfig(level=logging.CRITICAL)
     if not args.no_patch:
         patch_nats_fetch_timeout()
-    delays = asyncio.run(measure(args.messages, args.fetch_timeout, args.ack_wait))
+    delays = asyncio.run(measure(args.messages, args.fetch_timeout, args.ack_wait, args.faststream_loop))
     print(
-        f"patched={not args.no_patch} fetch_timeout={args.fetch_timeout}s messages={args.messages} "
+        f"loop={'faststream' if args.faststream_loop else 'long-poll'} patched={not args.no_patch} "
+        f"fetch_timeout={args.fetch_timeout}s messages={args.messages} "
         f"delivered={len(delays)} p50={delays[len(delays) // 2] * 1000:.0f}ms "
         f"p95={delays[int(len(delays) * 0.95)] * 1000:.0f}ms max={delays[-1] * 1000:.0f}ms "
         f"over_5s={sum(d > 5 for d in delays)}"

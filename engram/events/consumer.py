@@ -1,10 +1,10 @@
 """The consumer foundation every pipeline service uses (faststream on JetStream).
 
-A consumer is a durable pull subscription on one event type across all tenants. Messages arrive in
-batches; the handler applies each event's effect in a transaction (recording the event in the inbox
-there, so redelivery changes nothing; the pipeline's consumers share one among a batch's events of a tenant,
-``engram.pipeline.batches``) and only then is the message acknowledged. What a failure
-does depends on the error (``engram.errors``):
+A consumer is a durable pull subscription on one event type across all tenants. Messages arrive in batches, as
+soon as there is one (a long poll: ``LongPollBatchSubscriber``); the handler applies each event's effect in a
+transaction (recording the event in the inbox there, so redelivery changes nothing; the pipeline's consumers share
+one among a batch's events of a tenant, ``engram.pipeline.batches``) and only then is the message acknowledged. What
+a failure does depends on the error (``engram.errors``):
 
 - ``NotFound``: what the event names is gone (an item deleted while its event was in flight). That is an
   expected outcome, not a failure: logged at info and acknowledged.
@@ -21,7 +21,9 @@ from __future__ import annotations
 
 import asyncio
 import functools
+import json
 import logging
+import time
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, replace
 from typing import Any
@@ -29,10 +31,14 @@ from typing import Any
 from faststream import AckPolicy, Context
 from faststream.nats import ConsumerConfig, JStream, NatsBroker, PullSub
 from faststream.nats.message import NatsBatchMessage
+from faststream.nats.subscriber.usecases.stream_pull_subscriber import BatchPullStreamSubscriber
 from nats.aio.msg import Msg
+from nats.errors import Error as NatsError
+from nats.errors import TimeoutError as NatsTimeoutError
 from nats.js import JetStreamContext
 from nats.js.api import DeliverPolicy
-from nats.js.errors import NotFoundError
+from nats.js.api import StatusCode as NatsStatus
+from nats.js.errors import APIError, NotFoundError
 from opentelemetry import trace
 from opentelemetry.trace import Link, Span, SpanKind, Status, StatusCode
 from opentelemetry.util.types import AttributeValue
@@ -59,7 +65,10 @@ class ConsumerSpec:
     batch_size: int = 32
     max_deliver: int = 5
     ack_wait_s: float = 30.0
-    fetch_timeout_s: float = 0.1  # how long a pulled batch may wait to fill (bench/consumer_latency.py)
+    # How long one pull request waits at NATS while nothing is pending. A message that arrives meanwhile is handed
+    # over at once with whatever else is pending (``LongPollBatchSubscriber``): this bounds the idle polling (one
+    # request per durable per idle_wait_s), not the delivery latency.
+    idle_wait_s: float = 5.0
 
 
 def patch_nats_fetch_timeout() -> None:
@@ -89,6 +98,105 @@ def patch_nats_fetch_timeout() -> None:
 
     fetch._engram_patched = True  # type: ignore[attr-defined]
     pull.fetch = fetch  # type: ignore[method-assign]
+
+
+RECONNECT_PAUSE_S = 0.1  # after a connection error, before the next request
+EARLY_END_PAUSE_S = 0.05  # after a request that ended early with nothing, before the next (no busy loop)
+LATE_GRACE_S = 1.0  # the client outwaits the server's expiry by this, so the expiry status reaches the request
+TOP_UP_S = 0.01  # after a first message, how long the rest of what the server sends at once may take to arrive
+
+
+class LongPollBatchSubscriber(BatchPullStreamSubscriber):
+    """faststream's batch pull subscriber with another fetch loop: one long poll per batch.
+
+    faststream 0.7.8 keeps fetching until the batch is full or its ``PullSub.timeout`` has run out, so a lone
+    message waits out the rest of that window, and an idle durable asks NATS again every window (every 0.1 s with
+    the window a lone message can afford). This loop sends one pull request at a time (``long_poll_fetch``): NATS
+    answers it as soon as it has any message, with all it has pending up to the batch, and ends it with a
+    status, or with a timeout status once ``PullSub.timeout`` has passed. A lone message is delivered as it
+    arrives, a backlog in batches of up to ``batch_size``, and an idle durable costs one request every
+    ``PullSub.timeout``.
+
+    Messages fetched once the subscriber is stopping are handed back (nak, no delay) rather than left to the
+    ack wait, so a replica or a restart takes them at once.
+    """
+
+    __slots__ = ()
+
+    async def _consume_pull(self) -> None:
+        assert self.subscription, "the subscription is created before its fetch loop"
+        subscription = self.subscription
+        batch_size = self.pull_sub.batch_size
+        wait = self.pull_sub.timeout or 5.0
+        while self.running:
+            started = time.monotonic()
+            try:
+                messages = await long_poll_fetch(subscription, batch_size, wait)
+            except (NatsError, APIError) as exc:  # unacknowledged messages are redelivered
+                log.debug("pull request failed (%r); asking again", exc)
+                await asyncio.sleep(RECONNECT_PAUSE_S)
+                continue
+            if not messages:
+                if time.monotonic() - started < wait / 2:  # ended early (a stale status, a conflict): no spin
+                    await asyncio.sleep(EARLY_END_PAUSE_S)
+                continue
+            if not self.running:
+                await _hand_back(messages)
+                return
+            await self.consume(messages)
+
+
+async def long_poll_fetch(subscription: JetStreamContext.PullSubscription, batch: int, wait_s: float) -> list[Msg]:
+    """One pull request for up to ``batch`` messages that NATS holds for up to ``wait_s`` while nothing is
+    pending (``no_wait`` with ``expires``: answered as soon as there is any message, then ended with a status).
+    Returns what arrived: the messages NATS sent at once, or nothing when the request ended without any.
+
+    nats-py's ``fetch`` sends the same request, but its client deadline ends a hair before the server's
+    expiry: an expiry status that arrives after a fetch gave up is taken by the next fetch as its answer, and
+    that fetch then sends a lingering request (no ``no_wait``) whose first message it keeps until the batch is
+    full or the rest of the wait has passed. Here the client outwaits the server (``LATE_GRACE_S``) and no
+    request lingers: any status ends a request and the loop sends the next, so a stale status costs one
+    request, never a delay. Uses nats-py's pull subscription's inbox and subject."""
+    sub = subscription._sub
+    request = {"batch": batch, "expires": int(wait_s * 1_000_000_000), "no_wait": True}
+    await subscription._nc.publish(subscription._nms, json.dumps(request).encode(), subscription._deliver)
+    deadline = time.monotonic() + wait_s + LATE_GRACE_S
+    messages: list[Msg] = []
+    while len(messages) < batch:
+        timeout = TOP_UP_S if messages else deadline - time.monotonic()
+        if timeout <= 0:
+            break
+        try:
+            msg = await sub.next_msg(timeout=timeout)
+        except NatsTimeoutError:
+            break
+        status = JetStreamContext.is_status_msg(msg)
+        if not status:
+            messages.append(msg)
+        elif status == NatsStatus.CONTROL_MESSAGE:  # a heartbeat
+            continue
+        elif status in (NatsStatus.NO_MESSAGES, NatsStatus.REQUEST_TIMEOUT, NatsStatus.CONFLICT) or messages:
+            break  # this request (or an earlier one) is over
+        else:
+            raise APIError.from_msg(msg)
+    return messages
+
+
+async def _hand_back(messages: list[Msg]) -> None:
+    for raw in messages:
+        try:
+            await raw.nak()
+        except Exception as exc:  # the connection is going too: the ack wait redelivers it
+            log.debug("could not hand back %s: %r", raw.subject, exc)
+
+
+def long_poll(subscriber: object) -> LongPollBatchSubscriber:
+    """Give a faststream batch pull subscriber (``broker.subscriber(..., pull_sub=PullSub(batch=True))``) the
+    long-poll fetch loop of ``LongPollBatchSubscriber``; its ``PullSub.timeout`` becomes the idle wait."""
+    if type(subscriber) is not BatchPullStreamSubscriber:  # a faststream upgrade that moved it must fail loudly
+        raise TypeError(f"not faststream's batch pull subscriber: {type(subscriber).__qualname__}")
+    subscriber.__class__ = LongPollBatchSubscriber
+    return subscriber  # type: ignore[return-value]
 
 
 class Drain:
@@ -201,14 +309,18 @@ def register_consumer(
         DEAD_LETTERED.labels(spec.name).inc()
         await raw.term()
 
-    @broker.subscriber(
-        subject,
-        stream=JStream(settings.events_stream, declare=False),
-        durable=spec.name,
-        config=ConsumerConfig(max_deliver=spec.max_deliver + 1, ack_wait=spec.ack_wait_s),
-        pull_sub=PullSub(batch_size=spec.batch_size, timeout=spec.fetch_timeout_s, batch=True),
-        ack_policy=AckPolicy.MANUAL,
+    subscriber = long_poll(
+        broker.subscriber(
+            subject,
+            stream=JStream(settings.events_stream, declare=False),
+            durable=spec.name,
+            config=ConsumerConfig(max_deliver=spec.max_deliver + 1, ack_wait=spec.ack_wait_s),
+            pull_sub=PullSub(batch_size=spec.batch_size, timeout=spec.idle_wait_s, batch=True),
+            ack_policy=AckPolicy.MANUAL,
+        )
     )
+
+    @subscriber
     async def on_batch(message: NatsBatchMessage = Context("message")) -> None:  # noqa: B008
         if drain.draining:  # shutting down: another replica (or this one, restarted) takes them
             for raw in message.raw_message:
