@@ -48,6 +48,9 @@ from typing import Any
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(ROOT / "bench"))
+
+from write_floor import GRPC_SERVER  # noqa: E402  (a grpc.aio echo server: port, event loop)
 
 CORES = 2
 CLIENTS = 4
@@ -71,25 +74,6 @@ sock.listen(128)
 print("ready", flush=True)
 config = uvicorn.Config(app, log_level="warning", access_log=False, lifespan="on")
 uvicorn.Server(config).run(sockets=[sock])
-"""
-
-GRPC_SERVER = """
-import asyncio, sys, grpc
-
-async def main():
-    async def echo(request, context):
-        return request
-
-    handler = grpc.method_handlers_generic_handler(
-        "bench.Floor", {"Echo": grpc.unary_unary_rpc_method_handler(echo)})
-    server = grpc.aio.server()
-    server.add_generic_rpc_handlers((handler,))
-    server.add_insecure_port(f"127.0.0.1:{sys.argv[1]}")
-    await server.start()
-    print("ready", flush=True)
-    await server.wait_for_termination()
-
-asyncio.run(main())
 """
 
 
@@ -310,7 +294,7 @@ async def grpc_call(args: argparse.Namespace) -> list[dict[str, Any]]:
     import grpc
 
     port = BASE_PORT + 1
-    server = start_script(GRPC_SERVER, str(port))
+    server = start_script(GRPC_SERVER, str(port), "asyncio")
     try:
         async with grpc.aio.insecure_channel(f"127.0.0.1:{port}") as channel:
             echo = channel.unary_unary("/bench.Floor/Echo")
