@@ -17,13 +17,11 @@ import argparse
 import asyncio
 import json
 import os
-import random
 import shutil
 import subprocess
 import sys
 import tempfile
 import time
-import uuid
 from pathlib import Path
 from typing import Any
 
@@ -33,7 +31,7 @@ import psutil
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from latency import NAMES, PLACES, launch, percentiles, process_cpu  # noqa: E402
+from latency import launch, process_cpu, searchable_lag  # noqa: E402
 
 
 def nats_monitor(root_pid: int) -> str:
@@ -65,22 +63,9 @@ def idle(root_pid: int, seconds: float) -> dict[str, Any]:
 
 
 async def lone_lags(url: str, key: str, samples: int, pause_max: float) -> dict[str, float]:
-    lags: list[float] = []
+    """Remember → searchable for lone memories, each after a pause longer than any old fetch window."""
     async with httpx.AsyncClient(base_url=url, timeout=60, headers={"authorization": f"Bearer {key}"}) as client:
-        for _ in range(samples):
-            await asyncio.sleep(random.uniform(1.0, pause_max))  # longer than any old fetch window: an idle pipeline
-            text = f"Idle probe {uuid.uuid4().hex[:8]}: {random.choice(NAMES)} visits {random.choice(PLACES)}."
-            started = time.perf_counter()
-            response = await client.post("/v1/remember", json={"content": text})
-            response.raise_for_status()
-            item_id = response.json()["id"]
-            while True:
-                found = (await client.post("/v1/search", json={"query": text, "mode": "semantic", "limit": 3})).json()
-                if any(hit["item"]["id"] == item_id for hit in found["items"]):
-                    break
-                await asyncio.sleep(0.01)
-            lags.append(time.perf_counter() - started)
-    return percentiles(lags)
+        return await searchable_lag(client, samples, pause_max_s=pause_max)
 
 
 def main() -> None:

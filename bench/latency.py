@@ -164,13 +164,18 @@ async def wait_pipeline_idle(database_url: str | None, nats_url: str | None, wit
     return time.perf_counter() - started
 
 
-async def searchable_lag(client: httpx.AsyncClient, samples: int) -> dict[str, float]:
-    """Idle system: from the remember call to the item being returned by semantic search."""
+async def searchable_lag(client: httpx.AsyncClient, samples: int, pause_max_s: float = 0.0) -> dict[str, float]:
+    """Idle system: from the remember call to the item being returned by semantic search. With ``pause_max_s``
+    each probe waits 1 s to that long first (an idle pipeline between probes)."""
     lags: list[float] = []
     for _ in range(samples):
+        if pause_max_s:
+            await asyncio.sleep(random.uniform(1.0, pause_max_s))
         text = f"Benchmark probe {uuid.uuid4().hex[:8]}: {random.choice(NAMES)} visits {random.choice(PLACES)}."
         started = time.perf_counter()
-        item_id = (await client.post("/v1/remember", json={"content": text})).json()["id"]
+        response = await client.post("/v1/remember", json={"content": text})
+        response.raise_for_status()
+        item_id = response.json()["id"]
         while True:
             found = (await client.post("/v1/search", json={"query": text, "mode": "semantic", "limit": 3})).json()
             if any(hit["item"]["id"] == item_id for hit in found["items"]):
