@@ -102,6 +102,10 @@ PLEASANTRIES = [
     ),
     ("Well... we planned to play board games with my brother.", "We prefer to play card games together."),
     ("I'd love to learn more about how you paint.", "I'd love to hear more about your trip and how it changed you."),
+    # an interjection without punctuation after it, and a spoken form: the refitted judge (batches 1-6) flagged
+    # four such LoCoMo pairs stored without their speaker (2026-12-03)
+    ("Yeah we finally finished the treehouse last weekend.", "Yeah the treehouse took us three weekends in the end."),
+    ("Keep going with the training and remember to rest as well.", "I'm not stopping now, just gonna keep running."),
 ]
 
 
@@ -122,6 +126,10 @@ def test_statements_do_not_read_as_chat() -> None:
     assert not reads_as_chat("So the standup moved to 10am.")  # "So …" without a comma: a statement
     assert not reads_as_chat("Monitoring is done with Nagios.")
     assert reads_as_chat("No, the standup moved to 10am.") and reads_as_chat("Melanie: the standup moved.")
+    # an interjection no statement opens with counts without punctuation; a name that begins like one does not
+    assert reads_as_chat("haha that was the best part of the trip") and reads_as_chat("Gardening is pure joy for me.")
+    assert not reads_as_chat("Nahla leads the design team.")
+    assert not reads_as_chat("Wowza is the name of the office dog.")
     texts = [t for p in load_pairs("all", TUNING) if p.label == "contradiction" for t in (p.existing, p.new)]
     assert len(texts) > 1000 and not [t for t in texts if reads_as_chat(t)]
 

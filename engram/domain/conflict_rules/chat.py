@@ -5,7 +5,9 @@ on reads so (docs/adr/0008-learned-contradiction-judge.md).
 A text reads as chat when it is stored with its speaker ("Melanie: Wow, that agency looks great!"), asks or
 exclaims (``?``, ``!``), addresses the listener ("I'm here for you if you need me"), voices a feeling or an
 appraisal ("Glad it brought back good memories.", "Seeing them together makes me so happy.") or opens with a
-reply word set off by punctuation ("Yeah, …", "Well... …", "Oh, …"; "No refunds after 30 days." is a statement).
+reply word set off by punctuation ("Yeah, …", "Well... …", "Oh, …"; "No refunds after 30 days." is a statement), or
+with an interjection no statement opens with, punctuated or not ("Yeah they mean the world to me."), or speaks
+("gonna", "wanna", "kinda").
 Chat turns stored without their speaker sit close to one another in e5 space whatever they say, and the judge
 read their pleasantries as changes (docs/benchmarks.md, issue #16).
 
@@ -30,23 +32,29 @@ FEELING = frozenset(
     """
 happy happier glad love loved loving lovely awesome amazing great wow thanks thank appreciate appreciated proud sorry
 excited exciting fun cool nice beautiful congrats congratulations wonderful fantastic incredible pleasant fond sweet
-cute yay omg haha lol hope hoping stoked thrilled blessed grateful inspiring
+cute yay omg haha lol hope hoping stoked thrilled blessed grateful inspiring joy joyful cherish cherished calming
 """.split()
 )
+# spoken forms no one writes in a note of a fact
+SPOKEN = frozenset({"gonna", "wanna", "gotta", "kinda", "sorta"})
 # a reply word opening the text, set off by punctuation
 OPENER = re.compile(
     r"^\W*(?:yeah|yep|yes|yup|no|nope|ok|okay|well|oh|so|hey|hi|hello|wow|haha|lol|hmm|ah|aw+|um|sure|nah|thanks|"
     r"omg|whoa|ooh|yay)\b\s*[,.!…—–-]",
     re.IGNORECASE,
 )
+# an interjection opening the text, with or without punctuation after it ("Yeah they mean the world to me.")
+INTERJECTION = re.compile(
+    r"^\W*(?:yeah|yep|yup|nah|nope|haha\w*|lol|omg|wow|aw+|yay|hey|hmm+|whoa|ooh)\b(?![-'’])", re.IGNORECASE
+)
 
 
 def reads_as_chat(text: str) -> bool:
     """Whether ``text`` reads as a turn of a conversation (see the module docstring)."""
-    if CHAT_TURN.match(text) or NOT_A_STATEMENT.search(text) or OPENER.match(text):
+    if CHAT_TURN.match(text) or NOT_A_STATEMENT.search(text) or OPENER.match(text) or INTERJECTION.match(text):
         return True
     said = set(WORD.findall(text.lower().replace("’", "'")))
-    return bool(said & LISTENER or said & FEELING)
+    return bool(said & LISTENER or said & FEELING or said & SPOKEN)
 
 
 # a greeting opening the text (after its speaker, if stored with one) and the name of the listener it addresses,
