@@ -71,8 +71,13 @@ def _has_nul(text: str) -> bool:
 
 
 def _has_surrogate(text: str) -> bool:
-    """A lone surrogate: json.loads joins an escaped pair into one character and keeps a lone half as it is."""
-    return any("\ud800" <= char <= "\udfff" for char in text)
+    """A lone surrogate: json.loads joins an escaped pair into one character and keeps a lone half as it is,
+    which is the only thing that fails encoding as UTF-8 (looked for in C, not character by character)."""
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return True
+    return False
 
 
 def _string_at(value: Any, path: str, wrong: Callable[[str], bool]) -> str | None:
