@@ -14,13 +14,26 @@ from engram.domain.models import ConflictRecord, Edge, ItemEvent, MemoryItem, Ra
 from engram.errors import ValidationFailed
 from engram.v1 import memory_pb2, recall_pb2
 
-OUTSIDE_YEARS = "must fall between 0001-01-01 and 9999-12-31 once taken to UTC"
-"""Why a time is refused whose offset (REST) or seconds (gRPC) take it past the years a datetime holds."""
+OUTSIDE_YEARS = "must fall after 0001-01-01T00:00:00Z and before 9999-12-31T23:59:59.999999Z"
+"""Why a time is refused whose offset (REST) or seconds (gRPC) take it past the years a datetime holds, or onto
+either end: asyncpg writes those two instants as PostgreSQL's -infinity/infinity and reads them back naive."""
+_ENDS = (datetime.min, datetime.max)
+
+
+def in_range(value: datetime) -> bool:
+    """Whether ``value`` converts to UTC (a naive one is taken as local time) strictly inside the years 1–9999."""
+    try:
+        utc = value.astimezone(UTC)
+    except (OverflowError, ValueError):  # past year 9999, before year 1 (naive: "year 0 is out of range")
+        return False
+    return utc.replace(tzinfo=None) not in _ENDS
 
 
 def timestamp(value: datetime | None) -> timestamp_pb2.Timestamp | None:
     if value is None:
         return None
+    if value.tzinfo is None and value in _ENDS:  # a row holding -infinity/infinity, as asyncpg reads it
+        value = value.replace(tzinfo=UTC)
     ts = timestamp_pb2.Timestamp()
     ts.FromDatetime(value.astimezone(UTC))
     return ts
@@ -34,7 +47,9 @@ def from_timestamp(message: Any, field: str) -> datetime | None:
     try:
         value: datetime = getattr(message, field).ToDatetime(tzinfo=UTC)
     except (ValueError, OverflowError):
-        raise ValidationFailed(f"{field} {OUTSIDE_YEARS}", field=field) from None
+        value = datetime.min
+    if not in_range(value):
+        raise ValidationFailed(f"{field} {OUTSIDE_YEARS}", field=field)
     return value
 
 

@@ -3,7 +3,7 @@ which /openapi.json carries. Unknown fields are refused, naming the field."""
 
 from __future__ import annotations
 
-from datetime import UTC, datetime
+from datetime import datetime
 from typing import Annotated, Any
 
 from pydantic import AfterValidator, AwareDatetime, BaseModel, ConfigDict, Field, field_validator, model_validator
@@ -21,7 +21,7 @@ from engram.domain.values import (
     SourceType,
     Visibility,
 )
-from engram.rpc.convert import OUTSIDE_YEARS
+from engram.rpc.convert import OUTSIDE_YEARS, in_range
 
 REASON = "Why; at most 2000 characters, trimmed. Kept on the audit row, never in the event."
 INT32_MIN, INT32_MAX = -(2**31), 2**31 - 1
@@ -30,16 +30,15 @@ service checks the range each field really allows); before, such a value failed 
 
 
 def _in_utc_range(value: datetime) -> datetime:
-    try:
-        value.astimezone(UTC)  # what engram.rpc.convert.timestamp does (a naive time is taken as local time)
-    except (OverflowError, ValueError):  # past year 9999 or before year 1 (naive: "year 0 is out of range")
-        raise ValueError(OUTSIDE_YEARS) from None
+    if not in_range(value):
+        raise ValueError(OUTSIDE_YEARS)
     return value
 
 
 Instant = Annotated[datetime, AfterValidator(_in_utc_range)]
 """A time the gateway sends on as a protobuf Timestamp (UTC, years 1–9999): one whose offset takes it past either
-end (``9999-12-31T23:00:00-05:00``) is refused naming its field; before, converting it failed (a 500)."""
+end (``9999-12-31T23:00:00-05:00``), or onto one (``0001-01-01T00:00:00Z``, stored as -infinity), is refused
+naming its field; before, converting it, or reading the stored item back, failed (a 500)."""
 AwareInstant = Annotated[AwareDatetime, AfterValidator(_in_utc_range)]
 """The same, with a timezone offset required."""
 
