@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import json
+import math
+import sys
 import uuid
 from collections.abc import Iterable
 from datetime import datetime
@@ -14,6 +16,7 @@ from engram.errors import NotFound, ValidationFailed
 MAX_TAGS = 32
 MAX_TAG_LENGTH = 64
 MAX_LABEL_LENGTH = 200
+NOT_A_DOUBLE = "{where} must be a finite number within ±1.8e308 (JSON has no NaN or infinity)"
 
 
 def validate_content(content: str, max_bytes: int) -> None:
@@ -80,11 +83,38 @@ def metadata_depth(value: Any) -> int:
     return deepest
 
 
+def _not_a_double(value: Any) -> bool:
+    """A number no JSON document or protobuf Struct (doubles) holds: NaN, an infinity, an integer beyond ±1.8e308."""
+    if isinstance(value, float):
+        return not math.isfinite(value)
+    return isinstance(value, int) and not isinstance(value, bool) and abs(value) > sys.float_info.max
+
+
+def unrepresentable_number_at(value: Any, path: str = "metadata") -> str | None:
+    """The dotted path of a number in ``value`` that no double holds (``_not_a_double``), else None; walked
+    without recursion, like ``metadata_depth``."""
+    stack: list[tuple[Any, str]] = [(value, path)]
+    while stack:
+        node, where = stack.pop()
+        if isinstance(node, dict):
+            stack.extend((child, f"{where}.{key}") for key, child in node.items())
+        elif isinstance(node, list):
+            stack.extend((child, f"{where}[{i}]") for i, child in enumerate(node))
+        elif _not_a_double(node):
+            return where
+    return None
+
+
 def validate_metadata(metadata: dict[str, Any], max_bytes: int, max_depth: int) -> None:
-    """``metadata`` nests at most ``max_depth`` objects and lists and is at most ``max_bytes`` as compact JSON."""
+    """``metadata`` nests at most ``max_depth`` objects and lists, is at most ``max_bytes`` as compact JSON, and
+    holds only numbers a double can (Python's JSON parser reads ``NaN``, ``1e400`` as infinity and integers of
+    any size; PostgreSQL's jsonb refuses the first two and the Struct carrying metadata holds doubles)."""
     depth = metadata_depth(metadata)
     if depth > max_depth:
         raise ValidationFailed(f"metadata nests {depth} levels deep; the limit is {max_depth}", field="metadata")
+    where = unrepresentable_number_at(metadata)
+    if where is not None:
+        raise ValidationFailed(NOT_A_DOUBLE.format(where=where), field=where)
     size = metadata_bytes(metadata)
     if size > max_bytes:
         raise ValidationFailed(f"metadata is {size} bytes as JSON; the limit is {max_bytes}", field="metadata")

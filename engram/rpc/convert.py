@@ -2,29 +2,54 @@
 
 from __future__ import annotations
 
+import math
 from datetime import UTC, datetime
 from typing import Any
 
 from google.protobuf import struct_pb2, timestamp_pb2
 from google.protobuf.json_format import MessageToDict
 
+from engram.domain import validation
 from engram.domain.models import ConflictRecord, Edge, ItemEvent, MemoryItem, RankedItem, Stage
+from engram.errors import ValidationFailed
 from engram.v1 import memory_pb2, recall_pb2
+
+OUTSIDE_YEARS = "must fall after 0001-01-01T00:00:00Z and before 9999-12-31T23:59:59.999999Z"
+"""Why a time is refused whose offset (REST) or seconds (gRPC) take it past the years a datetime holds, or onto
+either end: asyncpg writes those two instants as PostgreSQL's -infinity/infinity and reads them back naive."""
+_ENDS = (datetime.min, datetime.max)
+
+
+def in_range(value: datetime) -> bool:
+    """Whether ``value`` converts to UTC (a naive one is taken as local time) strictly inside the years 1–9999."""
+    try:
+        utc = value.astimezone(UTC)
+    except (OverflowError, ValueError):  # past year 9999, before year 1 (naive: "year 0 is out of range")
+        return False
+    return utc.replace(tzinfo=None) not in _ENDS
 
 
 def timestamp(value: datetime | None) -> timestamp_pb2.Timestamp | None:
     if value is None:
         return None
+    if value.tzinfo is None and value in _ENDS:  # a row holding -infinity/infinity, as asyncpg reads it
+        value = value.replace(tzinfo=UTC)
     ts = timestamp_pb2.Timestamp()
     ts.FromDatetime(value.astimezone(UTC))
     return ts
 
 
 def from_timestamp(message: Any, field: str) -> datetime | None:
-    """The datetime of an optional Timestamp field, or None when unset."""
+    """The datetime of an optional Timestamp field, or None when unset. A Timestamp holds seconds far past the
+    years 1–9999 that a datetime (and the gateway) takes: such a request is refused naming the field."""
     if not message.HasField(field):
         return None
-    value: datetime = getattr(message, field).ToDatetime(tzinfo=UTC)
+    try:
+        value: datetime = getattr(message, field).ToDatetime(tzinfo=UTC)
+    except (ValueError, OverflowError):
+        value = datetime.min
+    if not in_range(value):
+        raise ValidationFailed(f"{field} {OUTSIDE_YEARS}", field=field)
     return value
 
 
@@ -35,7 +60,34 @@ def struct(value: dict[str, Any]) -> struct_pb2.Struct:
 
 
 def from_struct(message: Any, field: str) -> dict[str, Any]:
-    return MessageToDict(getattr(message, field)) if message.HasField(field) else {}
+    """A Struct field as a dict ({} when unset). A Struct can carry NaN or an infinity, which JSON (and so jsonb)
+    cannot: such a request is refused naming where, as the gateway refuses the same metadata."""
+    if not message.HasField(field):
+        return {}
+    value = getattr(message, field)
+    try:
+        parsed: dict[str, Any] = MessageToDict(value)
+    except ValueError:  # "Fail to serialize Infinity for Value.number_value"
+        where = _non_finite_at(value, field)
+        if where is None:
+            raise
+        raise ValidationFailed(validation.NOT_A_DOUBLE.format(where=where), field=where) from None
+    return parsed
+
+
+def _non_finite_at(message: struct_pb2.Struct, path: str) -> str | None:
+    """The dotted path of a NaN or infinite number in a Struct, else None."""
+    stack: list[tuple[struct_pb2.Value, str]] = [(value, f"{path}.{key}") for key, value in message.fields.items()]
+    while stack:
+        value, where = stack.pop()
+        kind = value.WhichOneof("kind")
+        if kind == "number_value" and not math.isfinite(value.number_value):
+            return where
+        if kind == "struct_value":
+            stack.extend((inner, f"{where}.{key}") for key, inner in value.struct_value.fields.items())
+        elif kind == "list_value":
+            stack.extend((inner, f"{where}[{i}]") for i, inner in enumerate(value.list_value.values))
+    return None
 
 
 def item_to_proto(item: MemoryItem) -> memory_pb2.MemoryItem:

@@ -7,6 +7,8 @@ from __future__ import annotations
 import email.message
 import functools
 import json
+import re
+from collections.abc import Callable
 from typing import Any
 
 from fastapi import Request
@@ -16,6 +18,9 @@ from engram.errors import ValidationFailed
 from engram.rpc.nul import NO_NUL, NUL
 
 JSON = "application/json"
+SURROGATE_ESCAPE = re.compile(rb"\\u[dD][89a-fA-F]")
+"""A JSON escape of a UTF-16 surrogate: half of a pair (an escaped character beyond the BMP), or a lone one."""
+NO_SURROGATE = "{where} must not contain a lone UTF-16 surrogate (U+D800–U+DFFF): it is no Unicode character"
 
 
 @functools.lru_cache(maxsize=64)
@@ -32,7 +37,8 @@ async def json_bodies(request: Request) -> None:
     """An app-wide dependency: a route that takes a body gets a non-empty one as JSON or refuses it (415, which
     ``problems`` answers as ``unsupported_media_type``). An empty body passes, for validation to report as
     missing. Every body the gateway reads is JSON (it has no form routes). A NUL character (U+0000) in a query
-    parameter or anywhere in the body is refused naming where it is: PostgreSQL's text cannot hold it."""
+    parameter or anywhere in the body is refused naming where it is: PostgreSQL's text cannot hold it. So is a
+    lone surrogate escape (``"\\ud800"``), which no UTF-8 text (protobuf's, PostgreSQL's) can hold."""
     for name, value in request.query_params.multi_items():
         if NUL in value or NUL in name:
             raise ValidationFailed(NO_NUL.format(where=name), field=name)
@@ -43,30 +49,52 @@ async def json_bodies(request: Request) -> None:
         sent = f"it was sent as {content_type}" if content_type else "it was sent without a Content-Type"
         raise HTTPException(415, f"the body must be JSON, sent with Content-Type: {JSON}; {sent}")
     body = await request.body()
-    if b"\\u0000" in body:  # the only way JSON writes a NUL (its escapes are lower-case); a look before parsing again
-        try:
-            where = _nul_at(json.loads(body), "")
-        except ValueError:
-            return  # not JSON: validation answers it
+    # JSON writes a NUL only as \u0000 (its escapes are lower-case) and a surrogate only as an escape (raw, it is
+    # no UTF-8): a look at the bytes before parsing again
+    nul, surrogate = b"\\u0000" in body, SURROGATE_ESCAPE.search(body) is not None
+    if not (nul or surrogate):
+        return
+    try:
+        parsed = json.loads(body)
+    except ValueError:
+        return  # not JSON: validation answers it
+    for present, wrong, rule in ((nul, _has_nul, NO_NUL), (surrogate, _has_surrogate, NO_SURROGATE)):
+        where = _string_at(parsed, "", wrong) if present else None
         if where is not None:
-            raise ValidationFailed(NO_NUL.format(where=where or "body"), field=where or "body")
+            # a key holding the surrogate is named escaped: the answer itself must be UTF-8
+            where = where.encode("utf-8", "backslashreplace").decode("utf-8") or "body"
+            raise ValidationFailed(rule.format(where=where), field=where)
 
 
-def _nul_at(value: Any, path: str) -> str | None:
-    """The dotted path of the first string (value or key) holding a NUL in a parsed JSON value, else None."""
+def _has_nul(text: str) -> bool:
+    return NUL in text
+
+
+def _has_surrogate(text: str) -> bool:
+    """A lone surrogate: json.loads joins an escaped pair into one character and keeps a lone half as it is,
+    which is the only thing that fails encoding as UTF-8 (looked for in C, not character by character)."""
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return True
+    return False
+
+
+def _string_at(value: Any, path: str, wrong: Callable[[str], bool]) -> str | None:
+    """The dotted path of the first string (value or key) of a parsed JSON value that is ``wrong``, else None."""
     if isinstance(value, str):
-        return path if NUL in value else None
+        return path if wrong(value) else None
     if isinstance(value, dict):
         for key, item in value.items():
             inner = f"{path}.{key}" if path else str(key)
-            if NUL in str(key):
+            if wrong(str(key)):
                 return inner
-            found = _nul_at(item, inner)
+            found = _string_at(item, inner, wrong)
             if found is not None:
                 return found
     if isinstance(value, list):
         for i, item in enumerate(value):
-            found = _nul_at(item, f"{path}[{i}]")
+            found = _string_at(item, f"{path}[{i}]", wrong)
             if found is not None:
                 return found
     return None

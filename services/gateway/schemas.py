@@ -4,9 +4,9 @@ which /openapi.json carries. Unknown fields are refused, naming the field."""
 from __future__ import annotations
 
 from datetime import datetime
-from typing import Any
+from typing import Annotated, Any
 
-from pydantic import AwareDatetime, BaseModel, ConfigDict, Field, field_validator, model_validator
+from pydantic import AfterValidator, AwareDatetime, BaseModel, ConfigDict, Field, field_validator, model_validator
 from pydantic.json_schema import SkipJsonSchema
 
 from engram.domain.values import (
@@ -21,11 +21,26 @@ from engram.domain.values import (
     SourceType,
     Visibility,
 )
+from engram.rpc.convert import OUTSIDE_YEARS, in_range
 
 REASON = "Why; at most 2000 characters, trimmed. Kept on the audit row, never in the event."
 INT32_MIN, INT32_MAX = -(2**31), 2**31 - 1
 """The range of a count that crosses gRPC as an int32: outside it the gateway answers 422 naming the field (the
 service checks the range each field really allows); before, such a value failed building the request (a 500)."""
+
+
+def _in_utc_range(value: datetime) -> datetime:
+    if not in_range(value):
+        raise ValueError(OUTSIDE_YEARS)
+    return value
+
+
+Instant = Annotated[datetime, AfterValidator(_in_utc_range)]
+"""A time the gateway sends on as a protobuf Timestamp (UTC, years 1–9999): one whose offset takes it past either
+end (``9999-12-31T23:00:00-05:00``), or onto one (``0001-01-01T00:00:00Z``, stored as -infinity), is refused
+naming its field; before, converting it, or reading the stored item back, failed (a 500)."""
+AwareInstant = Annotated[AwareDatetime, AfterValidator(_in_utc_range)]
+"""The same, with a timezone offset required."""
 
 
 class Body(BaseModel):
@@ -86,16 +101,16 @@ class RememberBody(Body):
         description="The chat or run that wrote it (at most 200 characters); recall lifts memories recorded "
         "next to a hit in the same session.",
     )
-    valid_from: datetime | None = Field(
+    valid_from: Instant | None = Field(
         default=None,
         description="When the claim became true (send a timezone offset). Recall and search filter on it with "
         "`as_of` or `time_start`/`time_end`, the item listing with `valid_start`/`valid_end`; its date is also "
         "indexed.",
     )
-    valid_to: datetime | None = Field(
+    valid_to: Instant | None = Field(
         default=None, description="When the claim stopped being true; not earlier than `valid_from`."
     )
-    expires_at: datetime | None = Field(
+    expires_at: Instant | None = Field(
         default=None,
         description="When the memory expires; by default from the time-to-live matrix of its kind and "
         "importance. Must be in the future; refused (422) on a memory protected from expiry.",
@@ -157,7 +172,7 @@ class ObserveBody(Body):
     )
     metadata: dict[str, Any] = Field(default_factory=dict, description="Any JSON object, stored and returned as given.")
     source_uri: str | None = Field(default=None, description="Where it came from (a URL, a file), as given.")
-    expires_at: datetime | None = Field(
+    expires_at: Instant | None = Field(
         default=None,
         description="When it expires (in the future, with a timezone offset); now + ENGRAM_OBSERVE_TTL_HOURS "
         "when left out.",
@@ -184,7 +199,7 @@ class PatchBody(Body):
     subject: str | None = Field(
         default=None, description="At most 200 characters; null clears it. Not for singleton kinds (409)."
     )
-    valid_to: datetime | None = Field(
+    valid_to: Instant | None = Field(
         default=None,
         description="When the claim stopped being true (with an offset), not before `valid_from`; null clears it.",
     )
@@ -217,16 +232,16 @@ class PatchBody(Body):
 
 
 class FilterFields(Body):
-    as_of: datetime | None = Field(
+    as_of: Instant | None = Field(
         default=None,
         description="Answer as of this time: what was valid and known then (send a timezone offset).",
     )
-    time_start: AwareDatetime | None = Field(
+    time_start: AwareInstant | None = Field(
         default=None,
         description="Only items whose validity interval [valid_from, valid_to) overlaps [time_start, time_end]; "
         "a bound left out, and an empty valid_from or valid_to, is open-ended. With a timezone offset.",
     )
-    time_end: AwareDatetime | None = Field(
+    time_end: AwareInstant | None = Field(
         default=None, description="The end of the validity range (with a timezone offset); not before `time_start`."
     )
     kinds: list[str] = Field(
@@ -332,8 +347,8 @@ class BulkFilterBody(Body):
         "`disputed`, which then does not count as a criterion.",
     )
     author_id: str | None = Field(default=None, description="Items written by this principal (a UUID).")
-    created_before: datetime | None = Field(default=None, description="Items created before this time.")
-    created_after: datetime | None = Field(default=None, description="Items created at or after this time.")
+    created_before: Instant | None = Field(default=None, description="Items created before this time.")
+    created_after: Instant | None = Field(default=None, description="Items created at or after this time.")
 
 
 class BulkBody(Body):

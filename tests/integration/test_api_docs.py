@@ -112,3 +112,37 @@ async def test_json_sent_as_another_media_type_gets_415_naming_application_json(
         "/v1/remember", content=b"", headers={"authorization": key, "content-type": "text/plain"}
     )
     assert empty.status_code == 422 and empty.json()["code"] == "validation_failed"
+
+
+async def test_every_operation_documents_its_errors_as_the_problem_json_it_answers(
+    gateway: httpx.AsyncClient, tenant: CallerContext, make_key: KeyMaker
+) -> None:
+    """Found by the fuzz test's conformance checks (ENGRAM_FUZZ_CONFORMANCE=1): every 401/404/409 was an
+    undocumented status, and each 422 was documented as FastAPI's HTTPValidationError in application/json,
+    which the gateway never sends."""
+    spec = (await gateway.get("/openapi.json")).json()
+    problem = spec["components"]["schemas"]["Problem"]
+    assert "HTTPValidationError" not in str(spec)
+    for path, operations in spec["paths"].items():
+        for method, op in operations.items():
+            for status in ("422", "default"):
+                if status in op["responses"]:
+                    content = op["responses"][status]["content"]
+                    assert list(content) == ["application/problem+json"], (method, path, status)
+            assert "default" in op["responses"], (method, path)
+    assert sum("422" in op["responses"] for ops in spec["paths"].values() for op in ops.values()) > 30
+    key = await make_key(tenant)
+    answers = [
+        await gateway.get("/v1/stats"),  # 401: no key
+        await gateway.get(f"/v1/items/{uuid.uuid4()}", headers={"authorization": key}),  # 404
+        await gateway.post("/v1/remember", json={"content": ""}, headers={"authorization": key}),  # 422
+    ]
+    types = {"string": str, "integer": int, "array": list}
+    for answer in answers:
+        body = answer.json()
+        assert answer.headers["content-type"].startswith("application/problem+json"), answer.text
+        assert set(problem["required"]) <= set(body), body
+        for name, value in body.items():
+            if name in problem["properties"]:
+                assert isinstance(value, types[problem["properties"][name]["type"]]), (name, body)
+    assert [answer.status_code for answer in answers] == [401, 404, 422]

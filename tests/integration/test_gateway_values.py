@@ -134,3 +134,98 @@ async def test_a_nul_character_in_a_query_parameter_is_refused_naming_it(open_ga
 async def test_a_backslash_before_u0000_written_out_is_no_nul(open_gateway: httpx.AsyncClient) -> None:
     response = await open_gateway.post("/v1/search", json={"query": "C:\\u0000 path"})
     assert response.status_code == 200, response.text
+
+
+# Found by the wide fuzz sweep (tests/e2e/test_fuzz.py with ENGRAM_FUZZ_EXAMPLES, ENGRAM_FUZZ_SEED): each was a 500.
+SURROGATE_BODIES = [  # raw JSON: a lone surrogate escape, which no UTF-8 text holds
+    ("/v1/remember", r'{"content": "a\ud800b"}', "content"),
+    ("/v1/remember", r'{"content": "ab", "tags": ["ok", "\uDFFF"]}', "tags[1]"),
+    ("/v1/remember", r'{"content": "ab", "metadata": {"\ud800": 1}}', r"metadata.\ud800"),
+    ("/v1/recall", r'{"query": "a\udc00 b"}', "query"),
+]
+
+
+@pytest.mark.parametrize(("route", "body", "field"), SURROGATE_BODIES)
+async def test_a_lone_surrogate_is_refused_naming_where_it_is_not_a_500(
+    open_gateway: httpx.AsyncClient, route: str, body: str, field: str
+) -> None:
+    response = await open_gateway.post(route, content=body, headers={"content-type": "application/json"})
+    assert response.status_code == 422, response.text
+    problem = response.json()
+    assert problem["field"] == field and "surrogate" in problem["detail"]
+
+
+async def test_an_escaped_surrogate_pair_is_one_character_and_passes(open_gateway: httpx.AsyncClient) -> None:
+    body = r'{"query": "coffee \ud83d\ude00", "tags": ["\uD83C\uDF75"]}'  # what json.dumps(ensure_ascii=True) sends
+    response = await open_gateway.post("/v1/search", content=body, headers={"content-type": "application/json"})
+    assert response.status_code == 200, response.text
+
+
+PAST_THE_ENDS = "0001-01-01T00:00:00+05:00"  # before year 1 in UTC
+PAST_THE_END = "9999-12-31T23:00:00-05:00"  # after year 9999 in UTC
+OUT_OF_RANGE_TIMES = [
+    ("POST", "/v1/remember", {"json": {"content": "ab", "valid_from": PAST_THE_END}}, "valid_from"),
+    ("POST", "/v1/remember", {"json": {"content": "ab", "expires_at": PAST_THE_ENDS}}, "expires_at"),
+    ("POST", "/v1/recall", {"json": {"query": "ab", "as_of": PAST_THE_ENDS}}, "as_of"),
+    ("POST", "/v1/search", {"json": {"query": "ab", "time_end": PAST_THE_END}}, "time_end"),
+    ("GET", "/v1/items", {"params": {"created_after": PAST_THE_ENDS}}, "created_after"),
+    ("GET", "/v1/items", {"params": {"valid_end": PAST_THE_END}}, "valid_end"),
+    # either end exactly: asyncpg stores it as -infinity/infinity and reads it back naive (then every read of
+    # the item failed, and remember answered 500 after storing it)
+    (
+        "POST",
+        "/v1/remember",
+        {"json": {"content": "the first instant", "valid_from": "0001-01-01T00:00:00Z"}},
+        "valid_from",
+    ),
+    ("POST", "/v1/recall", {"json": {"query": "ab", "as_of": "9999-12-31T23:59:59.999999Z"}}, "as_of"),
+    ("GET", "/v1/items", {"params": {"created_after": "0001-01-01T00:00:00+00:00"}}, "created_after"),
+]
+
+
+@pytest.mark.parametrize(("method", "route", "request_", "field"), OUT_OF_RANGE_TIMES)
+async def test_a_time_outside_the_utc_years_1_to_9999_is_refused_naming_the_field_not_a_500(
+    open_gateway: httpx.AsyncClient, method: str, route: str, request_: dict[str, object], field: str
+) -> None:
+    """Its offset takes it past the range a protobuf Timestamp (and Python's datetime) holds in UTC."""
+    refused = await open_gateway.request(method, route, **request_)  # type: ignore[arg-type]
+    assert refused.status_code == 422, refused.text
+    problem = refused.json()
+    assert problem["field"] == field and "after 0001-01-01T00:00:00Z and before" in problem["detail"], problem
+
+
+async def test_a_time_just_inside_the_range_is_stored_and_read_back(open_gateway: httpx.AsyncClient) -> None:
+    answer = await open_gateway.post("/v1/recall", json={"query": "ab", "as_of": "9999-12-31T23:00:00+05:00"})
+    assert answer.status_code == 200, answer.text
+    first = "0001-01-01T00:00:00.000001Z"
+    stored = await open_gateway.post("/v1/remember", json={"content": "nearly the first instant", "valid_from": first})
+    assert stored.status_code == 201, stored.text
+    listed = await open_gateway.get("/v1/items", params={"valid_end": "0001-01-02T00:00:00Z"})
+    assert listed.status_code == 200 and [i["valid_from"] for i in listed.json()["items"]] == [first], listed.text
+
+
+NOT_A_DOUBLE = [  # raw JSON, as Python's parser reads it: NaN, 1e400 (infinity), a 400-digit integer
+    ("/v1/remember", '{"content": "ab", "metadata": {"score": 1e400}}', "metadata.score"),
+    ("/v1/remember", '{"content": "ab", "metadata": {"n": [1, NaN]}}', "metadata.n[1]"),
+    ("/v1/remember", '{"content": "ab", "metadata": {"big": ' + "9" * 400 + "}}", "metadata.big"),
+    ("/v1/observe", '{"content": "ab", "metadata": {"a": {"b": -Infinity}}}', "metadata.a.b"),
+]
+
+
+@pytest.mark.parametrize(("route", "body", "field"), NOT_A_DOUBLE)
+async def test_a_metadata_number_no_double_holds_is_refused_naming_it_not_a_500(
+    open_gateway: httpx.AsyncClient, route: str, body: str, field: str
+) -> None:
+    response = await open_gateway.post(route, content=body, headers={"content-type": "application/json"})
+    assert response.status_code == 422, response.text
+    problem = response.json()
+    assert problem["field"] == field and "finite number" in problem["detail"], problem
+
+
+async def test_a_batch_memory_with_such_a_number_is_refused_alone(open_gateway: httpx.AsyncClient) -> None:
+    body = '{"items": [{"content": "a fine memory"}, {"content": "ab", "metadata": {"x": 1e999}}]}'
+    answer = await open_gateway.post("/v1/remember/batch", content=body, headers={"content-type": "application/json"})
+    assert answer.status_code < 500, answer.text
+    results = answer.json()["results"]
+    assert results[1]["error"]["field"] == "metadata.x", results
+    assert "error" not in results[0] or results[0]["error"] is None, results

@@ -10,6 +10,7 @@ import asyncpg
 import grpc
 import httpx
 import pytest
+from google.protobuf import timestamp_pb2
 from grpc_health.v1 import health_pb2, health_pb2_grpc
 
 from engram.config import Settings, SettingsError
@@ -19,7 +20,7 @@ from engram.rpc.context import to_metadata
 from engram.rpc.errors import from_rpc_error
 from engram.rpc.server import start_server, stop_server
 from engram.runtime.ports import free_port
-from engram.v1 import ingest_pb2, ingest_pb2_grpc, recall_pb2, recall_pb2_grpc
+from engram.v1 import ingest_pb2, ingest_pb2_grpc, memory_pb2, recall_pb2, recall_pb2_grpc
 from services.gateway.problems import http_status
 from services.ingest.app import SERVICE_NAMES, servicers
 from tests.support.keys import KeyMaker
@@ -150,6 +151,46 @@ async def test_a_nul_sent_straight_to_ingest_is_refused_naming_its_field_and_not
     assert error.detail == f"{field} must not contain the NUL character (U+0000)"
     contents = await owner_pool.fetch("SELECT content FROM memory_items WHERE tenant_id = $1", tenant.tenant_id)
     assert [row["content"] for row in contents] == ["a memory already there"]
+
+
+async def test_a_metadata_number_json_cannot_hold_sent_straight_to_ingest_is_refused_naming_it(
+    servers: Settings, tenant: CallerContext, owner_pool: asyncpg.Pool
+) -> None:
+    """A Struct can carry NaN and infinities, which PostgreSQL's jsonb refuses: INTERNAL before, now
+    INVALID_ARGUMENT naming where (the gateway's answer), and nothing written."""
+    metadata = to_metadata(tenant, internal_token=servers.internal_token)
+    observed = ingest_pb2.ObserveRequest(content="seen on a dashboard")
+    observed.metadata.update({"k": [1.0, float("nan")]})
+    async with grpc.aio.insecure_channel(servers.ingest_addr) as channel:
+        stub = ingest_pb2_grpc.IngestServiceStub(channel)
+        for method, request_message, field in (
+            ("Remember", _with_metadata("with a score", {"score": float("-inf")}), "metadata.score"),
+            ("Observe", observed, "metadata.k[1]"),
+        ):
+            with pytest.raises(grpc.aio.AioRpcError) as caught:
+                await getattr(stub, method)(request_message, metadata=metadata)
+            assert caught.value.code() == grpc.StatusCode.INVALID_ARGUMENT, caught.value.details()
+            assert from_rpc_error(caught.value).field == field
+    rows = await owner_pool.fetchval("SELECT count(*) FROM memory_items WHERE tenant_id = $1", tenant.tenant_id)
+    assert rows == 0
+
+
+async def test_a_timestamp_past_year_9999_sent_straight_to_recall_is_refused_naming_it(
+    servers: Settings, tenant: CallerContext
+) -> None:
+    """A Timestamp's seconds reach far past what a datetime holds: INTERNAL before, now INVALID_ARGUMENT."""
+    metadata = to_metadata(tenant, internal_token=servers.internal_token)
+    beyond = timestamp_pb2.Timestamp(seconds=2**40)  # about the year 36812
+    async with grpc.aio.insecure_channel(servers.recall_addr) as channel:
+        stub = recall_pb2_grpc.RecallServiceStub(channel)
+        for method, request_message, field in (
+            ("ListItems", recall_pb2.ListItemsRequest(created_after=beyond), "created_after"),
+            ("Search", recall_pb2.SearchRequest(query="x", filters=memory_pb2.RecallFilters(as_of=beyond)), "as_of"),
+        ):
+            with pytest.raises(grpc.aio.AioRpcError) as caught:
+                await getattr(stub, method)(request_message, metadata=metadata)
+            assert caught.value.code() == grpc.StatusCode.INVALID_ARGUMENT, caught.value.details()
+            assert from_rpc_error(caught.value).field == field
 
 
 async def test_gateway_maps_rest_to_grpc_and_problems(

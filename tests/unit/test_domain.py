@@ -12,7 +12,7 @@ from engram.domain.budget import Budgets, estimate_tokens, pack
 from engram.domain.content import canonical_text, content_hash
 from engram.domain.models import MemoryItem, RankedItem
 from engram.domain.scoring import fuse, min_max, recency, startup_score, trust_score
-from engram.domain.validation import metadata_bytes, metadata_depth, validate_metadata
+from engram.domain.validation import metadata_bytes, metadata_depth, unrepresentable_number_at, validate_metadata
 from engram.errors import ValidationFailed
 from engram.events.envelope import Event, filter_for, subject_for
 
@@ -254,3 +254,14 @@ def test_metadata_depth_and_size_are_capped_naming_the_field() -> None:
         with pytest.raises(ValidationFailed, match=rule) as refused:
             validate_metadata(metadata, max_bytes=100, max_depth=2)
         assert refused.value.field == "metadata"
+
+
+def test_a_metadata_number_no_double_holds_is_refused_naming_its_path() -> None:
+    """JSON has no NaN or infinity (Python's parser reads them, and 1e400 as infinity) and the Struct carrying
+    metadata holds doubles: found as 500s by probing beyond what the fuzzer generates."""
+    assert unrepresentable_number_at({"a": [1, 2.5, True, -(10**308), {"b": "NaN"}]}) is None
+    assert unrepresentable_number_at({"a": {"b": [0, float("nan")]}}) == "metadata.a.b[1]"
+    assert unrepresentable_number_at({"n": 10**309}) == "metadata.n"
+    with pytest.raises(ValidationFailed, match="finite number") as refused:
+        validate_metadata({"ok": 1, "x": float("-inf")}, max_bytes=100, max_depth=2)
+    assert refused.value.field == "metadata.x"
