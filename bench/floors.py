@@ -50,7 +50,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "bench"))
 
-from write_floor import GRPC_SERVER  # noqa: E402  (a grpc.aio echo server: port, event loop)
+from write_floor import GRPC_SERVER, cpu  # noqa: E402  (a grpc.aio echo server: port, event loop)
 
 CORES = 2
 CLIENTS = 4
@@ -132,21 +132,15 @@ def sums(parts: dict[str, float]) -> dict[str, dict[str, float]]:
 
 
 def cpu_s(pids: list[int], children: bool = False) -> float:
+    """CPU seconds (user + system) of these processes so far, with their children when asked."""
     import psutil
 
     total = 0.0
     for pid in pids:
         try:
-            process = psutil.Process(pid)
-            parts = [process, *process.children(recursive=True)] if children else [process]
+            total += cpu(psutil.Process(pid), children)
         except psutil.Error:
             continue
-        for part in parts:
-            try:
-                times = part.cpu_times()
-            except psutil.Error:
-                continue
-            total += times.user + times.system
     return total
 
 
