@@ -28,6 +28,7 @@ import re
 from collections import Counter
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 from locomo import CATEGORY_NAMES, DATA, DEV, Conversation, Turn, by_category, evidence, load, mean, score
@@ -381,6 +382,20 @@ def replies(
         )
 
 
+def load_dev_dump(
+    candidates: str, vectors: str, data: str
+) -> tuple[list[dict[str, Any]], dict[str, np.ndarray], dict[str, np.ndarray], dict[str, Any]]:
+    """A dev run's dump: its first-stage candidates, the turns' and questions' vectors by key, and the dev
+    conversations; refused if a holdout conversation is in it."""
+    dumped = json.loads(Path(candidates).read_text())
+    if any(d["conversation"] not in DEV for d in dumped):
+        raise SystemExit("the dump holds a holdout conversation: refusing")
+    npz = np.load(vectors)
+    turns = {str(k): v for k, v in zip(npz["turn_keys"], npz["turns"], strict=True)}
+    questions = {str(k): v for k, v in zip(npz["question_keys"], npz["questions"], strict=True)}
+    return dumped, turns, questions, {c.sample_id: c for c in load(Path(data), DEV)}
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("candidates")
@@ -408,13 +423,7 @@ def main() -> None:
         help="with --grid: the turns' trust (0.94: source trust 1.0, confidence 0.7, as locomo.py stores them)",
     )
     args = parser.parse_args()
-    dumped = json.loads(Path(args.candidates).read_text())
-    if any(d["conversation"] not in DEV for d in dumped):
-        raise SystemExit("the dump holds a holdout conversation: refusing")
-    npz = np.load(args.vectors)
-    vectors = {str(k): v for k, v in zip(npz["turn_keys"], npz["turns"], strict=True)}
-    qvecs = {str(k): v for k, v in zip(npz["question_keys"], npz["questions"], strict=True)}
-    convs = {c.sample_id: c for c in load(Path(args.data), DEV)}
+    dumped, vectors, qvecs, convs = load_dev_dump(args.candidates, args.vectors, args.data)
     prepared = {
         sid: Conv(conv, {k.split("/", 1)[1]: v for k, v in vectors.items() if k.startswith(sid + "/")})
         for sid, conv in convs.items()

@@ -17,11 +17,10 @@ from __future__ import annotations
 
 import argparse
 from collections import Counter
-from pathlib import Path
 
 import numpy as np
-from locomo import DATA, DEV, evidence, load, mean, score
-from locomo_offline import Conv, service_like, top
+from locomo import DATA, DEV, evidence, mean, score
+from locomo_offline import Conv, load_dev_dump, service_like, top
 from passage_vectors import passages
 
 from engram.domain.content import passage
@@ -34,15 +33,7 @@ def main() -> None:
     parser.add_argument("--data", default=str(DATA))
     parser.add_argument("--trust", type=float, default=0.94)
     args = parser.parse_args()
-    import json
-
-    dumped = json.loads(Path(args.candidates).read_text())
-    if any(d["conversation"] not in DEV for d in dumped):
-        raise SystemExit("the dump holds a holdout conversation: refusing")
-    npz = np.load(args.vectors)
-    stored = {str(k): v for k, v in zip(npz["turn_keys"], npz["turns"], strict=True)}
-    qvecs = {str(k): v for k, v in zip(npz["question_keys"], npz["questions"], strict=True)}
-    convs = {c.sample_id: c for c in load(Path(args.data), DEV)}
+    dumped, stored, qvecs, convs = load_dev_dump(args.candidates, args.vectors, args.data)
     texts, keys = [], []
     for sid, conv in convs.items():
         for i, turn in enumerate(conv.turns):
