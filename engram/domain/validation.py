@@ -65,24 +65,6 @@ def validate_label(value: str, field: str) -> None:
         raise ValidationFailed(f"{field} must be at most {MAX_LABEL_LENGTH} characters", field=field)
 
 
-def metadata_depth(value: Any) -> int:
-    """How deeply objects and lists nest in ``value`` (a scalar is 0, ``{}`` is 1), counted without recursion
-    so that hostile nesting cannot exhaust the stack."""
-    deepest = 0
-    stack: list[tuple[Any, int]] = [(value, 0)]
-    while stack:
-        node, depth = stack.pop()
-        if isinstance(node, dict):
-            children: Iterable[Any] = node.values()
-        elif isinstance(node, list):
-            children = node
-        else:
-            continue
-        deepest = max(deepest, depth + 1)
-        stack.extend((child, depth + 1) for child in children)
-    return deepest
-
-
 def _not_a_double(value: Any) -> bool:
     """A number no JSON document or protobuf Struct (doubles) holds: NaN, an infinity, an integer beyond ±1.8e308."""
     if isinstance(value, float):
@@ -90,29 +72,56 @@ def _not_a_double(value: Any) -> bool:
     return isinstance(value, int) and not isinstance(value, bool) and abs(value) > sys.float_info.max
 
 
-def unrepresentable_number_at(value: Any, path: str = "metadata") -> str | None:
-    """The dotted path of a number in ``value`` that no double holds (``_not_a_double``), else None; walked
-    without recursion, like ``metadata_depth``."""
-    stack: list[tuple[Any, str]] = [(value, path)]
+# A place in a walked value: the key or index that reached it, whether that was an index, and its parent's place.
+_Place = tuple[Any, bool, "_Place"] | None
+
+
+def _path(place: _Place, root: str) -> str:
+    parts: list[str] = []
+    while place is not None:
+        key, indexed, place = place
+        parts.append(f"[{key}]" if indexed else f".{key}")
+    return root + "".join(reversed(parts))
+
+
+def metadata_shape(value: Any, path: str = "metadata") -> tuple[int, str | None]:
+    """In one walk without recursion (hostile nesting cannot exhaust the stack): how deeply objects and lists nest
+    in ``value`` (a scalar is 0, ``{}`` is 1), and the dotted path of the first number no double holds
+    (``_not_a_double``), else None. Paths are spelt only for that number, not for every place walked."""
+    deepest = 0
+    bad: str | None = None
+    stack: list[tuple[Any, int, _Place]] = [(value, 0, None)]
     while stack:
-        node, where = stack.pop()
+        node, depth, place = stack.pop()
         if isinstance(node, dict):
-            stack.extend((child, f"{where}.{key}") for key, child in node.items())
+            stack.extend((child, depth + 1, (key, False, place)) for key, child in node.items())
         elif isinstance(node, list):
-            stack.extend((child, f"{where}[{i}]") for i, child in enumerate(node))
-        elif _not_a_double(node):
-            return where
-    return None
+            stack.extend((child, depth + 1, (i, True, place)) for i, child in enumerate(node))
+        else:
+            if bad is None and _not_a_double(node):
+                bad = _path(place, path)
+            continue
+        deepest = max(deepest, depth + 1)
+    return deepest, bad
+
+
+def metadata_depth(value: Any) -> int:
+    """How deeply objects and lists nest in ``value`` (``metadata_shape``)."""
+    return metadata_shape(value)[0]
+
+
+def unrepresentable_number_at(value: Any, path: str = "metadata") -> str | None:
+    """The dotted path of the first number in ``value`` that no double holds, else None (``metadata_shape``)."""
+    return metadata_shape(value, path)[1]
 
 
 def validate_metadata(metadata: dict[str, Any], max_bytes: int, max_depth: int) -> None:
     """``metadata`` nests at most ``max_depth`` objects and lists, is at most ``max_bytes`` as compact JSON, and
     holds only numbers a double can (Python's JSON parser reads ``NaN``, ``1e400`` as infinity and integers of
     any size; PostgreSQL's jsonb refuses the first two and the Struct carrying metadata holds doubles)."""
-    depth = metadata_depth(metadata)
+    depth, where = metadata_shape(metadata)
     if depth > max_depth:
         raise ValidationFailed(f"metadata nests {depth} levels deep; the limit is {max_depth}", field="metadata")
-    where = unrepresentable_number_at(metadata)
     if where is not None:
         raise ValidationFailed(NOT_A_DOUBLE.format(where=where), field=where)
     size = metadata_bytes(metadata)
