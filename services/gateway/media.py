@@ -18,8 +18,13 @@ from engram.errors import ValidationFailed
 from engram.rpc.nul import NO_NUL, NUL
 
 JSON = "application/json"
-SURROGATE_ESCAPE = re.compile(rb"\\u[dD][89a-fA-F]")
-"""A JSON escape of a UTF-16 surrogate: half of a pair (an escaped character beyond the BMP), or a lone one."""
+_HIGH = rb"\\u[dD][89abAB][0-9a-fA-F]{2}"
+_LOW = rb"\\u[dD][c-fC-F][0-9a-fA-F]{2}"
+LONE_SURROGATE_ESCAPE = re.compile(_HIGH + rb"(?!" + _LOW + rb")|(?<![^\\]" + _HIGH + rb")" + _LOW)
+"""What may be the JSON escape of a lone UTF-16 surrogate: a high half not followed by a low one, or a low half not
+right after a high escape that no backslash precedes. An escaped pair (``json.dumps(ensure_ascii=True)`` writes
+every emoji so) is one character and does not match; an escaped backslash before a ``u`` may match, and only
+costs the parse that finds nothing."""
 NO_SURROGATE = "{where} must not contain a lone UTF-16 surrogate (U+D800–U+DFFF): it is no Unicode character"
 
 
@@ -50,8 +55,8 @@ async def json_bodies(request: Request) -> None:
         raise HTTPException(415, f"the body must be JSON, sent with Content-Type: {JSON}; {sent}")
     body = await request.body()
     # JSON writes a NUL only as \u0000 (its escapes are lower-case) and a surrogate only as an escape (raw, it is
-    # no UTF-8): a look at the bytes before parsing again
-    nul, surrogate = b"\\u0000" in body, SURROGATE_ESCAPE.search(body) is not None
+    # no UTF-8): a look at the bytes before parsing again, only when one may be there
+    nul, surrogate = b"\\u0000" in body, LONE_SURROGATE_ESCAPE.search(body) is not None
     if not (nul or surrogate):
         return
     try:
