@@ -24,7 +24,7 @@ from engram.events.envelope import Event
 from engram.events.outbox import Outbox
 from engram.llm import JsonChat
 from engram.pipeline import changes, classify
-from engram.telemetry.metrics import REMEMBER_STAGE, REMEMBERED, timed
+from engram.telemetry.metrics import REMEMBER_STAGE, REMEMBERED, SplitStage, timed
 from services.ingest import checks, idempotency
 from services.ingest.idempotency import Once, Replayed
 from services.ingest.supersedes import PossibleSupersedes
@@ -204,7 +204,8 @@ class IngestService:
             proposed=kind.requires_review or slot.rival is not None,
         )
         replaced = [str(t.id) for t in slot.targets]
-        with timed("possible_supersedes", REMEMBER_STAGE, "remember"):
+        searching = SplitStage("possible_supersedes", REMEMBER_STAGE, "remember")  # before and after the insert
+        with searching.part():
             scoring = await self._supersedes.prepare(
                 conn, context.window, str(new.id), new.content, new.kind, ctx.principal_id, replaced
             )
@@ -215,8 +216,9 @@ class IngestService:
             return inserted
         stored, first = inserted
         await self._apply_slot(conn, ctx, stored, slot)
-        with timed("possible_supersedes", REMEMBER_STAGE, "remember"):
+        with searching.part():
             similar = await self._supersedes.finish(conn, scoring, first)
+        searching.observe()
         status = "superseded" if slot.targets else "created"
         REMEMBERED.labels(status).inc()
         return RememberResult(status, stored, replaced, similar)

@@ -9,6 +9,7 @@ import uuid
 
 import asyncpg
 import pytest
+from prometheus_client import REGISTRY
 
 from engram.config import Settings
 from engram.db import creation, identity, items, write_context
@@ -152,6 +153,7 @@ async def test_a_plain_remember_is_four_statements_and_writes_in_one(
         await service.remember(tenant, RememberCommand(content="The nightly backup now runs at three."))
         async with pool.acquire() as conn:  # the pool's one connection: the logger stays on it
             conn.add_query_logger(lambda record: sent.append(record.query))
+        searched = _stage_count("possible_supersedes")
         result = await service.remember(tenant, RememberCommand(content="The build cache lives on the second disk."))
         plain = list(sent)
         sent.clear()
@@ -159,6 +161,7 @@ async def test_a_plain_remember_is_four_statements_and_writes_in_one(
     finally:
         await pool.close()
     assert result.status == "created" and near.status == "created"
+    assert _stage_count("possible_supersedes") == searched + 2  # one observation a remember, in two parts
     assert [s.id for s in near.possible_supersedes] == [str(result.item.id)]  # scored in the insert statement
     for statements in (plain, sent):
         writes = [q for q in statements if "INSERT" in q or "UPDATE" in q or "DELETE" in q]
@@ -169,6 +172,10 @@ async def test_a_plain_remember_is_four_statements_and_writes_in_one(
         assert len(statements) == 4, statements
         assert statements[0] == f"BEGIN; SELECT set_config('app.tenant_id', '{tenant.tenant_id}', true)"
         assert statements[-1] == "COMMIT"
+
+
+def _stage_count(stage: str) -> float:
+    return REGISTRY.get_sample_value("engram_remember_stage_seconds_count", {"stage": stage}) or 0.0
 
 
 async def test_an_error_scoring_candidates_in_the_insert_statement_writes_nothing(
