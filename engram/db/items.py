@@ -260,21 +260,21 @@ async def similar_live(
     return [Similar(str(r["id"]), round(float(r["s"]), 4), r["content"]) for r in rows]
 
 
+def window_sql(kind: str, size: str) -> str:
+    """The statement ``live_window`` sends, its kind and size given as the parameters named (``$1``…): for a
+    statement that reads the window beside other values (``engram.db.write_context``)."""
+    return f"""SELECT coalesce(string_agg(uuid_send(id), ''::bytea ORDER BY created_at DESC), ''::bytea) FROM (
+                   SELECT id, created_at FROM memory_items
+                   WHERE tenant_id = engram_current_tenant() AND kind = {kind} AND {LIVE}
+                   ORDER BY created_at DESC LIMIT {size}) w"""
+
+
 async def live_window(conn: asyncpg.Connection, kind: str, window: int) -> bytes:
     """The ids of the ``window`` most recent live items of ``kind`` in the caller's tenant, newest first: the
     rows ``similar_live`` compares, read from ``memory_items_recent_live`` alone (no text, no similarity). One
     ``bytea`` of their 16 bytes each (``UUID.bytes``), so that the caller can look them up without a Python
     object per id."""
-    return bytes(
-        await conn.fetchval(
-            f"""SELECT coalesce(string_agg(uuid_send(id), ''::bytea ORDER BY created_at DESC), ''::bytea) FROM (
-                    SELECT id, created_at FROM memory_items
-                    WHERE tenant_id = engram_current_tenant() AND kind = $1 AND {LIVE}
-                    ORDER BY created_at DESC LIMIT $2) w""",
-            kind,
-            window,
-        )
-    )
+    return bytes(await conn.fetchval(window_sql("$1", "$2"), kind, window))
 
 
 async def openings(conn: asyncpg.Connection, ids: list[UUID]) -> list[tuple[UUID, str]]:
@@ -285,38 +285,60 @@ async def openings(conn: asyncpg.Connection, ids: list[UUID]) -> list[tuple[UUID
     return [(r["id"], r["opening"]) for r in rows]
 
 
-async def similar_among(
-    conn: asyncpg.Connection,
-    content: str,
-    kind: str,
-    viewer: str,
-    ids: list[UUID],
-    exclude: list[str],
-    threshold: float,
-    limit: int = 5,
-) -> list[Similar]:
-    """``similar_live``'s answer restricted to the given items (candidates ingest chose from the window): those
-    still live and of ``kind`` in the caller's tenant, readable by the viewer, not expired, not excluded, whose
-    first ``SIMILARITY_PREFIX`` characters have pg_trgm ``similarity`` with ``content``'s of at least
-    ``threshold``, most similar first."""
-    if not ids:
+@dataclass(frozen=True)
+class Among:
+    """``similar_among``'s question: which of ``ids`` (candidates ingest chose from the window) are still live and
+    of ``kind`` in the caller's tenant, readable by ``viewer``, not expired, not in ``exclude``, with pg_trgm
+    ``similarity`` of their first ``SIMILARITY_PREFIX`` characters with ``content``'s of at least ``threshold``."""
+
+    content: str
+    kind: str
+    viewer: str
+    ids: list[UUID]
+    exclude: list[str]
+    threshold: float
+    limit: int = 5
+
+    def args(self) -> list[object]:
+        """The statement's parameters, in the order of ``among_sql``'s."""
+        return [
+            self.content[:SIMILARITY_PREFIX],
+            self.ids,
+            self.kind,
+            self.exclude,
+            self.viewer,
+            self.threshold,
+            self.limit,
+            SIMILARITY_PREFIX,
+        ]
+
+
+def among_sql(first: int) -> str:
+    """``similar_among``'s statement with its eight parameters numbered from ``$first`` (``Among.args``' order).
+    The scores are computed in a subquery PostgreSQL may not flatten (``OFFSET 0``): flattened, ``similarity()``
+    ran twice per row, once in the filter on it and once for the output."""
+    p = [f"${first + n}" for n in range(8)]
+    return f"""SELECT id, content, s FROM (
+                   SELECT i.id, i.content, similarity(left(i.content, {p[7]}), {p[0]}) AS s FROM memory_items i
+                   WHERE i.id = ANY({p[1]}::uuid[]) AND i.tenant_id = engram_current_tenant() AND i.kind = {p[2]}
+                     AND {LIVE} AND NOT (i.id = ANY({p[3]}::uuid[])) AND {NOT_EXPIRED} AND {visible_to(p[4])}
+                   OFFSET 0) scored
+               WHERE s >= {p[5]} ORDER BY s DESC, id LIMIT {p[6]}"""
+
+
+def similar_rows(ids: list[UUID] | None, contents: list[str] | None, scores: list[float] | None) -> list[Similar]:
+    """``Similar`` answers from the columns of an ``among_sql`` result (parallel lists; None for none)."""
+    return [
+        Similar(str(i), round(float(s), 4), c) for i, c, s in zip(ids or [], contents or [], scores or [], strict=True)
+    ]
+
+
+async def similar_among(conn: asyncpg.Connection, among: Among) -> list[Similar]:
+    """``similar_live``'s answer restricted to ``among.ids`` (see ``Among``), most similar first."""
+    if not among.ids:
         return []
-    rows = await conn.fetch(
-        f"""SELECT id, content, s FROM (
-                SELECT i.id, i.content, similarity(left(i.content, $8), $1) AS s FROM memory_items i
-                WHERE i.id = ANY($2::uuid[]) AND i.tenant_id = engram_current_tenant() AND i.kind = $3 AND {LIVE}
-                  AND NOT (i.id = ANY($4::uuid[])) AND {NOT_EXPIRED} AND {visible_to("$5")}) scored
-            WHERE s >= $6 ORDER BY s DESC, id LIMIT $7""",
-        content[:SIMILARITY_PREFIX],
-        ids,
-        kind,
-        exclude,
-        viewer,
-        threshold,
-        limit,
-        SIMILARITY_PREFIX,
-    )
-    return [Similar(str(r["id"]), round(float(r["s"]), 4), r["content"]) for r in rows]
+    rows = await conn.fetch(among_sql(1), *among.args())
+    return similar_rows([r["id"] for r in rows], [r["content"] for r in rows], [r["s"] for r in rows])
 
 
 async def trigram_words_are_unicode(conn: asyncpg.Connection) -> bool:

@@ -107,6 +107,32 @@ PROPOSAL_AGE = Gauge("engram_proposal_oldest_age_seconds", "Age of the oldest pr
 INVENTORY_AGE = Gauge("engram_inventory_timestamp_seconds", "Unix time the inventory gauges were last refreshed")
 
 
+class SplitStage:
+    """A stage that runs in several blocks, observed once under ``histogram{stage}`` with their total time:
+    ``with split.part():`` around each block (each a span ``<operation> <stage>`` with tracing on), then
+    ``split.observe()``."""
+
+    def __init__(self, stage: str, histogram: Histogram, operation: str) -> None:
+        self.stage = stage
+        self.histogram = histogram
+        self.operation = operation
+        self.seconds = 0.0
+
+    @contextlib.contextmanager
+    def part(self) -> Iterator[None]:
+        started = time.perf_counter()
+        try:
+            with tracing.span(
+                f"{self.operation} {self.stage}", {"engram.operation": self.operation, "engram.stage": self.stage}
+            ):
+                yield
+        finally:
+            self.seconds += time.perf_counter() - started
+
+    def observe(self) -> None:
+        self.histogram.labels(self.stage).observe(self.seconds)
+
+
 @contextlib.contextmanager
 def timed(stage: str, histogram: Histogram = RECALL_STAGE, operation: str = "recall") -> Iterator[None]:
     """Observe how long the block takes, under ``histogram{stage}`` (recall stages by default), and with tracing

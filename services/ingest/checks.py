@@ -17,11 +17,12 @@ from engram.errors import Conflict, NotFound, PermissionDenied, ValidationFailed
 
 
 async def load_context(
-    conn: asyncpg.Connection, ctx: CallerContext, kind: str, workspace_id: str | None
+    conn: asyncpg.Connection, ctx: CallerContext, kind: str, workspace_id: str | None, window: int = 0
 ) -> tuple[MemoryKind, WriteContext]:
-    """What the write reads before it stores (one query: ``engram.db.write_context``), with its kind checked:
-    the named kind, which must be enabled for the tenant. The workspace is checked by ``writable_workspace``."""
-    context = await write_context.load(conn, kind, workspace_id, ctx.principal_id)
+    """What the write reads before it stores (one query: ``engram.db.write_context``, with the ``window`` most
+    recent live items of the kind), with its kind checked: the named kind, which must be enabled for the tenant.
+    The workspace is checked by ``writable_workspace``."""
+    context = await write_context.load(conn, kind, workspace_id, ctx.principal_id, window)
     if context.kind is None or not context.kind.enabled:
         known = ", ".join(await kinds.enabled_kind_names(conn))
         raise ValidationFailed(f"unknown or disabled kind {kind!r}; known kinds: {known}", field="kind")

@@ -24,7 +24,7 @@ from engram.events.envelope import Event
 from engram.events.outbox import Outbox
 from engram.llm import JsonChat
 from engram.pipeline import changes, classify
-from engram.telemetry.metrics import REMEMBER_STAGE, REMEMBERED, timed
+from engram.telemetry.metrics import REMEMBER_STAGE, REMEMBERED, SplitStage, timed
 from services.ingest import checks, idempotency
 from services.ingest.idempotency import Once, Replayed
 from services.ingest.supersedes import PossibleSupersedes
@@ -173,7 +173,9 @@ class IngestService:
         """One memory, inside the caller's transaction."""
         content, redacted = await checks.guard_secrets(conn, cmd.content)
         digest = content_hash(content)
-        kind, context = await checks.load_context(conn, ctx, cmd.kind or DEFAULT_KIND, cmd.workspace_id or None)
+        kind, context = await checks.load_context(
+            conn, ctx, cmd.kind or DEFAULT_KIND, cmd.workspace_id or None, self._supersedes.window
+        )
         targets = [await checks.live_target(conn, ctx, target_id) for target_id in cmd.supersedes]
         if targets and not cmd.workspace_id:  # the replacement goes where the first item it replaces is
             workspace_id = await checks.resolve_workspace(conn, ctx, str(targets[0].workspace_id))
@@ -201,21 +203,33 @@ class IngestService:
             ttl_overrides=context.ttl_days,
             proposed=kind.requires_review or slot.rival is not None,
         )
-        stored = await self._insert(conn, ctx, new, now, redacted, superseding=bool(slot.targets))
-        if isinstance(stored, RememberResult):
-            return stored
+        replaced = [str(t.id) for t in slot.targets]
+        searching = SplitStage("possible_supersedes", REMEMBER_STAGE, "remember")  # before and after the insert
+        with searching.part():
+            scoring = await self._supersedes.prepare(
+                conn, context.window, str(new.id), new.content, new.kind, ctx.principal_id, replaced
+            )
+        inserted = await self._insert(
+            conn, ctx, new, now, redacted, superseding=bool(slot.targets), among=scoring.among
+        )
+        if isinstance(inserted, RememberResult):
+            return inserted
+        stored, first = inserted
         await self._apply_slot(conn, ctx, stored, slot)
-        similar = await self._possible_supersedes(conn, ctx, stored, slot.targets)
+        with searching.part():
+            similar = await self._supersedes.finish(conn, scoring, first)
+        searching.observe()
         status = "superseded" if slot.targets else "created"
         REMEMBERED.labels(status).inc()
-        return RememberResult(status, stored, [str(t.id) for t in slot.targets], similar)
+        return RememberResult(status, stored, replaced, similar)
 
     async def store_new(
         self, conn: asyncpg.Connection, ctx: CallerContext, new: items.NewItem, now: datetime, redacted: list[str]
     ) -> MemoryItem | RememberResult:
         """Insert a new item with its audit row, pending stages and ``memory.created`` (for writes other than
         ``remember`` that store a memory, such as ``observe``), or the live duplicate (``deduplicated``)."""
-        return await self._insert(conn, ctx, new, now, redacted, superseding=False)
+        inserted = await self._insert(conn, ctx, new, now, redacted, superseding=False)
+        return inserted if isinstance(inserted, RememberResult) else inserted[0]
 
     def _validate(self, ctx: CallerContext, cmd: RememberCommand) -> _Checked:
         """Every check that needs no read; returns what it settled."""
@@ -313,14 +327,16 @@ class IngestService:
         redacted: list[str],
         *,
         superseding: bool,
-    ) -> MemoryItem | RememberResult:
-        """Insert the item with its audit row, pending stages and ``memory.created`` (one statement), or answer
-        ``deduplicated`` with the live item holding the same content. A duplicate whose time is up but that the
-        sweep has not reached goes to the trash first, and the new one is stored."""
+        among: items.Among | None = None,
+    ) -> tuple[MemoryItem, list[items.Similar]] | RememberResult:
+        """Insert the item with its audit row, pending stages and ``memory.created`` (one statement, which also
+        answers ``among``, possible_supersedes' first candidates), or answer ``deduplicated`` with the live item
+        holding the same content. A duplicate whose time is up but that the sweep has not reached goes to the
+        trash first, and the new one is stored."""
         with timed("insert", REMEMBER_STAGE, "remember"):
-            stored = await self._insert_created(conn, ctx, new, now, redacted)
+            stored, similar = await self._insert_created(conn, ctx, new, now, redacted, among)
         if stored is not None:
-            return stored
+            return stored, similar
         existing = await items.find_live_duplicate(conn, new.workspace_id, ctx.principal_id, new.content_hash)
         if existing is not None and existing.expires_at is not None and existing.expires_at <= now:
             await discard(
@@ -333,9 +349,9 @@ class IngestService:
                 traceparent=ctx.traceparent,
                 why="time to live ended",
             )
-            stored = await self._insert_created(conn, ctx, new, now, redacted)
+            stored, similar = await self._insert_created(conn, ctx, new, now, redacted, among)
             if stored is not None:
-                return stored
+                return stored, similar
             existing = None
         if existing is not None and superseding:
             raise Conflict(
@@ -348,13 +364,19 @@ class IngestService:
         raise Conflict("a concurrent write of the same content changed its state; retry", code="concurrent_write")
 
     async def _insert_created(
-        self, conn: asyncpg.Connection, ctx: CallerContext, new: items.NewItem, now: datetime, redacted: list[str]
-    ) -> MemoryItem | None:
+        self,
+        conn: asyncpg.Connection,
+        ctx: CallerContext,
+        new: items.NewItem,
+        now: datetime,
+        redacted: list[str],
+        among: items.Among | None,
+    ) -> tuple[MemoryItem | None, list[items.Similar]]:
         """The item, its ``created`` audit row, its pending pipeline stages and ``memory.created`` on the outbox,
-        in one statement; None (nothing written) when a live item holds the same content. ``now`` is the
-        transaction's ``now()``, the item's ``created_at``."""
+        in one statement, with ``among``'s answer; None (nothing written) when a live item holds the same content.
+        ``now`` is the transaction's ``now()``, the item's ``created_at``."""
         event = created_event(new, now, ctx.traceparent)
-        return await creation.insert(
+        return await creation.insert_scoring(
             conn,
             new,
             actor_id=ctx.principal_id,
@@ -374,6 +396,7 @@ class IngestService:
             event_id=event.id,
             subject=self._outbox.subject(event),
             envelope=event.to_json(),
+            among=among,
         )
 
     async def _apply_slot(self, conn: asyncpg.Connection, ctx: CallerContext, stored: MemoryItem, slot: _Slot) -> None:
@@ -391,15 +414,6 @@ class IngestService:
                 "singleton",
                 rule="singleton",
                 explanation=f"both claim the {stored.kind} slot for {stored.subject!r}",
-            )
-
-    async def _possible_supersedes(
-        self, conn: asyncpg.Connection, ctx: CallerContext, stored: MemoryItem, targets: list[MemoryItem]
-    ) -> list[items.Similar]:
-        """Live items of the same kind whose text is close to the new one's: reported, never applied."""
-        with timed("possible_supersedes", REMEMBER_STAGE, "remember"):
-            return await self._supersedes.find(
-                conn, str(stored.id), stored.content, stored.kind, ctx.principal_id, [str(t.id) for t in targets]
             )
 
 

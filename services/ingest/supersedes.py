@@ -8,11 +8,18 @@ changes), and reads only the openings of the ids it does not hold; the sketches 
 the threshold (an estimate, never below the similarity, at least the threshold less ``MARGIN``), and PostgreSQL
 computes the exact ``similarity()`` on those, best estimate first (ten, then the rest only if one of them could
 still be among the five), and applies liveness, expiry and the caller's visibility. Each ingest process keeps
-its own cache; what is in the window is always the database's."""
+its own cache; what is in the window is always the database's.
+
+A remember reads the window with its write context, before it inserts the new item (``prepare``), and scores
+the first candidates in its insert statement (``creation.insert_scoring``), so possible_supersedes costs it no
+round trip of its own unless sketches are missing or more than the first candidates must be scored
+(``finish``). ``find`` does the same steps in statements of their own."""
 
 from __future__ import annotations
 
+import dataclasses
 import uuid
+from dataclasses import dataclass
 
 import asyncpg
 
@@ -20,6 +27,18 @@ from engram.db import items
 from engram.domain import trigrams
 
 LIMIT = 5  # items listed at most
+
+
+FIRST = 2 * LIMIT  # candidates scored first, best estimate first
+
+
+@dataclass
+class Scoring:
+    """One new memory's possible_supersedes between its window and its answer: the question for its first
+    candidates (``among``) and every candidate ranked by its estimate."""
+
+    among: items.Among
+    ranked: list[tuple[float, bytes]]
 
 
 class PossibleSupersedes:
@@ -34,13 +53,29 @@ class PossibleSupersedes:
     ) -> list[items.Similar]:
         """For the item just written (``item_id``, ``content``, ``kind``), in the caller's transaction; the items
         it has just replaced are left out, as is the item itself."""
+        window = await items.live_window(conn, kind, self.window)
+        scoring = await self.prepare(conn, window, item_id, content, kind, viewer, replaced)
+        return await self.finish(conn, scoring, await items.similar_among(conn, scoring.among))
+
+    async def prepare(
+        self,
+        conn: asyncpg.Connection,
+        window: bytes,
+        item_id: str,
+        content: str,
+        kind: str,
+        viewer: str,
+        replaced: list[str],
+    ) -> Scoring:
+        """The candidates among ``window`` (``items.live_window``'s ids) for the new item (``item_id``, ``content``,
+        ``kind``), written or about to be; the item and the items it replaces are left out. Reads the openings
+        of the window items whose sketches this process does not hold (a round trip, only then)."""
         if self._unicode_words is None:
             self._unicode_words = await items.trigram_words_are_unicode(conn)
         unicode_words = self._unicode_words
         exclude = [item_id, *replaced]
         excluded = {uuid.UUID(i).bytes for i in exclude}
-        ids = await items.live_window(conn, kind, self.window)
-        keys = [k for k in (ids[at : at + 16] for at in range(0, len(ids), 16)) if k not in excluded]
+        keys = [k for k in (window[at : at + 16] for at in range(0, len(window), 16)) if k not in excluded]
         extra: dict[bytes, trigrams.Sketch] = {}
         missing = self.cache.lookup(keys)
         if missing:
@@ -58,15 +93,20 @@ class PossibleSupersedes:
         # The next remember of this kind finds this item in its window: its sketch is ready (if this transaction
         # rolls back, the id never shows up in a window and the entry ages out).
         self.cache.put(uuid.UUID(item_id).bytes, query)
-        # Estimates are upper bounds: score the best few; the rest only when one of them could still rank.
-        found: list[items.Similar] = []
-        start, size = 0, 2 * LIMIT
-        while start < len(ranked):
-            part = [uuid.UUID(bytes=key) for _, key in ranked[start : start + size]]
-            start += len(part)
-            found += await items.similar_among(conn, content, kind, viewer, part, exclude, self.threshold, LIMIT)
+        first = [uuid.UUID(bytes=key) for _, key in ranked[:FIRST]]
+        return Scoring(items.Among(content, kind, viewer, first, exclude, self.threshold, LIMIT), ranked)
+
+    async def finish(
+        self, conn: asyncpg.Connection, scoring: Scoring, first: list[items.Similar]
+    ) -> list[items.Similar]:
+        """The answer, from ``first`` (``items.similar_among(scoring.among)``'s, in whatever statement it was
+        asked): estimates are upper bounds, so the other candidates are scored (one more statement) only when
+        one of them could still rank."""
+        ranked = scoring.ranked
+        found = sorted(first, key=lambda s: (-s.similarity, s.id))[:LIMIT]
+        start = len(scoring.among.ids)
+        if start < len(ranked) and not (len(found) == LIMIT and found[-1].similarity - 0.00005 >= ranked[start][0]):
+            rest = [uuid.UUID(bytes=key) for _, key in ranked[start:]]
+            found += await items.similar_among(conn, dataclasses.replace(scoring.among, ids=rest))
             found = sorted(found, key=lambda s: (-s.similarity, s.id))[:LIMIT]
-            if len(found) == LIMIT and start < len(ranked) and found[-1].similarity - 0.00005 >= ranked[start][0]:
-                break
-            size = len(ranked)
         return found

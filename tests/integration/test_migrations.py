@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import re
 import shutil
 import uuid
 from pathlib import Path
@@ -143,3 +144,30 @@ async def test_the_possible_supersedes_window_is_read_by_tenant_and_kind_newest_
     condition = next(line for line in plan.splitlines() if "Index Cond" in line)
     assert "memory_items_recent_live" in plan and "Sort" not in plan
     assert "(tenant_id = " in condition and "(kind = 'fact'::text)" in condition
+
+
+async def test_every_policy_reads_the_tenant_setting_once_per_statement(owner_pool: asyncpg.Pool) -> None:
+    """Migration 031: policies call engram_current_tenant() and engram_system_scope() as subqueries (an InitPlan,
+    evaluated once per statement), never per row; the scans below still see only the caller's tenant."""
+    async with owner_pool.acquire() as conn:
+        rows = await conn.fetch(
+            "SELECT tablename, policyname, coalesce(qual, '') || ' ' || coalesce(with_check, '') AS expr "
+            "FROM pg_policies WHERE schemaname = current_schema()"
+        )
+    bare = [
+        (r["tablename"], r["policyname"])
+        for r in rows
+        if re.search(r"(?<!SELECT )engram_(current_tenant|system_scope)\(\)", r["expr"])
+    ]
+    assert bare == []
+    assert sum("SELECT engram_current_tenant()" in r["expr"] for r in rows) >= 20
+
+
+async def test_a_scan_under_the_policy_reads_the_tenant_once(owner_pool: asyncpg.Pool, app_pool: asyncpg.Pool) -> None:
+    first, second = await create_tenant(owner_pool), await create_tenant(owner_pool)
+    async with tenant_tx(app_pool, first.tenant_id) as conn:
+        plan = "\n".join(r[0] for r in await conn.fetch("EXPLAIN SELECT id FROM memory_items WHERE kind = 'fact'"))
+        assert "InitPlan" in plan and "current_setting" not in plan.split("InitPlan")[0], plan
+        assert await conn.fetchval("SELECT count(*) FROM workspaces WHERE tenant_id <> $1::uuid", first.tenant_id) == 0
+    async with tenant_tx(app_pool, second.tenant_id) as conn:
+        assert await conn.fetchval("SELECT count(*) FROM workspaces") == 1

@@ -203,3 +203,28 @@ async def test_the_answer_is_similar_lives(app_pool: asyncpg.Pool, settings: Set
             assert {s.id for s in found if s.similarity > last} == {s.id for s in expected if s.similarity > last}
             listed += len(expected)
     assert listed > 30  # the texts are near each other: the queries list items
+
+
+async def test_a_remembers_answer_is_similar_lives_over_the_window_before_it(
+    app_pool: asyncpg.Pool, settings: Settings, tenant: CallerContext
+) -> None:
+    """Through ``remember`` (the window read with the write context, the first candidates scored in the insert
+    statement, the rest after it): the answer is ``similar_live``'s over the window most recent live items
+    besides the new one, also when more than the first candidates must be scored."""
+    window = 12
+    service = IngestService(app_pool, settings.model_copy(update={"possible_supersedes_window": window}))
+    for n in range(30):  # many near each other: more candidates than the insert statement scores
+        await _remember(service, tenant, f"The build of service {n % 6} runs on host {n % 5} after deploy {n}.")
+    listed = 0
+    for n in range(8):
+        query = f"The build of service {n % 6} runs on host {n % 4} after deploy {n + 100}."
+        new_id, reported = await _remember(service, tenant, query)
+        async with tenant_tx(app_pool, tenant.tenant_id) as conn:
+            expected = await items.similar_live(
+                conn, query, "fact", tenant.principal_id, [new_id], settings.possible_supersedes_threshold, window + 1
+            )
+        last = min((s.similarity for s in expected), default=1.0)  # ties at the fifth may be either item
+        assert {s.id for s in expected if s.similarity > last} <= reported, query
+        assert len(reported) == len(expected), query
+        listed += len(expected)
+    assert listed > 20

@@ -64,6 +64,24 @@ async def test_a_near_copy_within_the_window_is_reported(gateway: httpx.AsyncCli
     assert _reported(new) == {original["id"]}
 
 
+async def test_the_window_holds_window_memories_besides_the_new_one(gateway: httpx.AsyncClient, user: Headers) -> None:
+    """The window is read before the new memory is inserted (with its write context): the WINDOW most recent
+    live memories of the kind other than the new one, so a near-copy WINDOW memories back is still compared,
+    and one WINDOW + 1 back is not."""
+    marker = f"zb{uuid.uuid4().hex[:8]}"
+    edge = await _remember(gateway, user, f"{marker} The staging database runs on port 6543.")
+    for filler in FILLERS[: WINDOW - 1]:  # the near-copy is the WINDOW-th most recent before the new one
+        await _remember(gateway, user, f"{marker} {filler}")
+    new = await _remember(gateway, user, f"{marker} The staging database now runs on port 6544.")
+    assert _reported(new) == {edge["id"]}
+    marker = f"zb{uuid.uuid4().hex[:8]}"
+    await _remember(gateway, user, f"{marker} The staging database runs on port 6543.")
+    for filler in FILLERS[:WINDOW]:  # now WINDOW newer memories push it out
+        await _remember(gateway, user, f"{marker} {filler}")
+    new = await _remember(gateway, user, f"{marker} The staging database now runs on port 6544.")
+    assert _reported(new) == set()
+
+
 async def test_a_near_copy_older_than_the_window_is_not_reported_inline(
     gateway: httpx.AsyncClient, user: Headers, owner_pool: asyncpg.Pool
 ) -> None:

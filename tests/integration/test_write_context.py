@@ -3,10 +3,13 @@ memory brings in its one statement (engram/db/creation.py)."""
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import uuid
 
 import asyncpg
+import pytest
+from prometheus_client import REGISTRY
 
 from engram.config import Settings
 from engram.db import creation, identity, items, write_context
@@ -136,27 +139,97 @@ async def test_creation_writes_the_item_its_audit_row_pending_stages_and_outbox_
     assert queued_again == 0
 
 
-async def test_a_plain_remember_is_at_most_six_statements_and_writes_in_one(
+async def test_a_plain_remember_is_four_statements_and_writes_in_one(
     migrated: str, settings: Settings, tenant: CallerContext
 ) -> None:
-    """begin with the tenant, the write context, the item with its rows, possible_supersedes' window and its
-    scores (when an item may reach the threshold), commit."""
+    """begin with the tenant, the write context with possible_supersedes' window, the item with its rows and the
+    scores of its first candidates, commit — also when it has candidates to score."""
     pool = await create_pool(migrated, role=settings.app_role, min_size=1, max_size=1)
     sent: list[str] = []
     try:
         service = IngestService(pool, settings)
-        # a first remember: asyncpg reads the types its statements use once per connection
+        # first remembers, one with a candidate: asyncpg reads the types its statements use once per connection
         await service.remember(tenant, RememberCommand(content="The nightly backup runs at two."))
+        await service.remember(tenant, RememberCommand(content="The nightly backup now runs at three."))
         async with pool.acquire() as conn:  # the pool's one connection: the logger stays on it
             conn.add_query_logger(lambda record: sent.append(record.query))
+        searched = _stage_count("possible_supersedes")
         result = await service.remember(tenant, RememberCommand(content="The build cache lives on the second disk."))
+        plain = list(sent)
+        sent.clear()
+        near = await service.remember(tenant, RememberCommand(content="The build cache now lives on the third disk."))
     finally:
         await pool.close()
-    assert result.status == "created"
-    writes = [q for q in sent if "INSERT" in q or "UPDATE" in q or "DELETE" in q]
-    assert len(writes) == 1
-    assert all(
-        f"INSERT INTO {table}" in writes[0] for table in ("memory_items", "item_events", "item_stages", "outbox")
-    )
-    assert len(sent) <= 6, sent
-    assert sent[0] == f"BEGIN; SELECT set_config('app.tenant_id', '{tenant.tenant_id}', true)" and sent[-1] == "COMMIT"
+    assert result.status == "created" and near.status == "created"
+    assert _stage_count("possible_supersedes") == searched + 2  # one observation a remember, in two parts
+    assert [s.id for s in near.possible_supersedes] == [str(result.item.id)]  # scored in the insert statement
+    for statements in (plain, sent):
+        writes = [q for q in statements if "INSERT" in q or "UPDATE" in q or "DELETE" in q]
+        assert len(writes) == 1
+        assert all(
+            f"INSERT INTO {table}" in writes[0] for table in ("memory_items", "item_events", "item_stages", "outbox")
+        )
+        assert len(statements) == 4, statements
+        assert statements[0] == f"BEGIN; SELECT set_config('app.tenant_id', '{tenant.tenant_id}', true)"
+        assert statements[-1] == "COMMIT"
+
+
+def _stage_count(stage: str) -> float:
+    return REGISTRY.get_sample_value("engram_remember_stage_seconds_count", {"stage": stage}) or 0.0
+
+
+async def test_an_error_scoring_candidates_in_the_insert_statement_writes_nothing(
+    app_pool: asyncpg.Pool, owner_pool: asyncpg.Pool, tenant: CallerContext
+) -> None:
+    """The candidates' scores share the item's statement: when scoring fails, no item, audit row, stage or
+    outbox row is written."""
+    event_id = str(uuid.uuid4())
+    async with tenant_tx(app_pool, tenant.tenant_id) as conn:
+        workspace = str(await conn.fetchval("SELECT id FROM workspaces WHERE name = 'default'"))
+        existing = await creation.insert(
+            conn,
+            _new_item(tenant, workspace),
+            actor_id=tenant.principal_id,
+            audit_value={},
+            request_id=None,
+            stages=["embedding"],
+            event_id=str(uuid.uuid4()),
+            subject="engram.events.x.memory.created",
+            envelope={},
+        )
+    assert existing is not None
+    new = dataclasses.replace(_new_item(tenant, workspace), content="a note, again", content_hash=b"\x02")
+    broken = items.Among("a note, again", "fact", tenant.principal_id, [existing.id], [str(new.id)], 0.3, limit=-1)
+    with pytest.raises(asyncpg.InvalidRowCountInLimitClauseError):  # raised by PostgreSQL, scoring
+        async with tenant_tx(app_pool, tenant.tenant_id) as conn:
+            await creation.insert_scoring(
+                conn,
+                new,
+                actor_id=tenant.principal_id,
+                audit_value={},
+                request_id=None,
+                stages=["embedding"],
+                event_id=event_id,
+                subject="engram.events.x.memory.created",
+                envelope={},
+                among=broken,
+            )
+    async with owner_pool.acquire() as conn:
+        assert await conn.fetchval("SELECT count(*) FROM memory_items WHERE id = $1", new.id) == 0
+        assert await conn.fetchval("SELECT count(*) FROM item_events WHERE item_id = $1", new.id) == 0
+        assert await conn.fetchval("SELECT count(*) FROM item_stages WHERE item_id = $1", new.id) == 0
+        assert await conn.fetchval("SELECT count(*) FROM outbox WHERE event_id = $1", uuid.UUID(event_id)) == 0
+    async with tenant_tx(app_pool, tenant.tenant_id) as conn:  # the same, well formed: written and scored
+        stored, similar = await creation.insert_scoring(
+            conn,
+            new,
+            actor_id=tenant.principal_id,
+            audit_value={},
+            request_id=None,
+            stages=["embedding"],
+            event_id=event_id,
+            subject="engram.events.x.memory.created",
+            envelope={},
+            among=dataclasses.replace(broken, limit=5),
+        )
+    assert stored is not None and [(s.id, s.content) for s in similar] == [(str(existing.id), "a note")]
