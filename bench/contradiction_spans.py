@@ -64,6 +64,7 @@ from engram.domain.conflict_rules.words import is_content, stem
 
 BATCHES = ("1", "2", "3", "4", "5", "6", "7")
 FORWARD = {"5": cm.HISTORY["5"], "6": cm.HISTORY["6"], "7": "c18e392"}  # batch 7 was scored once at c18e392
+TODAY_RULES = "d80515b"  # the last change to engram/domain/conflict_rules (the chat gate)
 CACHE = Path(tempfile.gettempdir()) / "ctx-slots-spans"
 DIMENSIONS = 384
 # a few plain examples of each kind of value, none taken from the labelled batches
@@ -275,11 +276,11 @@ def _cell(flagged: np.ndarray, y: np.ndarray, counts: bool = False) -> str:
     return f"{precision:.3f} / {recall:.3f}" + (f" ({tp}/{fp}/{fn})" if counts else "")
 
 
-def forward(rows: list[cm.Row], variants: list[str], target: float) -> None:
+def forward(rows: list[cm.Row], variants: list[str], target: float, folds: dict[str, str] = FORWARD) -> None:
     print(f"\nforward folds, the rules of their day; target precision {target}; cells P / R")
     splits = []
     with tempfile.TemporaryDirectory(prefix="ctx-slots-rules-") as tmp:
-        for held, commit in FORWARD.items():
+        for held, commit in folds.items():
             chosen = [r for r in rows if r.batch <= held]
             triples = [(r.pair.existing, r.pair.new, r.judged.similarity) for r in chosen]
             verdicts = cm.rules_at(commit, Path(tmp), triples)
@@ -365,16 +366,24 @@ def main() -> None:
     parser.add_argument("--no-lobo", action="store_true")
     parser.add_argument("--by-type", action="store_true", help="the value spans' cosine per label and type")
     parser.add_argument("--cpu", type=int, default=0, metavar="PAIRS", help="measure CPU on this many pairs")
+    parser.add_argument(
+        "--held-out",
+        metavar="BATCH",
+        help="instead of the folds: fit on batches 1-7 and score this held-out batch once (today's rules)",
+    )
     args = parser.parse_args()
     K = args.k
     variants = args.variants.split(",")
-    pairs, batch_of, vectors = cm.load_batches(BATCHES)
+    pairs, batch_of, vectors = cm.load_batches(BATCHES + ((args.held_out,) if args.held_out else ()))
     cm._VECTORS_CACHE.update(vectors)
     rows = cm.featurise(pairs, batch_of, vectors)
     embedder = Embedder()
     add_spans(rows, embedder)
     if args.by_type:
         by_type(rows)
+    if args.held_out:  # judged by the rules of today
+        forward(rows, variants, args.target, {args.held_out: TODAY_RULES})
+        return
     if not args.no_forward:
         forward(rows, variants, args.target)
     if not args.no_lobo:

@@ -79,7 +79,7 @@ def main() -> None:
     parser.add_argument(
         "--batch",
         default="1",
-        choices=("1", "2", "3", "4", "5", "6", "7", "1,2", "1,2,3", "1,2,3,4", "1,2,3,4,5", "1,2,3,4,5,6", "all"),
+        choices=("1", "2", "3", "4", "5", "6", "7", "8", "1,2", "1,2,3", "1,2,3,4", "1,2,3,4,5", "1,2,3,4,5,6", "all"),
         help="batch 1 (pairs.jsonl) to 7 (pairs-7.jsonl, held out), the tuning batches 1-6 (or 1-5, 1-4), or all",
     )
     parser.add_argument("--floor", type=float, default=FLOOR, help="ENGRAM_CONFLICT_SIMILARITY_FLOOR")
