@@ -12,6 +12,7 @@ from __future__ import annotations
 import logging
 import time
 from collections.abc import Callable
+from dataclasses import dataclass
 from datetime import UTC, datetime
 
 import asyncpg
@@ -24,6 +25,7 @@ from engram.domain.content import passage
 from engram.domain.models import MemoryItem
 from engram.domain.values import EventType, PipelineStage, StageStatus
 from engram.embeddings.provider import EmbeddingProvider
+from engram.errors import Unavailable
 from engram.events.envelope import Event
 from engram.events.outbox import Outbox
 from engram.pipeline import changes
@@ -33,6 +35,21 @@ from engram.telemetry.metrics import EMBED_BATCH, EMBED_LATENCY, SEARCHABLE_LAG
 log = logging.getLogger(__name__)
 
 CONSUMER = "embedder"
+
+
+@dataclass(frozen=True)
+class Embedded:
+    """An item's vectors: ``vector`` is the one recall searches; when it was built with the item's predecessor
+    (``context_item_id``), ``content`` is the vector of the item's own text."""
+
+    item: MemoryItem
+    vector: np.ndarray
+    content: np.ndarray | None = None
+    context_item_id: str | None = None
+
+
+# An event's item to embed, with its predecessor when it has one.
+Todo = tuple[Event, MemoryItem, embeddings.Predecessor | None]
 
 
 class EmbedderService:
@@ -45,7 +62,7 @@ class EmbedderService:
     async def handle(self, events: list[Event]) -> dict[str, Exception]:
         """Embed the items of a batch; return the events that failed (they will be redelivered)."""
         failures: dict[str, Exception] = {}
-        todo: list[tuple[Event, MemoryItem]] = []
+        todo: list[Todo] = []
         for tenant_id, group in by_tenant([(event, None) for event in events]).items():
             try:
                 todo += await self._load_all(tenant_id, [event for event, _ in group])
@@ -54,32 +71,50 @@ class EmbedderService:
                 log.info("reading a batch of %d events failed (%r); reading them one by one", len(group), exc)
             for event, _ in group:
                 try:
-                    item = await self._load(event)
+                    one = await self._load(event)
                 except Exception as exc:
                     failures[event.id] = exc
                     continue
-                if item is not None:
-                    todo.append((event, item))
+                if one is not None:
+                    todo.append(one)
         if not todo:
             return failures
-        started = time.perf_counter()
         try:
-            vectors = await self._provider.embed_passages([passage(item.content, item.valid_from) for _, item in todo])
+            embedded = await self._embed([(item, context) for _, item, context in todo])
         except Exception as exc:
-            return failures | {event.id: exc for event, _ in todo}
-        EMBED_LATENCY.labels(self._provider.profile).observe(time.perf_counter() - started)
-        EMBED_BATCH.observe(len(todo))
-        stored = [(event, (item, vector)) for (event, item), vector in zip(todo, vectors, strict=True)]
+            return failures | {event.id: exc for event, _, _ in todo}
+        stored = [(event, one) for (event, _, _), one in zip(todo, embedded, strict=True)]
         return failures | await apply_per_tenant(self._pool, CONSUMER, stored, self._store)
 
-    async def _load_all(self, tenant_id: str, events: list[Event]) -> list[tuple[Event, MemoryItem]]:
-        """``_load`` for the events of one tenant, in one transaction and three reads."""
+    async def _embed(self, todo: list[tuple[MemoryItem, embeddings.Predecessor | None]]) -> list[Embedded]:
+        """Each item's vectors, in one provider call: the passage of its own text, and for an item with a
+        predecessor the passage of the predecessor's text and its own too (the vector recall searches)."""
+        texts = [passage(item.content, item.valid_from) for item, _ in todo]
+        joined = [(i, context) for i, (_, context) in enumerate(todo) if context is not None]
+        texts += [passage(context.content + "\n" + todo[i][0].content, todo[i][0].valid_from) for i, context in joined]
+        started = time.perf_counter()
+        vectors = await self._provider.embed_passages(texts)
+        EMBED_LATENCY.labels(self._provider.profile).observe(time.perf_counter() - started)
+        EMBED_BATCH.observe(len(texts))
+        embedded = [Embedded(item, vector) for (item, _), vector in zip(todo, vectors, strict=False)]
+        for (i, context), vector in zip(joined, vectors[len(todo) :], strict=True):
+            embedded[i] = Embedded(embedded[i].item, vector, embedded[i].vector, context.id)
+        return embedded
+
+    async def _contexts(self, conn: asyncpg.Connection, found: list[MemoryItem]) -> dict[str, embeddings.Predecessor]:
+        """The predecessor of each item that has one (none with the setting off), in one statement."""
+        if not self._settings.context_passages or not found:
+            return {}
+        return await embeddings.predecessors(conn, [str(item.id) for item in found])
+
+    async def _load_all(self, tenant_id: str, events: list[Event]) -> list[Todo]:
+        """``_load`` for the events of one tenant, in one transaction and four reads."""
         todo: list[tuple[Event, MemoryItem]] = []
         async with tenant_tx(self._pool, tenant_id) as conn:
             handled = await inbox.seen_among(conn, CONSUMER, [event.id for event in events])
             fresh = [event for event in events if event.id not in handled]
             if not fresh:
-                return todo
+                return []
             found = {str(item.id): item for item in await items.get_many(conn, [event.subject for event in fresh])}
             embedded = await embeddings.having(conn, list(found), self._provider.profile)
             for event in fresh:
@@ -88,11 +123,12 @@ class EmbedderService:
                     await self._gone(conn, event)
                 elif event.subject not in embedded:  # else a restored item that came back with its vector
                     todo.append((event, item))
-        return todo
+            contexts = await self._contexts(conn, [item for _, item in todo])
+        return [(event, item, contexts.get(str(item.id))) for event, item in todo]
 
-    async def _load(self, event: Event) -> MemoryItem | None:
-        """The item to embed, or None when there is nothing to do (already processed, item gone, or a restored
-        item that came back with its vector)."""
+    async def _load(self, event: Event) -> Todo | None:
+        """The item to embed with its predecessor, or None when there is nothing to do (already processed, item
+        gone, or a restored item that came back with its vector)."""
         async with tenant_tx(self._pool, event.tenant_id) as conn:
             if await inbox.seen(conn, CONSUMER, event.id):
                 return None
@@ -102,15 +138,27 @@ class EmbedderService:
                 return None
             if await embeddings.exists(conn, str(item.id), self._provider.profile):
                 return None  # a restored item came back with its vector
-            return item
+            return event, item, (await self._contexts(conn, [item])).get(str(item.id))
 
     async def _store(
-        self, conn: asyncpg.Connection, writes: Writes, event: Event, embedded: tuple[MemoryItem, np.ndarray]
+        self, conn: asyncpg.Connection, writes: Writes, event: Event, embedded: Embedded
     ) -> Callable[[], None] | None:
-        """Store one vector in the caller's transaction (its inbox row recorded, its stage and event queued); what
-        to observe once it has committed."""
-        item, vector = embedded
-        if not await embeddings.store_if_item(conn, event.tenant_id, item.id, self._provider.profile, vector):
+        """Store one item's vectors in the caller's transaction (its inbox row recorded, its stage and event
+        queued); what to observe once it has committed."""
+        item = embedded.item
+        if not await embeddings.store_if_item(
+            conn,
+            event.tenant_id,
+            item.id,
+            self._provider.profile,
+            embedded.vector,
+            embedded.content,
+            embedded.context_item_id,
+        ):
+            if embedded.context_item_id is not None and await items.get(conn, str(item.id)) is not None:
+                raise Unavailable(  # retried: the item is embedded again with its predecessor chosen again
+                    f"the predecessor {embedded.context_item_id} of item {item.id} was deleted while it was embedded"
+                )
             log.info("item %s of event %s was deleted while it was embedded; nothing stored", item.id, event.id)
             return None
         writes.stage(
