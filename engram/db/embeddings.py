@@ -175,3 +175,16 @@ async def having(conn: asyncpg.Connection, item_ids: list[str], profile: str) ->
         "SELECT item_id FROM memory_embeddings WHERE item_id = ANY($1::uuid[]) AND profile = $2", item_ids, profile
     )
     return {str(r["item_id"]) for r in rows}
+
+
+async def built_on(conn: asyncpg.Connection, item_ids: list[str], profile: str) -> dict[str, str | None]:
+    """The items whose vector under ``profile`` was built with one of ``item_ids`` as their predecessor, and
+    ``item_ids`` themselves when they have one: each with the predecessor its vector was built with (None: its
+    own text alone); one statement."""
+    rows = await conn.fetch(
+        """SELECT item_id, context_item_id FROM memory_embeddings
+           WHERE profile = $2 AND (context_item_id = ANY($1::uuid[]) OR item_id = ANY($1::uuid[]))""",
+        item_ids,
+        profile,
+    )
+    return {str(r["item_id"]): None if r["context_item_id"] is None else str(r["context_item_id"]) for r in rows}

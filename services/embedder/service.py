@@ -5,7 +5,11 @@ fails (``engram.pipeline.batches``).
 
 An item deleted (moved to the trash) before its vector is stored is an expected outcome, not a failure: the
 event is recorded as handled in the inbox, nothing is stored, and it is acknowledged. A restore announces
-``memory.restored``, which embeds the item again if its vector did not come back with it."""
+``memory.restored``, which embeds the item again if its vector did not come back with it.
+
+With context passages (docs/adr/0009-context-passages.md) an item with a predecessor is embedded with it; when
+a memory is deleted, expires or has its visibility changed (``recheck``), the items whose vector was built with
+it, and the memory itself, get their predecessor chosen again and are embedded again where it changed."""
 
 from __future__ import annotations
 
@@ -35,6 +39,7 @@ from engram.telemetry.metrics import EMBED_BATCH, EMBED_LATENCY, SEARCHABLE_LAG
 log = logging.getLogger(__name__)
 
 CONSUMER = "embedder"
+RECHECK_CONSUMER = "embedder_context"  # the inbox name of the durables that take memory.deleted/expired/updated
 
 
 @dataclass(frozen=True)
@@ -50,6 +55,8 @@ class Embedded:
 
 # An event's item to embed, with its predecessor when it has one.
 Todo = tuple[Event, MemoryItem, embeddings.Predecessor | None]
+# The items an event makes embed again, each with its predecessor now (None: its own text alone).
+Again = list[tuple[MemoryItem, embeddings.Predecessor | None]]
 
 
 class EmbedderService:
@@ -140,6 +147,81 @@ class EmbedderService:
                 return None  # a restored item came back with its vector
             return event, item, (await self._contexts(conn, [item])).get(str(item.id))
 
+    async def recheck(self, events: list[Event]) -> dict[str, Exception]:
+        """For a batch of memory.deleted, memory.expired and memory.updated events: embed again each item whose
+        vector was built with the event's memory as its predecessor (and, for an update, the memory itself) if
+        its predecessor, chosen again, is another one now (or none), in one provider call; store them with the
+        event's inbox row (``RECHECK_CONSUMER``), the stores of a tenant in one transaction. No stage and no
+        memory.embedded: what each memory says by itself has not changed. Returns the events that failed."""
+        failures: dict[str, Exception] = {}
+        jobs: list[tuple[Event, Again]] = []
+        for tenant_id, group in by_tenant([(event, None) for event in events]).items():
+            try:
+                jobs += await self._stale(tenant_id, [event for event, _ in group])
+            except Exception as exc:
+                failures |= {event.id: exc for event, _ in group}
+        flat = [one for _, todo in jobs for one in todo]
+        try:
+            embedded = await self._embed(flat) if flat else []
+        except Exception as exc:
+            return failures | {event.id: exc for event, _ in jobs}
+        stored: list[tuple[Event, list[Embedded]]] = []
+        for event, todo in jobs:
+            stored.append((event, embedded[: len(todo)]))
+            embedded = embedded[len(todo) :]
+        return failures | await apply_per_tenant(self._pool, RECHECK_CONSUMER, stored, self._store_again)
+
+    async def _stale(self, tenant_id: str, events: list[Event]) -> list[tuple[Event, Again]]:
+        """Each event of the tenant not handled before, with the items to embed again and their predecessor now,
+        in one transaction (an item named by two events goes with the first)."""
+        async with tenant_tx(self._pool, tenant_id) as conn:
+            handled = await inbox.seen_among(conn, RECHECK_CONSUMER, [event.id for event in events])
+            fresh = [event for event in events if event.id not in handled and _may_change_contexts(event)]
+            quiet: list[tuple[Event, Again]] = [
+                (event, []) for event in events if event.id not in handled and not _may_change_contexts(event)
+            ]
+            if not fresh:
+                return quiet
+            built = await embeddings.built_on(conn, [event.subject for event in fresh], self._provider.profile)
+            found = {str(item.id): item for item in await items.get_many(conn, list(built))}
+            now = await embeddings.predecessors(conn, list(found)) if self._settings.context_passages else {}
+        jobs = list(quiet)
+        taken: set[str] = set()
+        for event in fresh:
+            todo: Again = []
+            for item_id, context in built.items():
+                named = context == event.subject or item_id == event.subject
+                chosen = now.get(item_id)
+                if named and item_id in found and item_id not in taken and (chosen.id if chosen else None) != context:
+                    todo.append((found[item_id], chosen))
+                    taken.add(item_id)
+            jobs.append((event, todo))
+        return jobs
+
+    async def _store_again(
+        self, conn: asyncpg.Connection, writes: Writes, event: Event, embedded: list[Embedded]
+    ) -> None:
+        """Store the vectors of the items an event made embed again, in the caller's transaction (its inbox row
+        recorded); an item deleted meanwhile is skipped."""
+        for one in embedded:
+            stored = await embeddings.store_if_item(
+                conn,
+                event.tenant_id,
+                one.item.id,
+                self._provider.profile,
+                one.vector,
+                one.content,
+                one.context_item_id,
+            )
+            if stored:
+                log.info(
+                    "item %s embedded again with predecessor %s (%s)", one.item.id, one.context_item_id, event.type
+                )
+            elif one.context_item_id is not None and await items.get(conn, str(one.item.id)) is not None:
+                raise Unavailable(  # retried: its predecessor is chosen again
+                    f"the predecessor {one.context_item_id} of item {one.item.id} was deleted while it was embedded"
+                )
+
     async def _store(
         self, conn: asyncpg.Connection, writes: Writes, event: Event, embedded: Embedded
     ) -> Callable[[], None] | None:
@@ -187,6 +269,10 @@ class EmbedderService:
             return None
         return lambda: SEARCHABLE_LAG.observe(max((datetime.now(UTC) - item.created_at).total_seconds(), 0.0))
 
+    async def recheck_failed(self, event: Event, error: Exception) -> None:
+        """After the last attempt of a ``recheck``: logged (the items keep the vectors they had)."""
+        log.error("embedding again the items built on %s (%s) failed: %r", event.subject, event.type, error)
+
     async def _gone(self, conn: asyncpg.Connection, event: Event) -> None:
         """The event's item no longer exists: the event is handled (inbox row), nothing to embed."""
         if await inbox.claim(conn, CONSUMER, event.id, event.tenant_id):
@@ -195,3 +281,11 @@ class EmbedderService:
     async def mark_failed(self, event: Event, error: Exception) -> None:
         """After the last attempt: the status says failed, with the reason."""
         await changes.stage_failed(self._pool, event, PipelineStage.EMBEDDING, error)
+
+
+def _may_change_contexts(event: Event) -> bool:
+    """Whether the event can change which memory is an item's predecessor: a memory gone (deleted, expired), or
+    its visibility changed."""
+    if event.type == EventType.MEMORY_UPDATED.cloud_type:
+        return "visibility" in (event.data.get("changed") or [])
+    return True

@@ -16,10 +16,13 @@ from engram.db import embeddings, identity
 from engram.db.pool import tenant_tx
 from engram.domain.content import passage
 from engram.domain.models import CallerContext
+from engram.domain.patching import PatchValues
 from engram.embeddings.provider import EmbeddingProvider
 from services.conflicts.service import ConflictsService
 from services.embedder.service import EmbedderService
+from services.ingest.patch import PatchService
 from services.ingest.service import IngestService, RememberCommand
+from services.ingest.trash import TrashService
 from tests.support.keys import principal_with_key
 from tests.support.outbox import deliver
 
@@ -183,3 +186,86 @@ async def test_a_paraphrase_of_a_turn_in_the_middle_of_a_session_is_its_duplicat
     assert found is not None and found["type"] == "duplicate"
     # same content words (verdict 0.9) at the similarity of the two texts, not of the turn with the hike
     assert abs(found["score"] - 0.9 * float(own @ probe)) < 0.01
+
+
+async def test_deleting_a_predecessor_embeds_its_successor_again_and_redelivery_changes_nothing(
+    app_pool: asyncpg.Pool,
+    owner_pool: asyncpg.Pool,
+    settings: Settings,
+    tenant: CallerContext,
+    embedder: EmbeddingProvider,
+) -> None:
+    first = await _remember(app_pool, settings, tenant, "Which espresso beans do you buy?", source_session="chat-8")
+    second = await _remember(app_pool, settings, tenant, BEFORE, source_session="chat-8")
+    third = await _remember(app_pool, settings, tenant, TURN, source_session="chat-8")
+    service = EmbedderService(app_pool, settings, embedder)
+    await _embed(owner_pool, service, first, second, third)
+    profile = settings.embedding_profile
+    assert (await _rows(owner_pool, third))[profile][1] == second
+    await TrashService(app_pool, settings).delete(tenant, second, "")
+    assert await deliver(owner_pool, service.recheck, types=["memory.deleted"], subjects=[second]) == {}
+    rows = await _rows(owner_pool, third)
+    searched, context = rows[profile]
+    assert context == first  # the latest live turn before it now
+    assert float(searched @ await _one(embedder, BEFORE + "\n" + TURN)) < 0.99  # the deleted text is gone from it
+    assert float(searched @ await _one(embedder, "Which espresso beans do you buy?\n" + TURN)) >= 0.999
+    assert float(rows[embeddings.content_profile(profile)][0] @ await _one(embedder, TURN)) >= 0.999
+    async with owner_pool.acquire() as conn:
+        written = await conn.fetchval("SELECT created_at FROM memory_embeddings WHERE item_id = $1", third)
+    # delivered again: handled, nothing written
+    assert await deliver(owner_pool, service.recheck, types=["memory.deleted"], subjects=[second]) == {}
+    async with owner_pool.acquire() as conn:
+        assert await conn.fetchval("SELECT created_at FROM memory_embeddings WHERE item_id = $1", third) == written
+    # the first turn deleted too: the third is embedded alone, with one row
+    await TrashService(app_pool, settings).delete(tenant, first, "")
+    assert await deliver(owner_pool, service.recheck, types=["memory.deleted"], subjects=[first]) == {}
+    rows = await _rows(owner_pool, third)
+    assert list(rows) == [profile] and rows[profile][1] is None
+    assert float(rows[profile][0] @ await _one(embedder, TURN)) >= 0.999
+
+
+async def test_a_predecessor_made_private_is_no_longer_in_a_workspace_turn_after_it(
+    app_pool: asyncpg.Pool,
+    owner_pool: asyncpg.Pool,
+    settings: Settings,
+    tenant: CallerContext,
+    embedder: EmbeddingProvider,
+) -> None:
+    first = await _remember(app_pool, settings, tenant, BEFORE, source_session="chat-9")
+    second = await _remember(app_pool, settings, tenant, TURN, source_session="chat-9")
+    service = EmbedderService(app_pool, settings, embedder)
+    await _embed(owner_pool, service, first, second)
+    assert (await _rows(owner_pool, second))[settings.embedding_profile][1] == first
+    values = PatchValues(tags=[], importance=0.5, pinned=False, visibility="private", subject=None, valid_to=None)
+    await PatchService(app_pool, settings).patch(tenant, first, ["visibility"], values)
+    assert await deliver(owner_pool, service.recheck, types=["memory.updated"], subjects=[first]) == {}
+    rows = await _rows(owner_pool, second)
+    assert list(rows) == [settings.embedding_profile] and rows[settings.embedding_profile][1] is None
+    assert float(rows[settings.embedding_profile][0] @ await _one(embedder, TURN)) >= 0.999
+
+
+async def test_a_restored_turn_keeps_both_vectors_while_its_predecessor_lives_and_is_embedded_again_when_not(
+    app_pool: asyncpg.Pool,
+    owner_pool: asyncpg.Pool,
+    settings: Settings,
+    tenant: CallerContext,
+    embedder: EmbeddingProvider,
+) -> None:
+    first = await _remember(app_pool, settings, tenant, BEFORE, source_session="chat-10")
+    second = await _remember(app_pool, settings, tenant, TURN, source_session="chat-10")
+    service = EmbedderService(app_pool, settings, embedder)
+    await _embed(owner_pool, service, first, second)
+    before = await _rows(owner_pool, second)
+    trash = TrashService(app_pool, settings)
+    await trash.restore(tenant, await trash.delete(tenant, second, ""))
+    after = await _rows(owner_pool, second)
+    assert {p: c for p, (_, c) in after.items()} == {p: c for p, (_, c) in before.items()}
+    assert after[settings.embedding_profile][1] == first
+    # deleted, then its predecessor deleted (nothing of it to embed again meanwhile): restored without vectors
+    entry = await trash.delete(tenant, second, "")
+    await trash.delete(tenant, first, "")
+    await trash.restore(tenant, entry)
+    assert await _rows(owner_pool, second) == {}
+    assert await deliver(owner_pool, service.handle, types=["memory.restored"], subjects=[second]) == {}
+    rows = await _rows(owner_pool, second)
+    assert list(rows) == [settings.embedding_profile] and rows[settings.embedding_profile][1] is None
