@@ -18,6 +18,7 @@ from engram.domain.content import passage
 from engram.domain.models import CallerContext
 from engram.domain.patching import PatchValues
 from engram.embeddings.provider import EmbeddingProvider
+from services.classifier.service import ClassifierService
 from services.conflicts.service import ConflictsService
 from services.embedder.service import EmbedderService
 from services.ingest.patch import PatchService
@@ -269,3 +270,26 @@ async def test_a_restored_turn_keeps_both_vectors_while_its_predecessor_lives_an
     assert await deliver(owner_pool, service.handle, types=["memory.restored"], subjects=[second]) == {}
     rows = await _rows(owner_pool, second)
     assert list(rows) == [settings.embedding_profile] and rows[settings.embedding_profile][1] is None
+
+
+async def test_the_classifier_reads_what_the_turn_says_by_itself(
+    app_pool: asyncpg.Pool,
+    owner_pool: asyncpg.Pool,
+    settings: Settings,
+    tenant: CallerContext,
+    embedder: EmbeddingProvider,
+) -> None:
+    first = await _remember(app_pool, settings, tenant, BEFORE, source_session="chat-11")
+    turn = "I really prefer tea over coffee in the mornings."
+    second = await _remember(app_pool, settings, tenant, turn, source_session="chat-11")
+    colleague = await _colleague(app_pool, tenant, "colleague")
+    alone = await _remember(app_pool, settings, colleague, turn)
+    await _embed(owner_pool, EmbedderService(app_pool, settings, embedder), first, second, alone)
+    classifier = ClassifierService(app_pool, settings)
+    assert await deliver(owner_pool, classifier.handle, types=["memory.embedded"], subjects=[second, alone]) == {}
+    async with owner_pool.acquire() as conn:
+        rows = await conn.fetch(
+            "SELECT item_id, output FROM classification_receipts WHERE item_id = ANY($1::uuid[])", [second, alone]
+        )
+    outputs = {str(r["item_id"]): r["output"] for r in rows}
+    assert outputs[second] == outputs[alone]  # the same text, whatever came before it
