@@ -250,11 +250,15 @@ async def wait_embedded(database_url: str, item_ids: list[str]) -> None:
         await conn.close()
 
 
-async def vectors(database_url: str, item_ids: list[str]) -> dict[str, np.ndarray]:
+async def vectors(database_url: str, item_ids: list[str], profile: str) -> dict[str, np.ndarray]:
+    """The vectors recall searches (the profile's rows, not a memory's own under ``<profile>#content``)."""
     conn = await asyncpg.connect(database_url)
     try:
         rows = await conn.fetch(
-            "SELECT item_id, embedding::text AS v FROM memory_embeddings WHERE item_id = ANY($1::uuid[])", item_ids
+            "SELECT item_id, embedding::text AS v FROM memory_embeddings WHERE item_id = ANY($1::uuid[]) "
+            "AND profile = $2",
+            item_ids,
+            profile,
         )
     finally:
         await conn.close()
@@ -458,7 +462,7 @@ async def run(args: argparse.Namespace, url: str, key: str, database_url: str) -
         all_items = [t.item_id for c in conversations for t in c.turns]
         await wait_embedded(database_url, all_items)
         timings["ingest_and_embed_s"] = round(time.perf_counter() - started, 1)
-        stored = await vectors(database_url, all_items)
+        stored = await vectors(database_url, all_items, Settings().embedding_profile)
         if args.vectors:  # dev only: the stored turn vectors and the query vectors, for offline prototypes
             dev = [c for c in conversations if c.sample_id in DEV]
             query_vectors = [await provider.embed_query(str(q["question"])) for c in dev for q in c.questions]

@@ -159,6 +159,12 @@ class Settings(BaseSettings):
     embedding_model: str = "multilingual-e5-small"
     embedding_dimensions: int = 384
     embedding_batch_size: int = 32
+    context_passages: bool = Field(
+        default=True,
+        description="The embedder embeds a memory of a session for search together with the memory before it in "
+        "its session (same author, workspace and session; readable by whoever may read it), and keeps the vector "
+        "of its own text beside it for the classifier and conflicts; false: one vector of its own text.",
+    )
     embedding_timeout_s: float = 10.0
     embedding_input_mode: Literal["input_type", "prefix", "none"] = Field(
         default="input_type",

@@ -9,6 +9,7 @@ from typing import Any
 import asyncpg
 import numpy as np
 
+from engram.db.embeddings import content_profile
 from engram.db.items import ITEM_COLUMNS, NOT_EXPIRED, row_to_item, visible_to
 from engram.domain.models import ConflictRecord, MemoryItem
 
@@ -149,17 +150,20 @@ class Subject:
 
 
 async def subject(conn: asyncpg.Connection, consumer: str, event_id: str, item_id: str, profile: str) -> Subject:
-    """Whether ``consumer`` has handled ``event_id`` already, and (when it has not) the item and its vector under
-    ``profile``: ``inbox.seen``, ``items.get`` and ``embeddings.vector`` in one round trip."""
+    """Whether ``consumer`` has handled ``event_id`` already, and (when it has not) the item and the vector of
+    its own text under ``profile``: ``inbox.seen``, ``items.get`` and ``embeddings.content_vector`` in one round
+    trip."""
     row = await conn.fetchrow(
         f"""SELECT EXISTS (SELECT 1 FROM consumer_inbox WHERE consumer = $1 AND event_id = $2::uuid) AS handled,
-                   (SELECT embedding FROM memory_embeddings WHERE item_id = $3::uuid AND profile = $4) AS vector,
+                   (SELECT embedding FROM memory_embeddings WHERE item_id = $3::uuid AND profile IN ($4, $5)
+                    ORDER BY profile = $5 DESC LIMIT 1) AS vector,
                    i.id IS NOT NULL AS found, {", ".join(f"i.{c.strip()}" for c in ITEM_COLUMNS.split(","))}
             FROM (SELECT 1) one LEFT JOIN memory_items i ON i.id = $3::uuid""",
         consumer,
         event_id,
         item_id,
         profile,
+        content_profile(profile),
     )
     assert row is not None
     if row["handled"]:
@@ -182,20 +186,28 @@ async def nearest_live(
     """The live items nearest ``item`` by meaning in its scope: the same workspace, of any kind but
     ``excluded_kinds``, and the same author when either of the two is private. Nearest first, down to cosine
     similarity ``floor``. The kind is no filter: a contradiction is one whichever kinds its two memories were
-    given (docs/adr/0007-conflicts-compared-across-kinds.md)."""
+    given (docs/adr/0007-conflicts-compared-across-kinds.md).
+
+    ``vector`` is the vector of the item's own text (``subject``). The neighbours are found on ``profile``'s
+    index (the rows recall searches), and each similarity is that of the neighbour's own text: its row under
+    ``content_profile(profile)`` when it was embedded with its predecessor (docs/adr/0009-context-passages.md)."""
     dims = int(dimensions)
     await conn.execute("SET LOCAL hnsw.iterative_scan = 'strict_order'")
     rows = await conn.fetch(
-        f"""SELECT * FROM (
+        f"""SELECT near.*, coalesce(1 - (c.embedding::vector({dims}) <=> $1::vector({dims})), near.searched)
+                       AS similarity
+            FROM (
                 SELECT {", ".join(f"i.{c.strip()}" for c in ITEM_COLUMNS.split(","))},
-                       1 - (e.embedding::vector({dims}) <=> $1::vector({dims})) AS similarity
+                       1 - (e.embedding::vector({dims}) <=> $1::vector({dims})) AS searched
                 FROM memory_embeddings e JOIN memory_items i ON i.id = e.item_id
                 WHERE e.profile = $2 AND i.id <> $3 AND i.kind <> ALL($4::text[]) AND i.workspace_id = $5
                   AND i.invalidated_at IS NULL AND i.superseded_by IS NULL AND {NOT_EXPIRED}
                   AND i.review_status IN ('proposed', 'active', 'disputed')
                   AND ((i.visibility <> 'private' AND $7 <> 'private') OR i.principal_id = $6)
                 ORDER BY e.embedding::vector({dims}) <=> $1::vector({dims}) LIMIT $8) near
-            WHERE similarity >= $9 ORDER BY similarity DESC""",
+            LEFT JOIN memory_embeddings c ON c.item_id = near.id AND c.profile = $10
+            WHERE coalesce(1 - (c.embedding::vector({dims}) <=> $1::vector({dims})), near.searched) >= $9
+            ORDER BY similarity DESC""",
         vector,
         profile,
         item.id,
@@ -205,6 +217,7 @@ async def nearest_live(
         item.visibility,
         limit,
         floor,
+        content_profile(profile),
     )
     return [(row_to_item(r), float(r["similarity"])) for r in rows]
 

@@ -1,13 +1,56 @@
-"""Stored vectors, one row per (item, profile)."""
+"""Stored vectors, one row per (item, profile).
+
+With context passages (docs/adr/0009-context-passages.md) a memory of a session that has a predecessor (``PREDECESSOR``)
+holds two rows: under the configured profile the vector recall searches, of the predecessor's text and its own
+(``context_item_id`` names the predecessor), and under ``content_profile(profile)`` the vector of its own text.
+What compares one memory's own meaning reads ``content_vectors``; recall reads the profile's row."""
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from uuid import UUID
 
 import asyncpg
 import numpy as np
 
+from engram.db.items import NOT_EXPIRED
 from engram.db.violations import item_must_exist
+
+CONTENT_SUFFIX = "#content"
+
+# The predecessor of the memory ``s``: the latest live memory (not in the trash, not expired) of its tenant,
+# workspace, author and session, created strictly before it, readable by everyone who may read ``s`` (its
+# visibility the same as that of ``s`` or wider: private < workspace < tenant < public). A memory without a
+# session has none. The one place this rule is written; services/embedder/README.md describes it.
+PREDECESSOR = f"""
+    SELECT i.id, i.content FROM memory_items i
+    WHERE s.source_session IS NOT NULL AND i.tenant_id = s.tenant_id
+      AND i.workspace_id IS NOT DISTINCT FROM s.workspace_id AND i.principal_id = s.principal_id
+      AND i.source_session = s.source_session AND i.created_at < s.created_at AND i.id <> s.id AND {NOT_EXPIRED}
+      AND array_position(ARRAY['private', 'workspace', 'tenant', 'public'], i.visibility)
+          >= array_position(ARRAY['private', 'workspace', 'tenant', 'public'], s.visibility)
+    ORDER BY i.created_at DESC, i.id DESC LIMIT 1"""
+
+
+def content_profile(profile: str) -> str:
+    """Where a memory embedded with its predecessor keeps the vector of its own text."""
+    return profile + CONTENT_SUFFIX
+
+
+@dataclass(frozen=True)
+class Predecessor:
+    id: str
+    content: str
+
+
+async def predecessors(conn: asyncpg.Connection, item_ids: list[str]) -> dict[str, Predecessor]:
+    """The predecessor (``PREDECESSOR``) of each of ``item_ids`` that has one, in one statement."""
+    rows = await conn.fetch(
+        f"""SELECT s.id AS item_id, p.id, p.content FROM memory_items s
+            CROSS JOIN LATERAL ({PREDECESSOR}) p WHERE s.id = ANY($1::uuid[])""",
+        item_ids,
+    )
+    return {str(r["item_id"]): Predecessor(str(r["id"]), r["content"]) for r in rows}
 
 
 async def upsert(
@@ -26,22 +69,81 @@ async def upsert(
 
 
 async def store_if_item(
-    conn: asyncpg.Connection, tenant_id: str, item_id: UUID | str, profile: str, vector: np.ndarray
+    conn: asyncpg.Connection,
+    tenant_id: str,
+    item_id: UUID | str,
+    profile: str,
+    vector: np.ndarray,
+    content: np.ndarray | None = None,
+    context_item_id: str | None = None,
 ) -> bool:
     """``upsert`` when the item exists, holding it as ``items.hold`` does (a key-share lock: it cannot be deleted
-    before the transaction ends), in one statement; False (nothing stored) when it no longer exists."""
+    before the transaction ends), in one statement; False (nothing stored) when it no longer exists.
+
+    With ``context_item_id`` (the predecessor ``vector`` was built with), ``vector`` is stored only while that
+    item exists too, held the same way (so its deletion, and what that deletion re-embeds, comes after this
+    commit), and ``content`` (the item's own vector) under ``content_profile(profile)``; False when either is
+    gone. Without it, the item's row under ``content_profile(profile)``, if any, is deleted."""
+    if context_item_id is None:
+        return bool(
+            await conn.fetchval(
+                """WITH stored AS (
+                       INSERT INTO memory_embeddings (tenant_id, item_id, profile, embedding)
+                       SELECT $1, i.id, $3, $4 FROM memory_items i WHERE i.id = $2 FOR KEY SHARE
+                       ON CONFLICT (item_id, profile) DO UPDATE
+                           SET embedding = EXCLUDED.embedding, created_at = now(), context_item_id = NULL
+                       RETURNING item_id),
+                   dropped AS (DELETE FROM memory_embeddings WHERE item_id = (SELECT item_id FROM stored)
+                               AND profile = $5)
+                   SELECT true FROM stored""",
+                tenant_id,
+                item_id,
+                profile,
+                vector,
+                content_profile(profile),
+            )
+        )
+    assert content is not None, "a vector built with a predecessor comes with the item's own"
     return bool(
         await conn.fetchval(
-            """INSERT INTO memory_embeddings (tenant_id, item_id, profile, embedding)
-               SELECT $1, i.id, $3, $4 FROM memory_items i WHERE i.id = $2 FOR KEY SHARE
-               ON CONFLICT (item_id, profile) DO UPDATE SET embedding = EXCLUDED.embedding, created_at = now()
-               RETURNING true""",
+            """WITH held AS (SELECT i.id FROM memory_items i JOIN memory_items c ON c.id = $6
+                             WHERE i.id = $2 FOR KEY SHARE),
+                   stored AS (
+                       INSERT INTO memory_embeddings (tenant_id, item_id, profile, embedding, context_item_id)
+                       SELECT $1, id, p.profile, p.embedding, p.context FROM held,
+                           (VALUES ($3, $4::vector, $6::uuid), ($5, $7::vector, NULL)) p(profile, embedding, context)
+                       ON CONFLICT (item_id, profile) DO UPDATE SET embedding = EXCLUDED.embedding,
+                           created_at = now(), context_item_id = EXCLUDED.context_item_id
+                       RETURNING item_id)
+               SELECT true FROM stored LIMIT 1""",
             tenant_id,
             item_id,
             profile,
             vector,
+            content_profile(profile),
+            context_item_id,
+            content,
         )
     )
+
+
+async def content_vectors(conn: asyncpg.Connection, item_ids: list[str], profile: str) -> dict[str, np.ndarray]:
+    """What each of ``item_ids`` says by itself: its vector under ``content_profile(profile)`` when it has one
+    (it was embedded with its predecessor), else its vector under ``profile``; one statement."""
+    rows = await conn.fetch(
+        """SELECT DISTINCT ON (item_id) item_id, embedding FROM memory_embeddings
+           WHERE item_id = ANY($1::uuid[]) AND profile IN ($2, $3)
+           ORDER BY item_id, profile = $3 DESC""",
+        item_ids,
+        profile,
+        content_profile(profile),
+    )
+    return {str(r["item_id"]): np.asarray(r["embedding"].to_numpy(), dtype=np.float32) for r in rows}
+
+
+async def content_vector(conn: asyncpg.Connection, item_id: str, profile: str) -> np.ndarray | None:
+    """``content_vectors`` of one item (None when it has no vector yet)."""
+    return (await content_vectors(conn, [item_id], profile)).get(item_id)
 
 
 async def vectors(conn: asyncpg.Connection, item_ids: list[str], profile: str) -> dict[str, np.ndarray]:
@@ -73,3 +175,16 @@ async def having(conn: asyncpg.Connection, item_ids: list[str], profile: str) ->
         "SELECT item_id FROM memory_embeddings WHERE item_id = ANY($1::uuid[]) AND profile = $2", item_ids, profile
     )
     return {str(r["item_id"]) for r in rows}
+
+
+async def built_on(conn: asyncpg.Connection, item_ids: list[str], profile: str) -> dict[str, str | None]:
+    """The items whose vector under ``profile`` was built with one of ``item_ids`` as their predecessor, and
+    ``item_ids`` themselves when they have one: each with the predecessor its vector was built with (None: its
+    own text alone); one statement."""
+    rows = await conn.fetch(
+        """SELECT item_id, context_item_id FROM memory_embeddings
+           WHERE profile = $2 AND (context_item_id = ANY($1::uuid[]) OR item_id = ANY($1::uuid[]))""",
+        item_ids,
+        profile,
+    )
+    return {str(r["item_id"]): None if r["context_item_id"] is None else str(r["context_item_id"]) for r in rows}

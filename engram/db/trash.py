@@ -14,6 +14,7 @@ from typing import Any
 
 import asyncpg
 
+from engram.db.embeddings import CONTENT_SUFFIX
 from engram.db.items import ITEM_COLUMNS, row_to_item, visible_to
 from engram.db.pool import savepoint
 from engram.domain.models import MemoryItem
@@ -63,7 +64,8 @@ async def move(conn: asyncpg.Connection, item_id: str, reason: str, actor_id: st
         "embeddings": json.loads(
             await conn.fetchval(
                 "SELECT coalesce(jsonb_agg(jsonb_build_object('profile', profile, 'embedding', embedding::text, "
-                "'created_at', created_at)), '[]') FROM memory_embeddings WHERE item_id = $1",
+                "'created_at', created_at, 'context_item_id', context_item_id)), '[]') "
+                "FROM memory_embeddings WHERE item_id = $1",
                 item_id,
             )
         ),
@@ -167,15 +169,27 @@ async def restore(conn: asyncpg.Connection, entry_id: str, *, clear_expiry: bool
         ) from exc
     item_id = row["id"]
     restored = {"embeddings": 0, "edges": 0, "conflicts": 0, "predecessors": 0}
+    # A vector built with a predecessor (docs/adr/0009-context-passages.md) comes back only while that predecessor
+    # is live: one deleted meanwhile was not there to be re-embedded from, and its text must not stay searchable.
+    # The rows of the profile that lost it are left out (the item's own vector too), so the embedder embeds the
+    # item again on memory.restored.
+    gone = {
+        str(v["profile"])
+        for v in snapshot["embeddings"]
+        if v.get("context_item_id") and not await _exists(conn, str(v["context_item_id"]))
+    }
     for vector in snapshot["embeddings"]:
+        if str(vector["profile"]).split(CONTENT_SUFFIX)[0] in gone:
+            continue
         await conn.execute(
-            "INSERT INTO memory_embeddings (tenant_id, item_id, profile, embedding, created_at) "
-            "VALUES ($1, $2, $3, $4::text::vector, $5::text::timestamptz)",
+            "INSERT INTO memory_embeddings (tenant_id, item_id, profile, embedding, created_at, context_item_id) "
+            "VALUES ($1, $2, $3, $4::text::vector, $5::text::timestamptz, $6::uuid)",
             row["tenant_id"],
             item_id,
             vector["profile"],
             vector["embedding"],
             vector["created_at"],
+            vector.get("context_item_id"),
         )
         restored["embeddings"] += 1
     await _put_back(conn, "item_stages", snapshot["stages"], "true")

@@ -9,7 +9,14 @@ from __future__ import annotations
 from engram.domain.values import EventType
 
 DURABLES: dict[str, tuple[tuple[str, EventType], ...]] = {
-    "embedder": (("embedder", EventType.MEMORY_CREATED), ("embedder_restored", EventType.MEMORY_RESTORED)),
+    "embedder": (
+        ("embedder", EventType.MEMORY_CREATED),
+        ("embedder_restored", EventType.MEMORY_RESTORED),
+        # context passages: the items embedded with a memory deleted, expired or made narrower are embedded again
+        ("embedder_deleted", EventType.MEMORY_DELETED),
+        ("embedder_expired", EventType.MEMORY_EXPIRED),
+        ("embedder_updated", EventType.MEMORY_UPDATED),
+    ),
     "classifier": (("classifier", EventType.MEMORY_EMBEDDED),),  # memory.created before 2026-12-02
     "conflicts": (("conflicts", EventType.MEMORY_EMBEDDED),),
     "promotion": (

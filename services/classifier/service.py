@@ -138,7 +138,7 @@ class ClassifierService:
                 enabled = await kinds.enabled_kind_names(conn)
                 known = await kinds.effective_kinds(conn)
                 if self._settings.classifier_local_model and kind_model.stored_vectors_fit(self._settings):
-                    stored = await embeddings.vectors(conn, list(found), self._settings.embedding_profile)
+                    stored = await embeddings.content_vectors(conn, list(found), self._settings.embedding_profile)
             for event in fresh:
                 item = found.get(event.subject)
                 if item is None:  # deleted before it was classified: the event is handled
@@ -181,7 +181,7 @@ class ClassifierService:
             known = await kinds.effective_kinds(conn)
             stored = None
             if self._settings.classifier_local_model and kind_model.stored_vectors_fit(self._settings):
-                stored = await embeddings.vector(conn, event.subject, self._settings.embedding_profile)
+                stored = await embeddings.content_vector(conn, event.subject, self._settings.embedding_profile)
         usable = stored if kind_model.stored_vector_usable(stored) else None
         return _Read(event, item, rules, enabled, usable, known)
 

@@ -1,5 +1,6 @@
 """The embedder process: durable JetStream consumers of memory.created and memory.restored (an item restored
-from the trash before it was ever embedded)."""
+from the trash before it was ever embedded), and of memory.deleted, memory.expired and memory.updated (the items
+embedded with such a memory as their predecessor are embedded again)."""
 
 from __future__ import annotations
 
@@ -9,6 +10,7 @@ from collections.abc import Sequence
 import asyncpg
 
 from engram.config import Settings
+from engram.domain.values import EventType
 from engram.embeddings.model_threads import limit_model_threads
 from engram.embeddings.provider import create_provider
 from engram.events.consumer import ConsumerSpec
@@ -27,8 +29,11 @@ async def serve(settings: Settings, stop: asyncio.Event) -> None:
         return [
             Subscription(
                 ConsumerSpec(name=durable, event=event, batch_size=settings.embedding_batch_size),
-                service.handle,
-                service.mark_failed,
+                *(
+                    (service.handle, service.mark_failed)
+                    if event in (EventType.MEMORY_CREATED, EventType.MEMORY_RESTORED)
+                    else (service.recheck, service.recheck_failed)
+                ),
             )
             for durable, event in DURABLES["embedder"]
         ]

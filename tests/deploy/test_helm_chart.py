@@ -14,9 +14,9 @@ import helm_python
 import kubernetes_validate
 import pytest
 
+from engram.events.durables import DURABLES
 from services.classifier.service import CONSUMER as CLASSIFIER
 from services.conflicts.service import CONSUMER as CONFLICTS
-from services.embedder.service import CONSUMER as EMBEDDER
 from services.promotion.service import TRIGGERS
 from tests.support.helm_chart import (
     CHART,
@@ -354,7 +354,7 @@ def test_ha_values_run_three_replicas_of_everything_with_budgets_and_spread() ->
 def test_keda_watches_the_durable_consumers_the_services_declare() -> None:
     objects = rendered("ha")
     declared = {
-        "embedder": {EMBEDDER, f"{EMBEDDER}_restored"},
+        "embedder": {durable for durable, _ in DURABLES["embedder"]},
         "classifier": {CLASSIFIER},
         "conflicts": {CONFLICTS},
         "promotion": {durable for durable, _ in TRIGGERS},

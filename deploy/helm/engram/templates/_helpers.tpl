@@ -30,7 +30,7 @@ promotion: consumer
 
 {{/* The durable JetStream consumers of each consumer service (the services' app.py files and services/promotion/service.py). */}}
 {{- define "engram.durables" -}}
-embedder: [embedder, embedder_restored]
+embedder: [embedder, embedder_restored, embedder_deleted, embedder_expired, embedder_updated]
 classifier: [classifier]
 conflicts: [conflicts]
 promotion: [promotion_classified, promotion_conflicts, promotion_feedback, promotion_review]
