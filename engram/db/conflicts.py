@@ -173,6 +173,9 @@ async def subject(conn: asyncpg.Connection, consumer: str, event_id: str, item_i
     return Subject(False, item, vector)
 
 
+SEARCHED_PER_NEIGHBOUR = 4  # index rows read per neighbour kept (``nearest_live``)
+
+
 async def nearest_live(
     conn: asyncpg.Connection,
     item: MemoryItem,
@@ -190,7 +193,10 @@ async def nearest_live(
 
     ``vector`` is the vector of the item's own text (``subject``). The neighbours are found on ``profile``'s
     index (the rows recall searches), and each similarity is that of the neighbour's own text: its row under
-    ``content_profile(profile)`` when it was embedded with its predecessor (docs/adr/0009-context-passages.md)."""
+    ``content_profile(profile)`` when it was embedded with its predecessor (docs/adr/0009-context-passages.md).
+    Since the index ranks by the searched vectors and the answer by the own ones, ``SEARCHED_PER_NEIGHBOUR`` times
+    ``limit`` are read from the index and the ``limit`` nearest by their own text kept (the same ``limit`` as
+    before when no vector of the scope was built with a predecessor)."""
     dims = int(dimensions)
     await conn.execute("SET LOCAL hnsw.iterative_scan = 'strict_order'")
     rows = await conn.fetch(
@@ -204,10 +210,10 @@ async def nearest_live(
                   AND i.invalidated_at IS NULL AND i.superseded_by IS NULL AND {NOT_EXPIRED}
                   AND i.review_status IN ('proposed', 'active', 'disputed')
                   AND ((i.visibility <> 'private' AND $7 <> 'private') OR i.principal_id = $6)
-                ORDER BY e.embedding::vector({dims}) <=> $1::vector({dims}) LIMIT $8) near
+                ORDER BY e.embedding::vector({dims}) <=> $1::vector({dims}) LIMIT $8 * {SEARCHED_PER_NEIGHBOUR}) near
             LEFT JOIN memory_embeddings c ON c.item_id = near.id AND c.profile = $10
             WHERE coalesce(1 - (c.embedding::vector({dims}) <=> $1::vector({dims})), near.searched) >= $9
-            ORDER BY similarity DESC""",
+            ORDER BY similarity DESC LIMIT $8""",
         vector,
         profile,
         item.id,

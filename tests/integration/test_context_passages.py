@@ -293,3 +293,44 @@ async def test_the_classifier_reads_what_the_turn_says_by_itself(
         )
     outputs = {str(r["item_id"]): r["output"] for r in rows}
     assert outputs[second] == outputs[alone]  # the same text, whatever came before it
+
+
+async def test_a_duplicate_ranked_low_by_its_searched_vector_is_still_among_the_neighbours(
+    app_pool: asyncpg.Pool,
+    owner_pool: asyncpg.Pool,
+    settings: Settings,
+    tenant: CallerContext,
+    embedder: EmbeddingProvider,
+) -> None:
+    """The index ranks by the searched vectors: five memories nearer the paraphrase by those than the mid-session
+    turn (0.96–0.99 against 0.86, carrying the hike) once filled the five neighbours and hid the turn (0.998 by its
+    own text); the index is now read four times deeper and the nearest by their own texts kept."""
+    hike = (
+        "Yesterday my sister and I hiked for six hours in the Rocky Mountains near Denver; we saw elk, a frozen lake, "
+        "and a family of marmots, and we ate sandwiches at the top of the pass before the storm came in."
+    )
+    first = await _remember(app_pool, settings, tenant, hike, source_session="chat-6", kind="fact")
+    turn = "The team deploys the billing service every Thursday afternoon."
+    middle = await _remember(app_pool, settings, tenant, turn, source_session="chat-6", kind="fact")
+    colleague = await _colleague(app_pool, tenant, "colleague")
+    nearer = [
+        "The billing service is deployed by the platform team.",
+        "The team deploys the invoicing service every Thursday afternoon.",
+        "Billing service deploys happen on Thursday afternoons after the standup.",
+        "Our team ships the billing service each Thursday.",
+        "The team deploys the search service every Thursday afternoon.",
+    ]
+    others = [await _remember(app_pool, settings, colleague, text, kind="fact") for text in nearer]
+    paraphrase = await _remember(
+        app_pool, settings, colleague, "Every Thursday afternoon, the team deploys the billing service.", kind="fact"
+    )
+    await _embed(owner_pool, EmbedderService(app_pool, settings, embedder), first, middle, *others, paraphrase)
+    probe = (await _rows(owner_pool, paraphrase))[settings.embedding_profile][0]
+    searched = float((await _rows(owner_pool, middle))[settings.embedding_profile][0] @ probe)
+    nearer_by_search = [float((await _rows(owner_pool, o))[settings.embedding_profile][0] @ probe) for o in others]
+    assert min(nearer_by_search) > searched, (nearer_by_search, searched)
+    conflicts = ConflictsService(app_pool, settings, None)
+    assert await deliver(owner_pool, conflicts.handle, types=["memory.embedded"], subjects=[paraphrase]) == {}
+    async with owner_pool.acquire() as conn:
+        found = await conn.fetchval("SELECT type FROM conflicts WHERE item_a = $1 AND item_b = $2", middle, paraphrase)
+    assert found == "duplicate"
