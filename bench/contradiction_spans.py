@@ -79,19 +79,7 @@ PROTOTYPES = {
 }
 BINS = ((0.0, 0.85), (0.85, 0.90), (0.90, 0.94), (0.94, 1.01))  # the span cosine in bands: not monotone
 K = 10  # neighbours of the knn group
-CORE = (
-    "cosine",
-    "jaccard",
-    "only_existing",
-    "only_new",
-    "substitution",
-    "new_adds_only",
-    "length_ratio",
-    "numbers_differ",
-    "numbers_same",
-    "names_differ",
-    "negation_one_side",
-)
+CORE = WORD_FEATURES[: WORD_FEATURES.index("negation_one_side") + 1]  # the 11 that name no word list nor edit place
 VARIANTS = {
     "baseline": "words,rules",
     "spans": "words,rules,spans",
