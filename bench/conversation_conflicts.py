@@ -39,6 +39,7 @@ from pathlib import Path
 import numpy as np
 from passage_vectors import passages
 
+from engram.db.conflicts import SEARCHED_PER_NEIGHBOUR
 from engram.domain import conflict_rules
 
 NEIGHBOURS = 5  # services/conflicts/service.py
@@ -92,15 +93,20 @@ def replay(
     shown: list[str],
     kinds: str | None = None,
     rules_only: bool = False,
+    searched: np.ndarray | None = None,
 ) -> None:
     knows_sessions = "same_session" in inspect.signature(conflict_rules.outcome).parameters
     for i, new in enumerate(turns):
         if i == 0 or (kinds and new.kind in EPISODIC_KINDS):
             continue
         sims = vectors[:i] @ vectors[i]
+        order = np.argsort(-sims)
+        if searched is not None:  # the consumer with context passages: 4 × 5 read by the searched vectors
+            deep = np.argsort(-(searched[:i] @ vectors[i]))[: NEIGHBOURS * SEARCHED_PER_NEIGHBOUR]
+            order = deep[np.argsort(-sims[deep])]
         live = [
             j
-            for j in np.argsort(-sims)
+            for j in order
             if not turns[j].superseded
             and not (kinds and turns[j].kind in EPISODIC_KINDS)
             and not (kinds == "same" and turns[j].kind != new.kind)
@@ -143,6 +149,12 @@ def main() -> None:
     )
     parser.add_argument("--rules-only", action="store_true", help="the rules alone, without the learned judge")
     parser.add_argument(
+        "--context",
+        action="store_true",
+        help="candidates as the consumer finds them with context passages: from the searched vectors (each turn "
+        "after the first of its session embedded with the turn before it), compared by their own",
+    )
+    parser.add_argument(
         "--bare", action="store_true", help="store each turn's text without '<speaker>: ' (a chat stored unattributed)"
     )
     args = parser.parse_args()
@@ -152,6 +164,14 @@ def main() -> None:
     everything = [t for turns in conversations.values() for t in turns]
     started = time.monotonic()
     matrix = passages([t.content for t in everything])
+    searched = None
+    if args.context:
+        joined = [
+            (turns[i - 1].content + "\n" if i and turns[i - 1].session == t.session else "") + t.content
+            for turns in conversations.values()
+            for i, t in enumerate(turns)
+        ]
+        searched = passages(joined)
     embedded = time.monotonic() - started
     if args.kinds:
         classify_kinds(everything, matrix)
@@ -159,7 +179,8 @@ def main() -> None:
     shown: list[str] = []
     at = 0
     for turns in conversations.values():
-        replay(turns, matrix[at : at + len(turns)], args.floor, counts, shown, args.kinds, args.rules_only)
+        part = None if searched is None else searched[at : at + len(turns)]
+        replay(turns, matrix[at : at + len(turns)], args.floor, counts, shown, args.kinds, args.rules_only, part)
         at += len(turns)
     total = len(everything)
     report = {
@@ -172,6 +193,7 @@ def main() -> None:
         "contradiction_conflicts_by_rule": {k.split(" by ")[1]: v for k, v in sorted(counts.items()) if " by " in k},
         "outcomes": {k: v for k, v in sorted(counts.items()) if "→" in k},
         "content": "<text>" if args.bare else "<speaker>: <text>",
+        "context_passages": args.context,
         "learned_judge": not args.rules_only and hasattr(conflict_rules, "judge_with_learned"),
         "embedding_seconds": round(embedded, 1),
     }
