@@ -47,6 +47,7 @@ async def serve(writers: int, warmup: int) -> None:
 
     # bench/latency.py puts its own checkout first on sys.path: read only after this checkout's modules
     synthetic = importlib.import_module("latency").synthetic
+    cpu = importlib.import_module("write_floor").cpu
     home = Path(tempfile.mkdtemp(prefix="remember-ab-", dir="/tmp"))
     server = EmbeddedPostgres(home / "pgdata")
     try:
@@ -68,14 +69,7 @@ async def serve(writers: int, warmup: int) -> None:
         assert postmaster is not None
 
         def server_cpu() -> float:
-            total = 0.0
-            for part in [postmaster, *postmaster.children(recursive=True)]:
-                try:
-                    times = part.cpu_times()
-                except psutil.Error:
-                    continue
-                total += times.user + times.system
-            return total
+            return cpu(postmaster, children=True)
 
         serial = 0
 
