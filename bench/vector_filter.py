@@ -11,8 +11,9 @@ bulk loader (every tenant gets copies of the same synthetic texts with their own
 memories are as near to the queries as the measured tenant's: the hard case for a filtered index scan). The
 queries are bench/latency.py's, embedded with the configured model. Besides wall time it reports the
 server's CPU time per query (the backend's utime + stime from /proc: the stack must run on this machine),
-which a loaded machine disturbs far less. ``--before COMMIT`` also measures engram/db/search.py as it was at
-that commit, alternating with the current one. Prints the figures; writes nothing.
+which a loaded machine disturbs far less. ``--before COMMIT`` also measures engram/db/search.py (and the
+SQL helpers it takes from engram/db/items.py) as they were at that commit, alternating with the current ones.
+Prints the figures; writes nothing.
 """
 
 from __future__ import annotations
@@ -34,15 +35,26 @@ from typing import Any
 from latency import QUERIES, ROOT, Owner, create_tenants, development_owner, grow
 
 
-def _search_at(commit: str) -> ModuleType:
-    """engram/db/search.py as it was at ``commit``, as a module of its own."""
-    source = subprocess.run(
-        ["git", "show", f"{commit}:engram/db/search.py"], capture_output=True, text=True, check=True, cwd=ROOT
-    ).stdout
-    module = ModuleType(f"search_{commit}")
+def _module_at(commit: str, path: str) -> ModuleType:
+    """``path`` as it was at ``commit``, as a module of its own."""
+    source = subprocess.run(["git", "show", f"{commit}:{path}"], capture_output=True, text=True, check=True, cwd=ROOT)
+    module = ModuleType(f"{Path(path).stem}_{commit}")
     sys.modules[module.__name__] = module  # its dataclasses look their module up
-    exec(compile(source, f"search@{commit}", "exec"), module.__dict__)
+    exec(compile(source.stdout, f"{path}@{commit}", "exec"), module.__dict__)
     return module
+
+
+def _search_at(commit: str) -> ModuleType:
+    """engram/db/search.py as it was at ``commit``, with the SQL helpers it imports from engram/db/items.py
+    (``visible_to``, ``ACCEPTS_PUBLIC``…) as they were at that commit too."""
+    from engram.db import items
+
+    search = _module_at(commit, "engram/db/search.py")
+    old_items = _module_at(commit, "engram/db/items.py")
+    for name, value in list(search.__dict__.items()):
+        if getattr(items, name, None) is value and name in old_items.__dict__:
+            search.__dict__[name] = old_items.__dict__[name]
+    return search
 
 
 async def main_async(args: argparse.Namespace) -> None:

@@ -18,17 +18,19 @@ from engram.db.violations import item_must_exist
 
 CONTENT_SUFFIX = "#content"
 
-# The predecessor of the memory ``s``: the latest live memory (not in the trash, not expired) of its tenant,
-# workspace, author and session, created strictly before it, readable by everyone who may read ``s`` (its
+# Whether ``i`` may be the predecessor of the memory ``s``: a live memory (not in the trash, not expired) of its
+# tenant, workspace, author and session, created strictly before it, readable by everyone who may read ``s`` (its
 # visibility the same as that of ``s`` or wider: private < workspace < tenant < public). A memory without a
 # session has none. The one place this rule is written; services/embedder/README.md describes it.
-PREDECESSOR = f"""
-    SELECT i.id, i.content FROM memory_items i
-    WHERE s.source_session IS NOT NULL AND i.tenant_id = s.tenant_id
+QUALIFIES = f"""s.source_session IS NOT NULL AND i.tenant_id = s.tenant_id
       AND i.workspace_id IS NOT DISTINCT FROM s.workspace_id AND i.principal_id = s.principal_id
       AND i.source_session = s.source_session AND i.created_at < s.created_at AND i.id <> s.id AND {NOT_EXPIRED}
       AND array_position(ARRAY['private', 'workspace', 'tenant', 'public'], i.visibility)
-          >= array_position(ARRAY['private', 'workspace', 'tenant', 'public'], s.visibility)
+          >= array_position(ARRAY['private', 'workspace', 'tenant', 'public'], s.visibility)"""
+
+# The predecessor of the memory ``s``: the latest memory that ``QUALIFIES``.
+PREDECESSOR = f"""
+    SELECT i.id, i.content FROM memory_items i WHERE {QUALIFIES}
     ORDER BY i.created_at DESC, i.id DESC LIMIT 1"""
 
 
@@ -81,9 +83,11 @@ async def store_if_item(
     before the transaction ends), in one statement; False (nothing stored) when it no longer exists.
 
     With ``context_item_id`` (the predecessor ``vector`` was built with), ``vector`` is stored only while that
-    item exists too, held the same way (so its deletion, and what that deletion re-embeds, comes after this
-    commit), and ``content`` (the item's own vector) under ``content_profile(profile)``; False when either is
-    gone. Without it, the item's row under ``content_profile(profile)``, if any, is deleted."""
+    item still ``QUALIFIES`` as the item's predecessor, and held with a share lock: its deletion or update (a
+    visibility patch) waits for this commit, so what its event embeds again comes after it, and one committed
+    first is seen and nothing is stored. ``content`` (the item's own vector) goes under
+    ``content_profile(profile)``. False when either item is gone or the predecessor no longer qualifies. Without
+    ``context_item_id``, the item's row under ``content_profile(profile)``, if any, is deleted."""
     if context_item_id is None:
         return bool(
             await conn.fetchval(
@@ -106,8 +110,8 @@ async def store_if_item(
     assert content is not None, "a vector built with a predecessor comes with the item's own"
     return bool(
         await conn.fetchval(
-            """WITH held AS (SELECT i.id FROM memory_items i JOIN memory_items c ON c.id = $6
-                             WHERE i.id = $2 FOR KEY SHARE),
+            f"""WITH held AS (SELECT s.id FROM memory_items s JOIN memory_items i ON i.id = $6
+                              WHERE s.id = $2 AND {QUALIFIES} FOR KEY SHARE OF s FOR SHARE OF i),
                    stored AS (
                        INSERT INTO memory_embeddings (tenant_id, item_id, profile, embedding, context_item_id)
                        SELECT $1, id, p.profile, p.embedding, p.context FROM held,

@@ -70,13 +70,14 @@ def visible_to(viewer_param: str, alias: str = "i") -> str:
     """SQL that keeps the items the principal in ``viewer_param`` may read. RLS bounds the rows to the tenant's
     own and the public items of publishing tenants; of those: private → its author; workspace → members of its
     workspace; tenant and public → any principal of the tenant; another tenant's public item → only when the
-    calling tenant accepts public memories."""
+    calling tenant accepts public memories. The tenant is read once per statement (an InitPlan), not per row."""
     return (
         f"(({alias}.visibility IN ('tenant', 'public')"
         f" OR ({alias}.visibility = 'private' AND {alias}.principal_id = {viewer_param}::uuid)"
         f" OR ({alias}.visibility = 'workspace' AND EXISTS (SELECT 1 FROM workspace_members m"
         f" WHERE m.workspace_id = {alias}.workspace_id AND m.principal_id = {viewer_param}::uuid)))"
-        f" AND ({alias}.tenant_id = engram_current_tenant() OR ({alias}.visibility = 'public' AND {ACCEPTS_PUBLIC})))"
+        f" AND ({alias}.tenant_id = (SELECT engram_current_tenant())"
+        f" OR ({alias}.visibility = 'public' AND {ACCEPTS_PUBLIC})))"
     )
 
 

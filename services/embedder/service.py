@@ -219,7 +219,8 @@ class EmbedderService:
                 )
             elif one.context_item_id is not None and await items.get(conn, str(one.item.id)) is not None:
                 raise Unavailable(  # retried: its predecessor is chosen again
-                    f"the predecessor {one.context_item_id} of item {one.item.id} was deleted while it was embedded"
+                    f"the predecessor {one.context_item_id} of item {one.item.id} was deleted or changed"
+                    " while it was embedded"
                 )
 
     async def _store(
@@ -239,7 +240,8 @@ class EmbedderService:
         ):
             if embedded.context_item_id is not None and await items.get(conn, str(item.id)) is not None:
                 raise Unavailable(  # retried: the item is embedded again with its predecessor chosen again
-                    f"the predecessor {embedded.context_item_id} of item {item.id} was deleted while it was embedded"
+                    f"the predecessor {embedded.context_item_id} of item {item.id} was deleted or changed"
+                    " while it was embedded"
                 )
             log.info("item %s of event %s was deleted while it was embedded; nothing stored", item.id, event.id)
             return None

@@ -245,6 +245,56 @@ async def test_a_predecessor_made_private_is_no_longer_in_a_workspace_turn_after
     assert float(rows[settings.embedding_profile][0] @ await _one(embedder, TURN)) >= 0.999
 
 
+async def test_a_predecessor_made_private_while_its_successor_is_embedded_is_not_stored_with_it(
+    app_pool: asyncpg.Pool,
+    owner_pool: asyncpg.Pool,
+    settings: Settings,
+    tenant: CallerContext,
+    embedder: EmbeddingProvider,
+) -> None:
+    """The race of ADR 0009: the successor's vectors were built with its predecessor, then the predecessor's
+    visibility patch committed before they were stored — its text must not go into a vector readers of the
+    successor search by."""
+    first = await _remember(app_pool, settings, tenant, BEFORE, source_session="chat-12")
+    second = await _remember(app_pool, settings, tenant, TURN, source_session="chat-12")
+    service = EmbedderService(app_pool, settings, embedder)
+    await _embed(owner_pool, service, first)
+    joined, own = await _one(embedder, BEFORE + "\n" + TURN), await _one(embedder, TURN)
+    values = PatchValues(tags=[], importance=0.5, pinned=False, visibility="private", subject=None, valid_to=None)
+    await PatchService(app_pool, settings).patch(tenant, first, ["visibility"], values)
+    profile = settings.embedding_profile
+    async with tenant_tx(app_pool, str(tenant.tenant_id)) as conn:
+        assert not await embeddings.store_if_item(conn, str(tenant.tenant_id), second, profile, joined, own, first)
+    assert await _rows(owner_pool, second) == {}
+    await _embed(owner_pool, service, second)  # chosen again: none qualifies now
+    rows = await _rows(owner_pool, second)
+    assert list(rows) == [profile] and rows[profile][1] is None
+
+
+async def test_a_predecessor_held_by_a_successors_store_cannot_change_visibility_until_it_commits(
+    app_pool: asyncpg.Pool,
+    owner_pool: asyncpg.Pool,
+    settings: Settings,
+    tenant: CallerContext,
+    embedder: EmbeddingProvider,
+) -> None:
+    """The other order: the store comes first and holds the predecessor, so the patch (and the event that
+    embeds the successor again) comes after the successor's vectors are committed."""
+    first = await _remember(app_pool, settings, tenant, BEFORE, source_session="chat-13")
+    second = await _remember(app_pool, settings, tenant, TURN, source_session="chat-13")
+    joined, own = await _one(embedder, BEFORE + "\n" + TURN), await _one(embedder, TURN)
+    profile = settings.embedding_profile
+    async with tenant_tx(app_pool, str(tenant.tenant_id)) as conn:
+        assert await embeddings.store_if_item(conn, str(tenant.tenant_id), second, profile, joined, own, first)
+        async with owner_pool.acquire() as other:
+            await other.execute("SET lock_timeout = '300ms'")
+            with pytest.raises(asyncpg.LockNotAvailableError):
+                await other.execute("UPDATE memory_items SET visibility = 'private' WHERE id = $1", first)
+            # the successor itself is held by a key-share lock only: its own updates are not held back
+            await other.execute("UPDATE memory_items SET importance = importance WHERE id = $1", second)
+    assert (await _rows(owner_pool, second))[profile][1] == first
+
+
 async def test_a_restored_turn_keeps_both_vectors_while_its_predecessor_lives_and_is_embedded_again_when_not(
     app_pool: asyncpg.Pool,
     owner_pool: asyncpg.Pool,
