@@ -26,6 +26,9 @@ ITEM_COLUMNS = (
 )
 
 NOT_EXPIRED = "(i.expires_at IS NULL OR i.expires_at > now())"
+# The calling tenant, read once per statement (an InitPlan). ``engram_current_tenant()`` is STABLE SQL, inlined
+# as a setting lookup and a cast: compared row by row it is evaluated for every row (bench/visibility_filter.py).
+TENANT = "(SELECT engram_current_tenant())"
 
 
 @dataclass
@@ -76,7 +79,7 @@ def visible_to(viewer_param: str, alias: str = "i") -> str:
         f" OR ({alias}.visibility = 'private' AND {alias}.principal_id = {viewer_param}::uuid)"
         f" OR ({alias}.visibility = 'workspace' AND EXISTS (SELECT 1 FROM workspace_members m"
         f" WHERE m.workspace_id = {alias}.workspace_id AND m.principal_id = {viewer_param}::uuid)))"
-        f" AND ({alias}.tenant_id = (SELECT engram_current_tenant())"
+        f" AND ({alias}.tenant_id = {TENANT}"
         f" OR ({alias}.visibility = 'public' AND {ACCEPTS_PUBLIC})))"
     )
 

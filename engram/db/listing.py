@@ -12,12 +12,12 @@ from datetime import datetime
 
 import asyncpg
 
-from engram.db.items import row_to_item, visible_to
+from engram.db.items import TENANT, row_to_item, visible_to
 from engram.db.search import ITEM_COLUMNS_I, overlaps
 from engram.domain.models import MemoryItem
 from engram.domain.values import ItemSort, PipelineStage
 
-OWN = "i.tenant_id = engram_current_tenant()"
+OWN = f"i.tenant_id = {TENANT}"
 REPLACED = "(i.superseded_by IS NOT NULL OR i.review_status = 'superseded')"
 CURRENT = f"i.invalidated_at IS NULL AND NOT {REPLACED}"  # neither invalidated nor superseded
 

@@ -15,7 +15,7 @@ import asyncpg
 import numpy as np
 
 from engram.db.counts import CountCache
-from engram.db.items import ACCEPTS_PUBLIC, ITEM_COLUMNS, row_to_item, visible_to
+from engram.db.items import ACCEPTS_PUBLIC, ITEM_COLUMNS, TENANT, row_to_item, visible_to
 from engram.domain import scoring
 from engram.domain.models import MemoryItem
 
@@ -212,10 +212,10 @@ async def keyword(
                           lag(p.item_id) OVER (ORDER BY p.created_at DESC, p.item_id DESC) AS previous
                    FROM ({postings}) p) p
              JOIN memory_items i ON i.id = p.item_id
-             WHERE p.previous IS DISTINCT FROM p.item_id AND i.tenant_id = engram_current_tenant() AND {where}
+             WHERE p.previous IS DISTINCT FROM p.item_id AND i.tenant_id = {TENANT} AND {where}
              ORDER BY p.created_at DESC, p.item_id DESC LIMIT $4)""",
         f"""(SELECT i.id, i.created_at, {rank} AS rank FROM memory_items i
-             WHERE {ACCEPTS_PUBLIC} AND i.visibility = 'public' AND i.tenant_id <> engram_current_tenant()
+             WHERE {ACCEPTS_PUBLIC} AND i.visibility = 'public' AND i.tenant_id <> {TENANT}
                AND i.content_tsv @@ $2::tsquery AND {where}
              ORDER BY i.created_at DESC LIMIT $4)""",
     ]
@@ -226,7 +226,7 @@ async def keyword(
                     SELECT i.id, p.created_at, {rank} AS rank
                     FROM memory_terms p JOIN memory_items i ON i.id = p.item_id
                     WHERE p.tenant_id = engram_current_tenant() AND p.term = t.term {in_workspace}
-                      AND i.tenant_id = engram_current_tenant() AND {where}
+                      AND i.tenant_id = {TENANT} AND {where}
                     ORDER BY p.created_at DESC LIMIT {share_param}) s"""
         ]
         if share
@@ -285,8 +285,8 @@ async def term_rarities(
         memories = (
             "SELECT $3::bigint AS n"
             if saturated is not None
-            else """SELECT count(*) AS n FROM (SELECT 1 FROM memory_items i
-                    WHERE i.tenant_id = engram_current_tenant() LIMIT $2) s"""
+            else f"""SELECT count(*) AS n FROM (SELECT 1 FROM memory_items i
+                    WHERE i.tenant_id = {TENANT} LIMIT $2) s"""
         )
         rows = await conn.fetch(
             f"""SELECT t.term, d.df, n.n
@@ -404,7 +404,7 @@ async def startup(conn: asyncpg.Connection, filters: Filters, viewer: str, limit
     where = _where(filters, viewer, args)
     rows = await conn.fetch(
         f"""SELECT {ITEM_COLUMNS_I} FROM memory_items i
-            WHERE {where} AND i.review_status = 'active' AND i.tenant_id = engram_current_tenant()
+            WHERE {where} AND i.review_status = 'active' AND i.tenant_id = {TENANT}
             ORDER BY i.pinned DESC, i.importance DESC, i.created_at DESC
             LIMIT $1""",
         *args,
