@@ -25,6 +25,7 @@ import numpy as np
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from tests.support.conflicts_eval import (
+    BATCHES,
     CANDIDATE_MARGIN,
     FLOOR,
     VECTORS,
@@ -72,6 +73,13 @@ def embed_missing() -> None:
     print(f"{len(texts)} texts, {len(missing)} embedded now → {VECTORS}")
 
 
+def _batches(value: str) -> str:
+    """``--batch``: ``all``, or batch names of ``BATCHES`` joined by commas."""
+    if value != "all" and not set(value.split(",")) <= set(BATCHES):
+        raise argparse.ArgumentTypeError(f"not a batch: {value} (batches: {', '.join(BATCHES)}, or all)")
+    return value
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("command", nargs="?", default="score", choices=("score", "vectors"))
@@ -79,8 +87,8 @@ def main() -> None:
     parser.add_argument(
         "--batch",
         default="1",
-        choices=("1", "2", "3", "4", "5", "6", "7", "8", "1,2", "1,2,3", "1,2,3,4", "1,2,3,4,5", "1,2,3,4,5,6", "all"),
-        help="batch 1 (pairs.jsonl) to 7 (pairs-7.jsonl, held out), the tuning batches 1-6 (or 1-5, 1-4), or all",
+        type=_batches,
+        help=f"one batch ({', '.join(BATCHES)}: pairs.jsonl, pairs-2.jsonl…), several joined by commas, or all",
     )
     parser.add_argument("--floor", type=float, default=FLOOR, help="ENGRAM_CONFLICT_SIMILARITY_FLOOR")
     parser.add_argument("--show-all", action="store_true", help="print every pair's verdict")
