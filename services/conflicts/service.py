@@ -73,11 +73,12 @@ class Judged:
 @dataclass(frozen=True)
 class _Read:
     """What checking one event reads: its memory (None: gone), the vector of its own text, and the nearest live
-    neighbours with their similarity and own vectors."""
+    neighbours with their similarity and own vectors, all under the embedding ``profile``."""
 
     item: MemoryItem | None
     near: list[tuple[MemoryItem, float, np.ndarray]]
     vector: np.ndarray | None = None
+    profile: str = ""
 
 
 @dataclass
@@ -123,7 +124,7 @@ class ConflictsService:
                     if read is None:  # handled before
                         continue
                     found = (
-                        await self._judge_all(read.item, read.vector, read.near)
+                        await self._judge_all(read.item, read.vector, read.near, read.profile)
                         if read.item is not None
                         else _Judgements()
                     )
@@ -176,7 +177,7 @@ class ConflictsService:
                 self._settings.conflict_similarity_floor - CANDIDATE_MARGIN,
                 EPISODIC_KINDS,
             )
-        return _Read(item, near, vector)
+        return _Read(item, near, vector, profile)
 
     async def _write_quiet(
         self, conn: asyncpg.Connection, writes: Writes, event: Event, judged: tuple[int, _Judgements]
@@ -204,7 +205,11 @@ class ConflictsService:
         return any(changed for _, changed in applied)
 
     async def _judge_all(
-        self, item: MemoryItem, vector: np.ndarray | None, near: list[tuple[MemoryItem, float, np.ndarray]]
+        self,
+        item: MemoryItem,
+        vector: np.ndarray | None,
+        near: list[tuple[MemoryItem, float, np.ndarray]],
+        profile: str = "",
     ) -> _Judgements:
         """The verdicts on ``item`` (its own vector ``vector``) and each neighbour that has one, whether the model
         judge was unavailable for any pair (then those pairs were judged by the rules only), and where the rules
@@ -212,7 +217,7 @@ class ConflictsService:
         found = _Judgements()
         for neighbour, similarity, own in near:
             work = conflict_rules.Work()
-            verdict, unavailable = await self._judge(item, neighbour, similarity, work, (vector, own))
+            verdict, unavailable = await self._judge(item, neighbour, similarity, work, (vector, own), profile)
             found.judge_unavailable = found.judge_unavailable or unavailable
             if verdict is not None:
                 found.judged.append(verdict)
@@ -228,6 +233,7 @@ class ConflictsService:
         similarity: float,
         work: conflict_rules.Work,
         vectors: tuple[np.ndarray | None, np.ndarray | None] = (None, None),
+        profile: str = "",
     ) -> tuple[Judged | None, bool]:
         """The verdict on the pair, oriented by age: the older memory is the existing one (a neighbour can be
         newer when both arrived in one batch); and whether the model judge was wanted but unavailable (the
@@ -245,7 +251,7 @@ class ConflictsService:
             work=work,
             learned=self._settings.conflict_learned_judge,
             vectors=own,
-            profile=self._settings.embedding_profile,
+            profile=profile or self._settings.embedding_profile,
         )
         if verdict is not None:
             detector = "learned" if verdict.rule == conflict_rules.LEARNED_RULE else f"rules:{verdict.rule}"
