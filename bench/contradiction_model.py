@@ -2,30 +2,36 @@
 bench/data/conflicts was written in its own sitting, so a batch the model (and the rules) never saw is the honest
 stand-in for "the next writer's pairs".
 
-    python bench/contradiction_model.py --folds --history [--features words,rules] [--target 0.95] [--pick pooled]
-    python bench/contradiction_model.py --fit-all OUT.json             # fit on batches 1-6, write the weights
+    python bench/contradiction_model.py --folds --history [--features words,rules,knntext] [--target 0.95]
+    python bench/contradiction_model.py --compare baseline,knntext [--forward-from 5]   # both, the same folds
+    python bench/contradiction_model.py --fit-all OUT.json --references OUT.npz   # fit on batches 1-8, write both
+    python bench/contradiction_model.py --cpu 300          # CPU per pair of the consumer's call, with and without
     python bench/contradiction_model.py --score-batch N --weights OUT.json --figures-only
 
-``--folds``: leave one batch out over batches 1-6 (fit on five, score the sixth) with today's rules, which
+``--folds``: leave one batch out over batches 1-8 (fit on seven, score the eighth) with today's rules, which
 were tuned on all of them, so the rules' figures (and the features made from their verdicts) are optimistic there.
-``--history``: forward folds without that optimism: batch k (2, 3, 4, 5, 6) judged by the rules as they were just
+``--history``: forward folds without that optimism: batch k (2 … 8) judged by the rules as they were just
 before its misses were first read (``HISTORY``, their engram package exported with git archive and run in a
-child process), the model fitted on batches 1..k-1 judged by those same rules.
+child process), the model fitted on batches 1..k-1 judged by those same rules. ``--compare``: both
+validations for several feature sets in one run, "rules OR model" only (forward folds from ``--forward-from``).
+``--references``: the labelled directions the ``knntext`` group reads (``conflict_rules/neighbours.py``), one
+per pair of batches 1-8 in file order; the shipped ``learned_references.npz`` is this file
+(tests/unit/test_learned_neighbours.py checks it).
 
-A pair is judged as ``tests/support/conflicts_eval.judge_pair`` judges it (the committed e5 passage vectors,
-candidates from cosine 0.80, ``conflict_rules.judge``, ``conflict_rules.outcome``). The model is an
-L2-regularised logistic regression (numpy, Newton steps) over feature groups: ``words`` (the cosine; shared and
-one-sided words, numbers and names that differ, negation and "no longer / now / also" words on one side, and
-how the word sequence is edited: spans replaced, inserted, deleted and where), ``rules`` (the rules' verdict,
-one-hot), and two that were tried and not kept: ``vectors`` (``|a-b|`` and ``a*b`` of the passage vectors) and
-``diff`` (the passage vectors of each side's one-sided words, embedded in-process). The model only sees
-candidates, as the consumer would hand it pairs. Decisions printed: the rules alone; the model alone (without
-the ``rules`` group); the model with it; and "rules flag it OR model probability >= threshold" (the one
-``--fit-all`` writes). The L2 strength and the threshold are chosen inside the training batches by leaving one
-of them out in turn (one batch: its two split halves); the threshold is the lowest that keeps the pooled
-precision of the decision >= ``--target`` there, never chosen on the batch scored (``--pick added``: the
-precision of the pairs the model adds to the rules' only; ``--pick each``: of each training batch apart; both tried
-and not kept, docs/benchmarks.md). Deterministic (no sampling).
+A pair is judged as ``tests/support/conflicts_eval.judge_pair`` judges it (the committed e5 passage vectors, candidates
+from cosine 0.80, ``conflict_rules.judge``, ``conflict_rules.outcome``). The model is an L2-regularised logistic
+regression (numpy, Newton steps) over feature groups: ``words`` (the cosine; shared and one-sided words, numbers and
+names that differ, negation and "no longer / now / also" words on one side, and how the word sequence is edited: spans
+replaced, inserted, deleted and where), ``rules`` (the rules' verdict, one-hot), ``knntext`` (the nearest labelled
+changes, ``neighbours.py``: a training row's neighbours never from its own batch, a scored row's from every training
+batch), and two that were tried and not kept: ``vectors`` (``|a-b|`` and ``a*b`` of the passage vectors) and ``diff``
+(the passage vectors of each side's one-sided words, embedded in-process). The model only sees candidates, as the
+consumer would hand it pairs. Decisions printed: the rules alone; the model alone (without the ``rules`` group); the
+model with it; and "rules flag it OR model probability >= threshold" (the one ``--fit-all`` writes). The L2 strength and
+the threshold are chosen inside the training batches by leaving one of them out in turn (one batch: its two split
+halves); the threshold is the lowest that keeps the pooled precision of the decision >= ``--target`` there, never chosen
+on the batch scored (``--pick added``: the precision of the pairs the model adds to the rules' only; ``--pick each``: of
+each training batch apart; both tried and not kept, docs/benchmarks.md). Deterministic (no sampling).
 
 Only the batches asked for are read, and only their texts' rows of vectors.npz are kept.
 """
@@ -48,7 +54,7 @@ import numpy as np
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from engram.domain import conflict_rules
-from engram.domain.conflict_rules import learned
+from engram.domain.conflict_rules import learned, neighbours
 from engram.domain.conflict_rules.learned import Model, word_features, words
 from tests.support.conflicts_eval import (
     AUTHORITY,
@@ -61,13 +67,21 @@ from tests.support.conflicts_eval import (
     judge_pair,
 )
 
-FIT_BATCHES = ("1", "2", "3", "4", "5", "6")
-FEATURES = "words,rules"  # the kept configuration (docs/benchmarks.md); "vectors" and "diff" were tried
+FIT_BATCHES = ("1", "2", "3", "4", "5", "6", "7", "8")
+FEATURES = "words,rules,knntext"  # the kept configuration (docs/benchmarks.md); "vectors" and "diff" were tried
+VARIANTS = {"baseline": "words,rules", "knntext": "words,rules,knntext"}
 # the rules as they were just before each batch's misses were first read (bench/data/conflicts/README.md,
 # docs/benchmarks.md): batch 2 at 263004e, batch 3 at dd0a806, batch 4 at 9f51c63, batch 5 at 9724d25,
-# batch 6 at 3eeb996 (the rules of b2bbd3c it was scored with once)
-HISTORY = {"2": "263004e", "3": "dd0a806", "4": "9f51c63", "5": "9724d25", "6": "3eeb996"}
+# batch 6 at 3eeb996 (the rules of b2bbd3c it was scored with once), batch 7 at c18e392 and batch 8 at d80515b (the
+# rules each was scored with once)
+HISTORY = {"2": "263004e", "3": "dd0a806", "4": "9f51c63", "5": "9724d25", "6": "3eeb996", "7": "c18e392",
+           "8": "d80515b"}  # fmt: skip
 LAMBDAS = (1.0, 10.0, 100.0, 1000.0)
+# the range the product judges within: each word feature's 0.1th to 99.9th percentile over the fitted rows, not
+# their extremes: seven long pairs of batches 7 and 8 (up to 22 and 27 words on one side only, against 10 and 13
+# in batches 1-6) widened the full range to LoCoMo's long chat statements, and the judge refitted on batches 1-8
+# opened 24-26 contradiction conflicts in 5,882 turns there instead of none (docs/benchmarks.md)
+RANGE_TRIM = 0.1
 NEWTON_STEPS = 30
 
 
@@ -80,7 +94,7 @@ class Row:
     pair: Pair
     batch: str
     judged: Judged
-    features: dict[str, np.ndarray]  # "words", "vectors"
+    features: dict[str, np.ndarray]  # "words", "rules", "vectors", "direction" (and "knntext", "diff")
 
 
 def load_batches(batches: tuple[str, ...]) -> tuple[list[Pair], list[str], dict[str, np.ndarray]]:
@@ -93,8 +107,9 @@ def load_batches(batches: tuple[str, ...]) -> tuple[list[Pair], list[str], dict[
                 names_of.append(b)
     wanted = {t for p in pairs for t in (p.existing, p.new)}
     with np.load(VECTORS, allow_pickle=False) as data:
-        index = [i for i, t in enumerate(data["texts"]) if str(t) in wanted]
-        texts = [str(data["texts"][i]) for i in index]
+        stored = [str(t) for t in data["texts"]]  # read once: each data[...] decompresses the array again
+        index = [i for i, t in enumerate(stored) if t in wanted]
+        texts = [stored[i] for i in index]
         matrix = data["vectors"][index].astype(np.float32)
     missing = wanted - set(texts)
     if missing:
@@ -109,7 +124,9 @@ def featurise(pairs: list[Pair], batch_of: list[str], vectors: dict[str, np.ndar
         a = vectors[pair.existing].astype(np.float64)
         b = vectors[pair.new].astype(np.float64)
         a, b = a / np.linalg.norm(a), b / np.linalg.norm(b)
-        rows.append(Row(pair, batch, judged, pair_features(pair, judged, a, b)))
+        towards = neighbours.direction(vectors[pair.existing], vectors[pair.new])
+        assert towards is not None, pair.id
+        rows.append(Row(pair, batch, judged, {**pair_features(pair, judged, a, b), "direction": towards}))
     return rows
 
 
@@ -141,6 +158,39 @@ def pair_features(pair: Pair, judged: Judged, a: np.ndarray, b: np.ndarray) -> d
         "rules": np.array(rule_features(judged)),
         "vectors": np.concatenate([np.abs(a - b), a * b]),
     }
+
+
+def reference_arrays(rows: list[Row]) -> dict[str, np.ndarray]:
+    """The arrays of ``learned_references.npz`` for ``rows`` (their directions as float16, labels, ids, batches)."""
+    directions = np.array([r.features["direction"] for r in rows])
+    return neighbours.build(directions, truth(rows) == 1, [r.pair.id for r in rows], [r.batch for r in rows])
+
+
+def labelled_directions(
+    pairs: list[Pair], batch_of: list[str], vectors: dict[str, np.ndarray]
+) -> dict[str, np.ndarray]:
+    """``reference_arrays`` straight from the pairs and their stored vectors (no rules run): what ``--references``
+    writes, the shipped ``learned_references.npz``."""
+    directions = np.array([neighbours.direction(vectors[p.existing], vectors[p.new]) for p in pairs])
+    labels = np.array([p.label == "contradiction" for p in pairs])
+    return neighbours.build(directions, labels, [p.id for p in pairs], batch_of)
+
+
+def with_neighbours(rows: list[Row], references: neighbours.References, own_batch_apart: bool) -> list[Row]:
+    """``rows`` with the ``knntext`` group against ``references`` (``own_batch_apart``: a row's own batch is never
+    its neighbour, as for the training rows; a scored row meets every reference)."""
+    out = []
+    for r in rows:
+        exclude = references.batches == r.batch if own_batch_apart else None
+        near = neighbours.nearest(r.features["direction"], references, exclude)
+        out.append(Row(r.pair, r.batch, r.judged, {**r.features, "knntext": np.array(near.row)}))
+    return out
+
+
+def neighboured(train: list[Row], test: list[Row]) -> tuple[list[Row], list[Row]]:
+    """A split's rows with the ``knntext`` group read from the training rows only."""
+    references = neighbours.from_arrays(reference_arrays(train))
+    return with_neighbours(train, references, True), with_neighbours(test, references, False)
 
 
 def design(rows: list[Row], features: str) -> np.ndarray:
@@ -250,7 +300,7 @@ def without_rules(features: str) -> str:
 
 
 def folds(rows: list[Row], features: str, target: float) -> None:
-    """Leave one batch out: fit on five of batches 1-6, score the sixth, with today's rules."""
+    """Leave one batch out: fit on the others of batches 1-8, score the one left, with today's rules."""
     print(f"leave one batch out, today's rules; features {features}, target precision {target} (inner folds)")
     evaluate([([r for r in rows if r.batch != held], [r for r in rows if r.batch == held]) for held in FIT_BATCHES],
              features, target)  # fmt: skip
@@ -260,14 +310,48 @@ def history(rows: list[Row], features: str, target: float) -> None:
     """Forward folds: batch k scored with the rules as they were before its misses were read (HISTORY), the
     model fitted on batches 1..k-1 judged by those same rules: what the next writer's batch meets."""
     print(f"forward folds, the rules of their day; features {features}, target precision {target} (inner folds)")
-    pairs_of = []
+    evaluate(forward_splits(rows, "2"), features, target)
+
+
+def forward_splits(rows: list[Row], first: str) -> list[tuple[list[Row], list[Row]]]:
+    """(batches 1..k-1, batch k) for each k from ``first`` in ``HISTORY``, judged by the rules of batch k's day."""
+    splits = []
     with tempfile.TemporaryDirectory(prefix="judgefit-rules-") as tmp:
         for held, commit in HISTORY.items():
-            chosen = [r for r in rows if r.batch <= held]
+            if int(held) < int(first):
+                continue
+            chosen = [r for r in rows if int(r.batch) <= int(held)]
             verdicts = rules_at(commit, Path(tmp), [(r.pair.existing, r.pair.new, r.judged.similarity) for r in chosen])
             rejudged = [_rejudged(r, label, flagged) for r, (label, flagged) in zip(chosen, verdicts, strict=True)]
-            pairs_of.append(([r for r in rejudged if r.batch < held], [r for r in rejudged if r.batch == held]))
-    evaluate(pairs_of, features, target)
+            splits.append(([r for r in rejudged if r.batch != held], [r for r in rejudged if r.batch == held]))
+    return splits
+
+
+def compare(splits: list[tuple[list[Row], list[Row]]], variants: list[str], target: float) -> None:
+    """The rules alone and "rules OR model" for each variant (``VARIANTS``), per held-out batch and pooled."""
+    decisions: dict[str, list[np.ndarray]] = {"rules": [], **{v: [] for v in variants}}
+    ys = []
+    print("| held out | rules | " + " | ".join(variants) + " |\n|" + "---|" * (len(variants) + 2))
+    for train, test in splits:
+        train, test = neighboured(train, test)
+        y = truth(test)
+        ys.append(y)
+        decisions["rules"].append(np.array([r.judged.flagged for r in test]))
+        cells = [_cell(decisions["rules"][-1], y)]
+        for name in variants:
+            features = VARIANTS[name]
+            model = choose(train, features, target, rules=True)
+            decisions[name].append(decide(test, model.probability(design(test, features)), model.threshold, True))
+            cells.append(_cell(decisions[name][-1], y) + f" (λ {model.lam:g}, t {model.threshold:.3f})")
+        print(f"| {test[0].batch} | " + " | ".join(cells) + " |")
+    y_all = np.concatenate(ys)
+    print("| **pooled** | " + " | ".join(_cell(np.concatenate(d), y_all, True) for d in decisions.values()) + " |")
+    sys.stdout.flush()
+
+
+def _cell(flagged: np.ndarray, y: np.ndarray, counts: bool = False) -> str:
+    precision, recall, tp, fp, fn = pr(flagged, y)
+    return f"{precision:.3f} / {recall:.3f}" + (f" ({tp}/{fp}/{fn})" if counts else "")
 
 
 JUDGE_AT = """
@@ -316,6 +400,8 @@ def evaluate(splits: list[tuple[list[Row], list[Row]]], features: str, target: f
     print("| held out | decision | precision | recall | F1 | tp / fp / fn | λ | threshold |")
     print("|---|---|---|---|---|---|---|---|")
     for train, test in splits:
+        if "knntext" in features:
+            train, test = neighboured(train, test)
         held = test[0].batch
         y = truth(test)
         both = choose(train, features, target, rules=True)
@@ -350,11 +436,38 @@ def cpu_per_pair(rows: list[Row], model: Model) -> tuple[float, float]:
     rules_ms = (time.process_time() - started) * 1000 / len(rows)
     started = time.process_time()
     for r in rows:
-        a, b = _VECTORS_CACHE[r.pair.existing].astype(np.float64), _VECTORS_CACHE[r.pair.new].astype(np.float64)
-        parts = pair_features(r.pair, r.judged, a, b)
-        model.probability(np.concatenate([parts[f] for f in model.features.split(",")])[None, :])
+        model.probability(design([r], model.features))
     model_ms = (time.process_time() - started) * 1000 / len(rows)
     return rules_ms, model_ms
+
+
+def consumer_cpu(rows: list[Row], pairs: int, rounds: int = 6) -> None:
+    """CPU-ms per candidate pair of the consumer's call (``judge_with_learned`` with the shipped weights and
+    references), with the two own vectors (the neighbour columns read) and without (their means), in alternating
+    rounds; and the neighbour look-up alone (``learned.nearest``). Process time, one thread."""
+    chosen = [r for r in rows if r.judged.candidate][:pairs]
+    vecs = [(_VECTORS_CACHE[r.pair.existing], _VECTORS_CACHE[r.pair.new]) for r in chosen]
+    learned.shipped(), neighbours.shipped()  # loaded once, as the consumer does on its first pair
+
+    def timed(call: object) -> float:
+        started = time.process_time()
+        for r, v in zip(chosen, vecs, strict=True):
+            call(r, v)  # type: ignore[operator]
+        return (time.process_time() - started) * 1000 / len(chosen)
+
+    calls = {
+        "with vectors": lambda r, v: conflict_rules.judge_with_learned(
+            r.pair.existing, r.pair.new, r.judged.similarity, floor=FLOOR, vectors=v),
+        "without": lambda r, v: conflict_rules.judge_with_learned(
+            r.pair.existing, r.pair.new, r.judged.similarity, floor=FLOOR),
+        "nearest alone": lambda r, v: learned.nearest(v),
+    }  # fmt: skip
+    times: dict[str, list[float]] = {name: [] for name in calls}
+    for _ in range(rounds):
+        for name, call in calls.items():
+            times[name].append(timed(call))
+    said = ", ".join(f"{name} {np.median(t):.3f} ms (min {min(t):.3f})" for name, t in times.items())
+    print(f"CPU per candidate pair over {len(chosen)} pairs, median of {rounds} alternating rounds: {said}")
 
 
 _VECTORS_CACHE: dict[str, np.ndarray] = {}
@@ -363,12 +476,16 @@ _VECTORS_CACHE: dict[str, np.ndarray] = {}
 def main() -> None:
     global PICK
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--folds", action="store_true", help="leave-one-batch-out over batches 1-6")
-    parser.add_argument("--features", default=FEATURES, help="comma list of words, rules, vectors")
+    parser.add_argument("--folds", action="store_true", help="leave-one-batch-out over batches 1-8")
+    parser.add_argument("--features", default=FEATURES, help="comma list of words, rules, knntext, vectors, diff")
     parser.add_argument("--history", action="store_true", help="forward folds with the rules of their day")
+    parser.add_argument("--compare", metavar="VARIANTS", help=f"forward folds and leave one out for {list(VARIANTS)}")
+    parser.add_argument("--forward-from", default="5", help="the first forward fold of --compare")
     parser.add_argument("--target", type=float, default=0.95, help="precision kept on the training batches")
     parser.add_argument("--pick", choices=PICKS, default=PICK, help="over what the threshold keeps --target")
-    parser.add_argument("--fit-all", metavar="OUT", help="fit on batches 1-6 and write the weights (JSON)")
+    parser.add_argument("--fit-all", metavar="OUT", help="fit on batches 1-8 and write the weights (JSON)")
+    parser.add_argument("--references", metavar="OUT", help="write the labelled directions of batches 1-8 (.npz)")
+    parser.add_argument("--cpu", type=int, default=0, metavar="PAIRS", help="CPU per pair of the consumer's call")
     parser.add_argument("--score-batch", metavar="N", help="score one batch with --weights")
     parser.add_argument("--weights", metavar="JSON")
     parser.add_argument("--figures-only", action="store_true", help="print figures, never a pair")
@@ -384,18 +501,34 @@ def main() -> None:
     rows = featurise(pairs, batch_of, vectors)
     if "diff" in args.features:
         add_difference(rows)
+    if args.compare:
+        variants = args.compare.split(",")
+        print(f"forward folds from batch {args.forward_from}, the rules of their day; target precision "
+              f"{args.target}; cells P / R of rules OR model, pooled (tp/fp/fn)")  # fmt: skip
+        compare(forward_splits(rows, args.forward_from), variants, args.target)
+        print(f"\nleave one batch out over {FIT_BATCHES[0]}-{FIT_BATCHES[-1]}, today's rules")
+        compare([([r for r in rows if r.batch != b], [r for r in rows if r.batch == b]) for b in FIT_BATCHES],
+                variants, args.target)  # fmt: skip
     if args.folds:
         folds(rows, args.features, args.target)
     if args.history:
         history(rows, args.features, args.target)
+    arrays = labelled_directions(pairs, batch_of, vectors)
+    assert all(np.array_equal(arrays[k], v) for k, v in reference_arrays(rows).items())
+    if args.references:
+        np.savez_compressed(args.references, **arrays)
+        print(f"wrote {args.references}: {arrays['directions'].shape[0]} labelled directions")
     if args.fit_all:
-        model = choose(rows, args.features, args.target, rules=True)
-        fitted = design(rows, "words")  # the range the product judges within (learned.Model.within)
-        model.low, model.high = fitted.min(axis=0), fitted.max(axis=0)
-        rules_ms, model_ms = cpu_per_pair(rows, model)
+        fitted = with_neighbours(rows, neighbours.from_arrays(arrays), own_batch_apart=True)
+        model = choose(fitted, args.features, args.target, rules=True)
+        words_group = design(fitted, "words")  # the range the product judges within (learned.Model.within)
+        model.low, model.high = np.percentile(words_group, [RANGE_TRIM, 100 - RANGE_TRIM], axis=0, method="nearest")
+        rules_ms, model_ms = cpu_per_pair(fitted, model)
         Path(args.fit_all).write_text(json.dumps(model.to_json()) + "\n")
         print(f"λ {model.lam:g}, threshold {model.threshold:.4f}; CPU per pair: rules {rules_ms:.2f} ms, "
               f"model {model_ms:.3f} ms; wrote {args.fit_all}")  # fmt: skip
+    if args.cpu:
+        consumer_cpu(rows, args.cpu)
 
 
 def score_batch(batch: str, model: Model) -> None:
@@ -404,6 +537,8 @@ def score_batch(batch: str, model: Model) -> None:
     rows = featurise(pairs, batch_of, vectors)
     if "diff" in model.features:
         add_difference(rows)
+    if "knntext" in model.features:  # every shipped reference (a fresh batch has none of its own among them)
+        rows = with_neighbours(rows, neighbours.shipped(), own_batch_apart=True)
     y = truth(rows)
     p = model.probability(design(rows, model.features))
     decisions = {

@@ -5,15 +5,15 @@ refinement suggestions and recorded duplicates.
     python bench/conversation_conflicts.py --data PATH/locomo10.json [--only conv-26 conv-30 …] [--show 10]
 
 Each turn becomes a memory as a new user would store it with ``remember``: kind ``fact``, one author (so one
-authority), one workspace per conversation, ``source_session`` ``<sample>:S<n>`` per session, in the order the
-turns were said, content ``<speaker>: <text>`` (as bench/locomo.py stores them; ``--bare``: the text alone). The
+authority), one workspace per conversation, ``source_session`` ``<sample>:S<n>`` per session, in the order the turns
+were said, content ``<speaker>: <text>`` (as bench/locomo.py stores them; ``--bare``: the text alone). The
 consumer's choices are replayed in this process rather than through a running stack: the same embedding model
-(passage vectors, via bench/passage_vectors.py), the consumer's neighbour rule (the 5 nearest live memories of
-the conversation at least ``floor - 0.05`` similar), ``conflict_rules.judge_with_learned`` (the rules, then the
-learned judge as the consumer runs it; ``--rules-only``: ``conflict_rules.judge`` alone, as with
-``ENGRAM_CONFLICT_LEARNED_JUDGE=false``) and ``conflict_rules.outcome`` of the code on the path. A superseded
-turn leaves the candidates, as it would. Run it against another checkout's rules with ``PYTHONPATH=<checkout>
-python bench/conversation_conflicts.py …`` (how the "before" figures were taken).
+(passage vectors, via bench/passage_vectors.py), the consumer's neighbour rule (the 5 nearest live memories of the
+conversation at least ``floor - 0.05`` similar), ``conflict_rules.judge_with_learned`` (the rules, then the learned
+judge as the consumer runs it, given both turns' own vectors; ``--rules-only``: ``conflict_rules.judge`` alone, as
+with ``ENGRAM_CONFLICT_LEARNED_JUDGE=false``) and ``conflict_rules.outcome`` of the code on the path. A superseded
+turn leaves the candidates, as it would. Run it against another checkout's rules with ``PYTHONPATH=<checkout> python
+bench/conversation_conflicts.py …`` (how the "before" figures were taken).
 
 ``--kinds same|across`` gives each turn the kind the classifier would (the local kind model on the same vectors;
 a kind only a writer may choose, singleton or review-gated, stays ``fact``), prints how many turns got each kind,
@@ -96,6 +96,10 @@ def replay(
     searched: np.ndarray | None = None,
 ) -> None:
     knows_sessions = "same_session" in inspect.signature(conflict_rules.outcome).parameters
+    knows_vectors = (
+        hasattr(conflict_rules, "judge_with_learned")
+        and "vectors" in inspect.signature(conflict_rules.judge_with_learned).parameters
+    )
     for i, new in enumerate(turns):
         if i == 0 or (kinds and new.kind in EPISODIC_KINDS):
             continue
@@ -119,7 +123,8 @@ def replay(
             if rules_only or not hasattr(conflict_rules, "judge_with_learned"):  # an older checkout: rules only
                 verdict = conflict_rules.judge(old.content, new.content, similarity, floor=floor)
             else:
-                verdict = conflict_rules.judge_with_learned(old.content, new.content, similarity, floor=floor)
+                own = {"vectors": (vectors[j], vectors[i])} if knows_vectors else {}  # as the consumer hands them
+                verdict = conflict_rules.judge_with_learned(old.content, new.content, similarity, floor=floor, **own)
             if verdict is None:
                 continue
             session = old.session == new.session

@@ -185,8 +185,9 @@ async def nearest_live(
     limit: int,
     floor: float,
     excluded_kinds: tuple[str, ...] = (),
-) -> list[tuple[MemoryItem, float]]:
-    """The live items nearest ``item`` by meaning in its scope: the same workspace, of any kind but
+) -> list[tuple[MemoryItem, float, np.ndarray]]:
+    """The live items nearest ``item`` by meaning in its scope, each with its similarity and the vector of its own
+    text (what the learned judge's nearest labelled changes read): the same workspace, of any kind but
     ``excluded_kinds``, and the same author when either of the two is private. Nearest first, down to cosine
     similarity ``floor``. The kind is no filter: a contradiction is one whichever kinds its two memories were
     given (docs/adr/0007-conflicts-compared-across-kinds.md).
@@ -200,11 +201,13 @@ async def nearest_live(
     dims = int(dimensions)
     await conn.execute("SET LOCAL hnsw.iterative_scan = 'strict_order'")
     rows = await conn.fetch(
-        f"""SELECT near.*, coalesce(1 - (c.embedding::vector({dims}) <=> $1::vector({dims})), near.searched)
-                       AS similarity
+        f"""SELECT {", ".join(f"near.{c.strip()}" for c in ITEM_COLUMNS.split(","))},
+                   coalesce(1 - (c.embedding::vector({dims}) <=> $1::vector({dims})), near.searched) AS similarity,
+                   coalesce(c.embedding, near.searched_vector) AS own_vector
             FROM (
                 SELECT {", ".join(f"i.{c.strip()}" for c in ITEM_COLUMNS.split(","))},
-                       1 - (e.embedding::vector({dims}) <=> $1::vector({dims})) AS searched
+                       1 - (e.embedding::vector({dims}) <=> $1::vector({dims})) AS searched,
+                       e.embedding AS searched_vector
                 FROM memory_embeddings e JOIN memory_items i ON i.id = e.item_id
                 WHERE e.profile = $2 AND i.id <> $3 AND i.kind <> ALL($4::text[]) AND i.workspace_id = $5
                   AND i.invalidated_at IS NULL AND i.superseded_by IS NULL AND {NOT_EXPIRED}
@@ -225,7 +228,9 @@ async def nearest_live(
         floor,
         content_profile(profile),
     )
-    return [(row_to_item(r), float(r["similarity"])) for r in rows]
+    return [
+        (row_to_item(r), float(r["similarity"]), np.asarray(r["own_vector"].to_numpy(), dtype=np.float32)) for r in rows
+    ]
 
 
 async def open_pairs(conn: asyncpg.Connection, item_id: str) -> list[tuple[str, str, str]]:

@@ -1,7 +1,8 @@
 """Conflict detection after embedding: compare a new memory with the nearest live memories of its scope, of any
 kind but the episodic ones (docs/adr/0007-conflicts-compared-across-kinds.md), label each pair by rules and the
-learned contradiction judge beside them (``conflict_rules.judge_with_learned``,
-docs/adr/0008-learned-contradiction-judge.md; ``conflict_learned_judge`` turns it off) (and, when configured, a
+learned contradiction judge beside them (``conflict_rules.judge_with_learned``, given both memories' own-text
+vectors for its nearest labelled changes, docs/adr/0008-learned-contradiction-judge.md; ``conflict_learned_judge``
+turns it off) (and, when configured, a
 language model whose invalid answer changes nothing), and act by authority
 (``engram.domain.conflict_rules.outcome``) — never a silent replacement.
 
@@ -25,6 +26,7 @@ import logging
 from dataclasses import dataclass, field
 
 import asyncpg
+import numpy as np
 
 from engram.config import Settings
 from engram.db import conflicts, inbox, items
@@ -70,10 +72,13 @@ class Judged:
 
 @dataclass(frozen=True)
 class _Read:
-    """What checking one event reads: its memory (None: gone) and the nearest live neighbours with similarity."""
+    """What checking one event reads: its memory (None: gone), the vector of its own text, and the nearest live
+    neighbours with their similarity and own vectors, all under the embedding ``profile``."""
 
     item: MemoryItem | None
-    near: list[tuple[MemoryItem, float]]
+    near: list[tuple[MemoryItem, float, np.ndarray]]
+    vector: np.ndarray | None = None
+    profile: str = ""
 
 
 @dataclass
@@ -118,7 +123,11 @@ class ConflictsService:
                     read = reads[event.id]
                     if read is None:  # handled before
                         continue
-                    found = await self._judge_all(read.item, read.near) if read.item is not None else _Judgements()
+                    found = (
+                        await self._judge_all(read.item, read.vector, read.near, read.profile)
+                        if read.item is not None
+                        else _Judgements()
+                    )
                     if not found.judged:
                         quiet.append((event, (len(read.near), found)))
                         continue
@@ -156,7 +165,7 @@ class ConflictsService:
         if first.handled:
             return None
         item, vector = first.item, first.vector
-        near: list[tuple[MemoryItem, float]] = []
+        near: list[tuple[MemoryItem, float, np.ndarray]] = []
         if item is not None and vector is not None and _live(item) and item.kind not in EPISODIC_KINDS:
             near = await conflicts.nearest_live(
                 conn,
@@ -168,7 +177,7 @@ class ConflictsService:
                 self._settings.conflict_similarity_floor - CANDIDATE_MARGIN,
                 EPISODIC_KINDS,
             )
-        return _Read(item, near)
+        return _Read(item, near, vector, profile)
 
     async def _write_quiet(
         self, conn: asyncpg.Connection, writes: Writes, event: Event, judged: tuple[int, _Judgements]
@@ -195,13 +204,20 @@ class ConflictsService:
         writes.stage(tenant_id=event.tenant_id, item_id=current.id, stage=STAGE, status=StageStatus.DONE, detail=detail)
         return any(changed for _, changed in applied)
 
-    async def _judge_all(self, item: MemoryItem, near: list[tuple[MemoryItem, float]]) -> _Judgements:
-        """The verdicts on ``item`` and each neighbour that has one, whether the model judge was unavailable for
-        any pair (then those pairs were judged by the rules only), and where the rules stopped at a bound."""
+    async def _judge_all(
+        self,
+        item: MemoryItem,
+        vector: np.ndarray | None,
+        near: list[tuple[MemoryItem, float, np.ndarray]],
+        profile: str = "",
+    ) -> _Judgements:
+        """The verdicts on ``item`` (its own vector ``vector``) and each neighbour that has one, whether the model
+        judge was unavailable for any pair (then those pairs were judged by the rules only), and where the rules
+        stopped at a bound."""
         found = _Judgements()
-        for neighbour, similarity in near:
+        for neighbour, similarity, own in near:
             work = conflict_rules.Work()
-            verdict, unavailable = await self._judge(item, neighbour, similarity, work)
+            verdict, unavailable = await self._judge(item, neighbour, similarity, work, (vector, own), profile)
             found.judge_unavailable = found.judge_unavailable or unavailable
             if verdict is not None:
                 found.judged.append(verdict)
@@ -211,13 +227,21 @@ class ConflictsService:
         return found
 
     async def _judge(
-        self, item: MemoryItem, neighbour: MemoryItem, similarity: float, work: conflict_rules.Work
+        self,
+        item: MemoryItem,
+        neighbour: MemoryItem,
+        similarity: float,
+        work: conflict_rules.Work,
+        vectors: tuple[np.ndarray | None, np.ndarray | None] = (None, None),
+        profile: str = "",
     ) -> tuple[Judged | None, bool]:
         """The verdict on the pair, oriented by age: the older memory is the existing one (a neighbour can be
         newer when both arrived in one batch); and whether the model judge was wanted but unavailable (the
         rules' answer stands). The rules and the learned judge run in a worker thread, the rules within
-        ``work``; the detector is ``rules:<rule>``, ``learned`` or ``llm:<model>``."""
+        ``work``, the judge given both own vectors (``vectors``: the item's, the neighbour's) and their profile;
+        the detector is ``rules:<rule>``, ``learned`` or ``llm:<model>``."""
         older, newer = (neighbour, item) if neighbour.created_at <= item.created_at else (item, neighbour)
+        own = vectors if older is item else vectors[::-1]
         verdict = await asyncio.to_thread(
             conflict_rules.judge_with_learned,
             older.content,
@@ -226,6 +250,8 @@ class ConflictsService:
             floor=self._settings.conflict_similarity_floor,
             work=work,
             learned=self._settings.conflict_learned_judge,
+            vectors=own,
+            profile=profile or self._settings.embedding_profile,
         )
         if verdict is not None:
             detector = "learned" if verdict.rule == conflict_rules.LEARNED_RULE else f"rules:{verdict.rule}"

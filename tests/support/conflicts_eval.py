@@ -1,8 +1,8 @@
 """Scoring contradiction detection on the labelled pairs of bench/data/conflicts the way the conflicts consumer
 judges a pair: the e5 passage vectors of both memories (committed in vectors.npz), the candidate floor
 (``conflict_similarity_floor`` less the consumer's margin), ``conflict_rules.judge_with_learned`` at the floor
-(the rules, then the learned judge) and ``conflict_rules.outcome`` (two memories of one author, not turns of
-one session). Used by
+(the rules, then the learned judge, given both texts' vectors) and ``conflict_rules.outcome`` (two memories of
+one author, not turns of one session). Used by
 bench/contradictions.py and by the floors in tests/unit/test_contradiction_quality.py."""
 
 from __future__ import annotations
@@ -11,11 +11,13 @@ import json
 import re
 from collections import Counter
 from dataclasses import dataclass, field
+from functools import lru_cache
 from pathlib import Path
 
 import numpy as np
 
 from engram.domain import conflict_rules
+from engram.domain.conflict_rules import neighbours
 
 PAIRS = Path(__file__).resolve().parents[2] / "bench" / "data" / "conflicts" / "pairs.jsonl"
 # the batches of labelled pairs, in the order they were written (bench/data/conflicts/README.md)
@@ -32,8 +34,8 @@ BATCHES = {
 }
 # batches 1, 2 and 3 are tuning data in full since 2026-12-02 evening, batch 4 since that night (all of it
 # ``test`` by its split field, but read while the rules were changed: bench/data/conflicts/README.md), batch 5 since
-# 2026-12-03, batch 6 since that day's second round
-TUNING = "1,2,3,4,5,6"
+# 2026-12-03, batch 6 since that day's second round, batches 7 and 8 (each scored once held out) since that evening
+TUNING = "1,2,3,4,5,6,7,8"
 VECTORS = PAIRS.parent / "vectors.npz"
 FLOOR = 0.85  # Settings.conflict_similarity_floor's default
 CANDIDATE_MARGIN = 0.05  # services/conflicts/service.py
@@ -125,13 +127,37 @@ def similarity(vectors: dict[str, np.ndarray], a: str, b: str) -> float:
     return float(x @ y / (np.linalg.norm(x) * np.linalg.norm(y)))
 
 
+@lru_cache(maxsize=16)
+def references_without(batch: str | None) -> neighbours.References:
+    """The shipped labelled directions but those of ``batch`` (all of them for None)."""
+    shipped = neighbours.shipped()
+    return shipped if batch is None else shipped.subset(shipped.batches != batch)
+
+
+def references_for(pair: Pair) -> neighbours.References:
+    """The references a labelled pair is judged against: all but its own batch's, as the judge's training rows
+    met them (a pair of a batch the references do not hold meets them all)."""
+    shipped = neighbours.shipped()
+    own = shipped.batches[shipped.ids == pair.id]
+    return references_without(str(own[0]) if len(own) else None)
+
+
 def judge_pair(pair: Pair, vectors: dict[str, np.ndarray], floor: float = FLOOR, *, learned: bool = True) -> Judged:
-    """The pair as the consumer judges it: the rules, then the learned judge (``learned=False``: the rules alone,
-    as with ``ENGRAM_CONFLICT_LEARNED_JUDGE=false``)."""
+    """The pair as the consumer judges it: the rules, then the learned judge with both texts' own passage vectors
+    (``learned=False``: the rules alone, as with ``ENGRAM_CONFLICT_LEARNED_JUDGE=false``); the nearest labelled
+    changes never from the pair's own batch (``references_for``)."""
     sim = similarity(vectors, pair.existing, pair.new)
     candidate = sim >= floor - CANDIDATE_MARGIN
     verdict = (
-        conflict_rules.judge_with_learned(pair.existing, pair.new, sim, floor=floor, learned=learned)
+        conflict_rules.judge_with_learned(
+            pair.existing,
+            pair.new,
+            sim,
+            floor=floor,
+            learned=learned,
+            vectors=(vectors[pair.existing], vectors[pair.new]),
+            references=references_for(pair) if learned else None,
+        )
         if candidate
         else None
     )

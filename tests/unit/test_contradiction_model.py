@@ -12,12 +12,13 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "bench"))
 
 import contradiction_model as cm
 
-from engram.domain.conflict_rules import learned
+from engram.domain.conflict_rules import learned, neighbours
 
 
 def _slice() -> list[cm.Row]:
     pairs, batch_of, vectors = cm.load_batches(("1",))
     rows = cm.featurise(pairs[::3], batch_of[::3], vectors)  # 80 pairs of both labels
+    rows = cm.with_neighbours(rows, neighbours.shipped(), own_batch_apart=True)  # neighbours from batches 2-8
     assert {r.pair.label for r in rows} == {"contradiction", "compatible"}
     return rows
 

@@ -37,8 +37,9 @@ words (``texts.align_abbreviations``).
 
 Anything else is None: unrelated, or compatible. ``judge_with_learned`` (``learned.py``) is what the conflicts
 consumer calls: ``judge``, then, when its verdict is not a contradiction, the learned judge, whose
-``learned_judge`` contradiction comes from a logistic regression over word features of two statements (weights
-shipped as ``learned_judge.json``, docs/adr/0008-learned-contradiction-judge.md). ``outcome`` turns a verdict
+``learned_judge`` contradiction comes from a logistic regression over word features of two statements and their
+nearest labelled changes (``neighbours.py``; weights shipped as ``learned_judge.json``, the labelled directions as
+``learned_references.npz``, docs/adr/0008-learned-contradiction-judge.md). ``outcome`` turns a verdict
 into an action by authority, and ``parse_llm_verdict`` reads an LLM judge's answer, refusing anything malformed.
 
 The rules are bounded (``work.py``): past ``MAX_ANALYSED_CHARS`` characters only the negation rule reads the

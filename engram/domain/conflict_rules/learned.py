@@ -1,21 +1,24 @@
 """The learned contradiction judge beside the rules (docs/adr/0008-learned-contradiction-judge.md).
 
-An L2-regularised logistic regression over 21 word and edit features of the two texts (with their e5 cosine)
-and the rules' verdict one-hot, fitted on the labelled pairs of bench/data/conflicts by
-``bench/contradiction_model.py --fit-all`` and shipped as package data (``learned_judge.json``: the columns'
-means and scales, the weights, the threshold). ``judge_with_learned`` is what the conflicts consumer and the
-scoring harness (tests/support/conflicts_eval.py) call: the rules' verdict when it is a contradiction;
-otherwise, when the model's probability is at least the threshold, a ``contradiction`` verdict of rule
-``learned_judge`` (whatever the rules said: none, duplicate or refinement — the decision measured on a fresh
-batch was "rules flag it OR probability ≥ threshold"), its score the probability, its explanation the
-probability and the features that pushed it most; else the rules' verdict.
+An L2-regularised logistic regression over 21 word and edit features of the two texts (with their e5 cosine), the rules'
+verdict one-hot and the nearest labelled changes (``neighbours.py``: of the ten labelled pairs whose vectors moved most
+alike, the share of contradictions, and the best cosine to a contradiction less the best to a compatible pair), fitted
+on the labelled pairs of bench/data/conflicts by ``bench/contradiction_model.py --fit-all`` and shipped as package data
+(``learned_judge.json``: the columns' means and scales, the weights, the threshold; ``learned_references.npz``: the
+labelled directions). Without the two texts' own passage vectors of the references' profile, the neighbour columns read
+their fitted means, adding nothing to the log-odds. ``judge_with_learned`` is what the conflicts consumer and the
+scoring harness (tests/support/conflicts_eval.py) call: the rules' verdict when it is a contradiction; otherwise, when
+the model's probability is at least the threshold, a ``contradiction`` verdict of rule ``learned_judge`` (whatever the
+rules said: none, duplicate or refinement — the decision measured on a fresh batch was "rules flag it OR probability ≥
+threshold"), its score the probability, its explanation the probability, the features that pushed it most and the
+nearest labelled changes; else the rules' verdict.
 
 The pairs handed over are candidates (cosine ≥ the conflict floor less the consumer's margin): the model was
 fitted and measured on those only. It judges only pairs like the ones it was fitted on (``in_domain``, and the
 words group within the range of the fitted rows, shipped with the weights): statements, not chat turns with
 their speaker, questions, exclamations or other turns that read as chat (``chat.py``), nor texts past
 ``MAX_WORDS`` words; and not a pair the rules left unjudged at one of their bounds. Pure: no I/O but reading
-the weights once.
+the weights and the references once.
 """
 
 from __future__ import annotations
@@ -30,6 +33,7 @@ from pathlib import Path
 
 import numpy as np
 
+from engram.domain.conflict_rules import neighbours
 from engram.domain.conflict_rules.chat import reads_as_chat
 from engram.domain.conflict_rules.rules import DEFAULT_FLOOR, judge
 from engram.domain.conflict_rules.verdicts import Verdict
@@ -38,7 +42,7 @@ from engram.domain.conflict_rules.work import Work
 
 WEIGHTS_PATH = Path(__file__).with_name("learned_judge.json")
 LEARNED_RULE = "learned_judge"
-FEATURES = "words,rules"  # the feature groups the shipped weights were fitted on
+FEATURES = "words,rules,knntext"  # the feature groups the shipped weights were fitted on
 MAX_WORDS = 60  # longer texts are left to the rules alone (the fitted texts have at most 15 words)
 REASONS = 3  # features named in an explanation
 
@@ -193,7 +197,8 @@ class Model:
             "features": self.features,
             "lambda": self.lam,
             "threshold": self.threshold,
-            "columns": {"words": list(WORD_FEATURES), "rules": [f"rules_{v}" for v in VERDICTS]},
+            "columns": {"words": list(WORD_FEATURES), "rules": [f"rules_{v}" for v in VERDICTS]}
+            | ({"knntext": list(neighbours.COLUMNS)} if "knntext" in self.features else {}),
             "mean": [round(float(v), 7) for v in self.mean],
             "scale": [round(float(v), 7) for v in self.scale],
             "weights": [round(float(v), 7) for v in self.weights],
@@ -216,7 +221,7 @@ def shipped() -> Model:
     """The weights shipped with the package, checked against the columns this module computes."""
     raw = json.loads(WEIGHTS_PATH.read_text())
     model = Model.from_json(raw)
-    columns = len(WORD_FEATURES) + len(VERDICTS)
+    columns = len(WORD_FEATURES) + len(VERDICTS) + len(neighbours.COLUMNS)
     if model.features != FEATURES or raw.get("columns", {}).get("words") != list(WORD_FEATURES):
         raise ValueError(f"{WEIGHTS_PATH.name}: fitted on other features ({model.features})")
     if not (len(model.mean) == len(model.scale) == len(model.weights) - 1 == columns):
@@ -224,17 +229,44 @@ def shipped() -> Model:
     return model
 
 
-def features(existing: str, new: str, similarity: float, rules: Verdict | None) -> np.ndarray:
-    """The row the shipped model reads: the words group, then the rules' verdict (a contradiction verdict of
-    the rules is one that opens a conflict)."""
+def features(
+    existing: str, new: str, similarity: float, rules: Verdict | None, near: neighbours.Nearest | None = None,
+    model: Model | None = None,
+) -> np.ndarray:  # fmt: skip
+    """The row ``model`` (the shipped one) reads: the words group, the rules' verdict (a contradiction verdict of
+    the rules is one that opens a conflict), then, when it was fitted on them, the nearest labelled changes
+    (their fitted means without ``near``)."""
+    model = shipped() if model is None else model
     label = rules.label if rules is not None else None
-    return np.array(word_features(existing, new, similarity) + rule_features(label, label == "contradiction"))
+    row = word_features(existing, new, similarity) + rule_features(label, label == "contradiction")
+    if "knntext" in model.features:
+        row += near.row if near is not None else [float(v) for v in model.mean[-len(neighbours.COLUMNS) :]]
+    return np.array(row)
 
 
-def probability(existing: str, new: str, similarity: float, rules: Verdict | None, model: Model | None = None) -> float:
+def nearest(
+    vectors: tuple[np.ndarray | None, np.ndarray | None] | None,
+    profile: str = neighbours.PROFILE,
+    references: neighbours.References | None = None,
+) -> neighbours.Nearest | None:
+    """The nearest labelled changes (among ``references``, the shipped ones) to the pair whose own passage vectors
+    (existing, new) are ``vectors``, or None without two usable vectors of the references' profile."""
+    if vectors is None:
+        return None
+    references = neighbours.shipped() if references is None else references
+    towards = neighbours.direction(*vectors) if profile == references.profile else None
+    if towards is None or towards.shape[0] != references.directions.shape[1]:
+        return None
+    return neighbours.nearest(towards, references)
+
+
+def probability(
+    existing: str, new: str, similarity: float, rules: Verdict | None, model: Model | None = None,
+    near: neighbours.Nearest | None = None,
+) -> float:  # fmt: skip
     """The shipped model's probability that ``new`` contradicts ``existing``."""
     model = shipped() if model is None else model
-    return float(model.probability(features(existing, new, similarity, rules)))
+    return float(model.probability(features(existing, new, similarity, rules, near, model)))
 
 
 def judge_with_learned(
@@ -246,9 +278,14 @@ def judge_with_learned(
     work: Work | None = None,
     learned: bool = True,
     model: Model | None = None,
+    vectors: tuple[np.ndarray | None, np.ndarray | None] | None = None,
+    profile: str = neighbours.PROFILE,
+    references: neighbours.References | None = None,
 ) -> Verdict | None:
     """The rules' verdict on a candidate pair (``judge``), or the learned judge's contradiction where the rules
-    saw none and the model's probability reaches its threshold (see the module docstring)."""
+    saw none and the model's probability reaches its threshold (see the module docstring). ``vectors``: the two
+    texts' own passage vectors (existing, new) under the embedding ``profile``, for the nearest labelled changes
+    among ``references`` (the shipped ones; the scoring harness leaves a labelled pair's own batch out)."""
     work = Work() if work is None else work
     verdict = judge(existing, new, similarity, floor=floor, work=work)
     if not learned or (verdict is not None and verdict.label == "contradiction") or work.gave_up is not None:
@@ -256,13 +293,14 @@ def judge_with_learned(
     if not in_domain(existing, new, similarity):
         return verdict
     model = shipped() if model is None else model
-    row = features(existing, new, similarity, verdict)
+    near = nearest(vectors, profile, references) if "knntext" in model.features else None
+    row = features(existing, new, similarity, verdict, near, model)
     if not model.within(row[: len(WORD_FEATURES)]):
         return verdict
     p = float(model.probability(row))
     if p < model.threshold:
         return verdict
-    return Verdict("contradiction", LEARNED_RULE, round(p, 3), explain(existing, new, row, p, model))
+    return Verdict("contradiction", LEARNED_RULE, round(p, 3), explain(existing, new, row, p, model, near))
 
 
 def in_domain(existing: str, new: str, similarity: float) -> bool:
@@ -286,12 +324,16 @@ def _content_stems(text: str) -> set[str]:
     return {stem(w) for w in words(text) if is_content(w)}
 
 
-def explain(existing: str, new: str, row: np.ndarray, p: float, model: Model) -> str:
-    """The probability and the word features that pushed it up most, said in words."""
+def explain(
+    existing: str, new: str, row: np.ndarray, p: float, model: Model, near: neighbours.Nearest | None = None
+) -> str:
+    """The probability, the word features that pushed it up most, said in words, and the nearest labelled
+    changes (how many of them are contradictions, the nearest few by id)."""
     share = model.contributions(row)[: len(WORD_FEATURES)]
     order = [int(i) for i in np.argsort(-share, kind="stable") if share[i] > 0][:REASONS]
     said = [_describe(WORD_FEATURES[i], float(row[i]), existing, new) for i in order]
-    return f"learned judge {p:.2f} (threshold {model.threshold:.2f}): " + ", ".join(said)
+    text = f"learned judge {p:.2f} (threshold {model.threshold:.2f}): " + ", ".join(said)
+    return text + (f"; {near.describe()}" if near is not None else "")
 
 
 def _quote(tokens: list[str]) -> str:
