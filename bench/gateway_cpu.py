@@ -7,6 +7,8 @@ loaded machine it is steadier than a whole stack's figure, because nothing waits
     python bench/gateway_cpu.py --requests 3000 --rounds 5                 # this checkout
     python bench/gateway_cpu.py --source /tmp/before --requests 3000       # another checkout's gateway
     python bench/gateway_cpu.py --ab /tmp/before . --requests 1000 --rounds 10   # both, rounds in turn
+    python bench/gateway_cpu.py --calls [--source /tmp/before]             # Python calls per request
+    py-spy record -r 500 --format raw -o P.txt -- python bench/gateway_cpu.py --route /v1/recall --rounds 1
 
 Each round times ``POST /v1/remember`` and ``POST /v1/recall`` (4 memories answered) with
 ``time.process_time``; the access log is written as ``engram up`` writes it (text), to /dev/null.
@@ -200,6 +202,25 @@ async def serve(app: Any, bodies: dict[str, bytes]) -> None:
         print(round((time.process_time() - started) / int(count) * 1000, 4), flush=True)
 
 
+async def calls(app: Any, bodies: dict[str, bytes], requests: int) -> dict[str, Any]:
+    """``--calls``: Python function calls per request (cProfile's count), a measure of the gateway's Python that,
+    unlike CPU time, does not move with the machine's load: for telling apart changes of a few percent."""
+    import cProfile
+    import pstats
+
+    result: dict[str, Any] = {}
+    for path, body in bodies.items():
+        for _ in range(200):
+            await one(app, path, body)
+        profile = cProfile.Profile()
+        profile.enable()
+        for _ in range(requests):
+            await one(app, path, body)
+        profile.disable()
+        result[path] = {"python_calls_per_request": round(pstats.Stats(profile).total_calls / requests, 1)}
+    return result
+
+
 def compare(sources: list[Path], requests: int, rounds: int) -> dict[str, Any]:
     """``--ab BEFORE AFTER``: both checkouts' gateways in two processes, their rounds taken in turn (never at
     the same time), so that a machine whose speed drifts (other work on its cores) weighs on both alike."""
@@ -241,6 +262,8 @@ def main() -> None:
     parser.add_argument("--ab", type=Path, nargs=2, metavar=("BEFORE", "AFTER"), help="two checkouts, in turn")
     parser.add_argument("--requests", type=int, default=3000, help="requests per round and route")
     parser.add_argument("--rounds", type=int, default=5)
+    parser.add_argument("--route", choices=("/v1/remember", "/v1/recall"), help="only this route (for a profiler)")
+    parser.add_argument("--calls", action="store_true", help="Python function calls per request, not CPU time")
     parser.add_argument("--serve", action="store_true", help=argparse.SUPPRESS)
     args = parser.parse_args()
     out = sys.stdout
@@ -250,11 +273,16 @@ def main() -> None:
         out.write(json.dumps({"ab": [str(p) for p in args.ab], "load_average": load, **result}, indent=1) + "\n")
         return
     app, bodies = build(args.source.resolve())
+    if args.route:
+        bodies = {args.route: bodies[args.route]}
     if args.serve:
         sys.stdout = out
         asyncio.run(serve(app, bodies))
         return
-    result = asyncio.run(run(app, bodies, args.requests, args.rounds))
+    if args.calls:
+        result = asyncio.run(calls(app, bodies, min(args.requests, 500)))
+    else:
+        result = asyncio.run(run(app, bodies, args.requests, args.rounds))
     load = [round(x, 1) for x in os.getloadavg()]
     out.write(json.dumps({"source": str(args.source), "load_average": load, **result}, indent=1) + "\n")
 

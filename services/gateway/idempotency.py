@@ -9,6 +9,7 @@ import json
 from typing import Annotated, Any
 
 from fastapi import Header, Response
+from pydantic import BaseModel
 
 from engram.domain.validation import validate_idempotency_key
 from engram.v1 import ingest_pb2
@@ -34,10 +35,13 @@ def fingerprint(body: Any) -> bytes:
 
 
 def idempotency(key: str | None, body: Any) -> ingest_pb2.IdempotencyKey | None:
-    """What ingest needs of the header (422 ``field: Idempotency-Key`` for a malformed one)."""
+    """What ingest needs of the header (422 ``field: Idempotency-Key`` for a malformed one). ``body`` is the
+    request body as JSON-ready data, or a pydantic model, dumped as JSON only when there is a key."""
     if key is None:
         return None
     validate_idempotency_key(key)
+    if isinstance(body, BaseModel):
+        body = body.model_dump(mode="json")
     return ingest_pb2.IdempotencyKey(key=key, request_hash=fingerprint(body))
 
 

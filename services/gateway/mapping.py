@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from datetime import datetime, timedelta
 from typing import Any
 
 from google.protobuf.json_format import MessageToDict
@@ -47,11 +48,22 @@ from services.gateway.answers import (
 )
 from services.gateway.problems import error_body
 
+_EPOCH = datetime(1970, 1, 1)
+_SECONDS = range(-62_135_596_800, 253_402_300_800)  # 0001-01-01 … 9999-12-31, the range protobuf allows
+
 
 def _time(message: Any, name: str) -> str | None:
+    """A Timestamp field as ISO 8601 UTC (``…Z``), exactly as ``ToDatetime().isoformat()`` writes it, without
+    protobuf's Python checks and rounding helpers for a valid one (an invalid one goes through them and raises)."""
     if not message.HasField(name):
         return None
-    return str(getattr(message, name).ToDatetime().isoformat()) + "Z"
+    stamp = getattr(message, name)
+    seconds, nanos = stamp.seconds, stamp.nanos
+    if seconds in _SECONDS and 0 <= nanos < 1_000_000_000:
+        moment = _EPOCH + timedelta(seconds=seconds, microseconds=nanos // 1000)
+    else:
+        moment = stamp.ToDatetime()
+    return moment.isoformat() + "Z"
 
 
 def _text(value: str) -> str | None:

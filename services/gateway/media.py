@@ -44,9 +44,8 @@ async def json_bodies(request: Request) -> None:
     missing. Every body the gateway reads is JSON (it has no form routes). A NUL character (U+0000) in a query
     parameter or anywhere in the body is refused naming where it is: PostgreSQL's text cannot hold it. So is a
     lone surrogate escape (``"\\ud800"``), which no UTF-8 text (protobuf's, PostgreSQL's) can hold."""
-    for name, value in request.query_params.multi_items():
-        if NUL in value or NUL in name:
-            raise ValidationFailed(NO_NUL.format(where=name), field=name)
+    if request.scope.get("query_string"):  # most requests have no query string: no QueryParams to build
+        _refuse_nul_in_query(request)
     if getattr(request.scope.get("route"), "body_field", None) is None or not await request.body():
         return
     content_type = request.headers.get("content-type", "")
@@ -69,6 +68,12 @@ async def json_bodies(request: Request) -> None:
             # a key holding the surrogate is named escaped: the answer itself must be UTF-8
             where = where.encode("utf-8", "backslashreplace").decode("utf-8") or "body"
             raise ValidationFailed(rule.format(where=where), field=where)
+
+
+def _refuse_nul_in_query(request: Request) -> None:
+    for name, value in request.query_params.multi_items():
+        if NUL in value or NUL in name:
+            raise ValidationFailed(NO_NUL.format(where=name), field=name)
 
 
 def _has_nul(text: str) -> bool:

@@ -716,3 +716,27 @@ def test_absent_optional_keys_stay_absent_not_null() -> None:
     explained = mapping.recall_answer(recall_pb2.RecallResponse(items=[REDIRECTED], mode="hybrid"), explain=True)
     body = json.loads(TypeAdapter(type(explained)).dump_json(explained))
     assert body["cut"] == [] and body["items"][0]["matched_via"] == C
+
+
+@pytest.mark.parametrize(
+    ("seconds", "nanos"),
+    [
+        (0, 0),
+        (1_790_000_000, 123_000_000),
+        (1_790_000_000, 999_999_999),  # microseconds rounded toward zero
+        (1_790_000_000, 1_500),
+        (-1, 999_999_000),  # before the epoch
+        (-62_135_596_800, 0),  # 0001-01-01, the least protobuf allows
+        (253_402_300_799, 999_999_999),  # 9999-12-31T23:59:59.999999
+    ],
+)
+def test_a_timestamp_is_written_as_protobufs_datetime_writes_it(seconds: int, nanos: int) -> None:
+    item = memory_pb2.MemoryItem(created_at=timestamp_pb2.Timestamp(seconds=seconds, nanos=nanos))
+    assert mapping._time(item, "created_at") == item.created_at.ToDatetime().isoformat() + "Z"
+
+
+@pytest.mark.parametrize(("seconds", "nanos"), [(-62_135_596_801, 0), (253_402_300_800, 0), (0, -1), (0, 10**9)])
+def test_an_invalid_timestamp_is_refused_as_protobuf_refuses_it(seconds: int, nanos: int) -> None:
+    item = memory_pb2.MemoryItem(created_at=timestamp_pb2.Timestamp(seconds=seconds, nanos=nanos))
+    with pytest.raises(ValueError, match="Timestamp is not valid"):
+        mapping._time(item, "created_at")

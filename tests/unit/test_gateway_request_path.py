@@ -104,6 +104,55 @@ def test_a_refused_key_is_refused_before_the_rate_limit(gateway: tuple[FastAPI, 
     assert authenticator.lookups == 2 and ingest.metadata == []
 
 
+def test_fastapis_own_telemetry_asks_no_provider_per_request(
+    gateway: tuple[FastAPI, Authenticator, Ingest], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """FastAPI 0.165's native OpenTelemetry is off (the gateway's spans are the instrumentation's): a request does
+    not ask the global providers whether they are configured."""
+    from opentelemetry import _logs, metrics, trace
+
+    app, _, _ = gateway
+    client = TestClient(app)
+    assert client.post("/v1/remember", json={"content": "x"}, headers=HEADERS).status_code == 201  # built
+    asked: list[str] = []
+    for module, name in (
+        (trace, "get_tracer_provider"),
+        (metrics, "get_meter_provider"),
+        (_logs, "get_logger_provider"),
+    ):
+        original = getattr(module, name)
+
+        def counted(*args: Any, _original: Any = original, _name: str = name) -> Any:
+            asked.append(_name)
+            return _original(*args)
+
+        monkeypatch.setattr(module, name, counted)
+    assert client.post("/v1/remember", json={"content": "x"}, headers=HEADERS).status_code == 201
+    assert asked == []
+
+
+def test_a_nul_in_a_query_parameter_is_refused_naming_it(gateway: tuple[FastAPI, Authenticator, Ingest]) -> None:
+    app, authenticator, _ = gateway
+    answer = TestClient(app).get("/v1/items", params={"tag": "x\x00"}, headers=HEADERS)
+    assert answer.status_code == 422 and answer.json()["field"] == "tag", answer.text
+    assert authenticator.lookups == 0  # refused before authentication, as a body with a NUL is
+
+
+def test_the_idempotency_fingerprint_is_the_bodys_json_and_made_only_with_a_key() -> None:
+    from services.gateway.idempotency import fingerprint, idempotency
+    from services.gateway.schemas import RememberBody
+
+    body = RememberBody(content="x", tags=["a"], metadata={"k": 1})
+    once = idempotency("key-1", body)
+    assert once is not None and once.request_hash == fingerprint(body.model_dump(mode="json"))
+
+    class Unreadable(RememberBody):
+        def model_dump(self, **options: Any) -> Any:
+            raise AssertionError("dumped without a key")
+
+    assert idempotency(None, Unreadable(content="x")) is None
+
+
 async def test_authenticated_reads_the_caller_the_request_already_has() -> None:
     ctx = CallerContext(tenant_id=TENANT, principal_id=PRINCIPAL, principal_type="agent")
     assert await authenticated(Request({"type": "http", "headers": [], CALLER: ctx})) is ctx

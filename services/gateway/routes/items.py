@@ -68,7 +68,7 @@ async def remember(
     """201 with the new item (``status: created``, or ``superseded`` when it replaced ``supersedes``), or 200
     with ``status: deduplicated`` and the first item when the same canonical content is already stored."""
     request = _remember_request(body, ds.settings)
-    once = idempotency(idempotency_key, body.model_dump(mode="json"))
+    once = idempotency(idempotency_key, body)
     if once is not None:
         request.idempotency.CopyFrom(once)
     # a plain remember is safe to repeat: a retry of one that committed but whose reply was lost finds the same

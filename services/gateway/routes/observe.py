@@ -43,7 +43,7 @@ async def observe(
         source_uri=body.source_uri or "",
         expires_at=timestamp(body.expires_at),
     )
-    once = idempotency(idempotency_key, body.model_dump(mode="json"))
+    once = idempotency(idempotency_key, body)
     if once is not None:
         request.idempotency.CopyFrom(once)
     reply = await ds.call(ds.ingest.Observe, request, ctx)
