@@ -7,12 +7,16 @@ each process's CPU per write, the rate and the latency, and optionally PostgreSQ
     cd bench && python remember_cpu.py --writes 400 --py-spy /tmp/pyspy/bin/py-spy --profile-dir /tmp/prof
     cd bench && python remember_cpu.py --source /tmp/before --env ENGRAM_POSSIBLE_SUPERSEDES_WINDOW=1
     cd bench && python remember_cpu.py --writes 400 --recalls 400            # + CPU per recall, 4 clients
+    cd bench && python remember_cpu.py --writes 400 --bulk 100000 --drain    # a 100k store; the pipeline's share
 
 ``--source DIR`` runs ``engram up`` from another checkout (an A/B against a commit: ``git worktree add DIR
-<commit>``; this script's own code measures both). ``--env KEY=VALUE`` passes a setting to every service.
-The pipeline consumers run as they do under ``engram up``; their CPU is printed apart from the acknowledged
-path (gateway, ingest — which also runs the outbox relay —, PostgreSQL, NATS). A profile slows what it
-samples: the CPU figures of a run with ``--py-spy`` are not comparable with one without.
+<commit>``; this script's own code measures both). ``--env KEY=VALUE`` passes a setting to every service. ``--bulk
+N`` loads N memories with their vectors (``latency.py``'s loader, which vacuums) before the warm-up; ``--drain``
+also reads every process's CPU once the pipeline has worked off the writes (the consumers lag behind 4 writers),
+and with ``--statements`` the pipeline's statements per batch. The pipeline consumers run as they do under
+``engram up``; their CPU is printed apart from the acknowledged path (gateway, ingest — which also runs the outbox
+relay —, PostgreSQL, NATS). A profile slows what it samples: the CPU figures of a run with ``--py-spy`` are not
+comparable with one without.
 """
 
 from __future__ import annotations
@@ -36,7 +40,15 @@ import httpx
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 
-from latency import launch, process_cpu, recall_load, remember_load, synthetic  # noqa: E402
+from latency import (  # noqa: E402
+    bulk_load,
+    launch,
+    process_cpu,
+    recall_load,
+    remember_load,
+    synthetic,
+    wait_pipeline_idle,
+)
 
 ACKNOWLEDGED = ("gateway", "ingest", "postgres", "nats")
 
@@ -104,9 +116,10 @@ def summarize_raw(path: Path, top: int) -> dict[str, Any]:
 async def statements_per(
     database_url: str, n: int, *, reset: bool, unit: str = "write", least: float = 0.25, total: bool = True
 ) -> list[dict[str, Any]]:
-    """Reset ``pg_stat_statements`` (``reset``), or read each statement's calls and execution ms per ``unit``
-    since the reset, the costliest first, leaving out statements called fewer than ``least`` times a ``unit``;
-    with ``total``, a last row counts every statement, however rare."""
+    """Reset ``pg_stat_statements`` (``reset``), or read each statement's calls, execution ms and shared blocks
+    (``[hit, read]``: found in PostgreSQL's buffers, read from outside them) per ``unit`` since the reset, the
+    costliest first, leaving out statements called fewer than ``least`` times a ``unit``; with ``total``, a last
+    row counts every statement, however rare."""
     import asyncpg
 
     conn = await asyncpg.connect(database_url)
@@ -116,7 +129,8 @@ async def statements_per(
             await conn.execute("SELECT pg_stat_statements_reset()")
             return []
         rows = await conn.fetch(
-            "SELECT query, calls, total_exec_time, rows FROM pg_stat_statements ORDER BY total_exec_time DESC"
+            "SELECT query, calls, total_exec_time, rows, shared_blks_hit, shared_blks_read FROM pg_stat_statements"
+            " ORDER BY total_exec_time DESC"
         )
     finally:
         await conn.close()
@@ -124,6 +138,7 @@ async def statements_per(
         {
             f"calls_per_{unit}": round(r["calls"] / n, 2),
             f"ms_per_{unit}": round(r["total_exec_time"] / n, 3),
+            f"blocks_per_{unit}": [round(r["shared_blks_hit"] / n, 1), round(r["shared_blks_read"] / n, 1)],
             "query": " ".join(r["query"].split())[:160],
         }
         for r in rows
@@ -138,11 +153,16 @@ async def statements_per(
 
 async def run(args: argparse.Namespace, url: str, key: str, root: int, home: Path) -> dict[str, Any]:
     headers = {"authorization": f"Bearer {key}"}
-    database_url = json.loads((home / "stack.json").read_text())["database_url"]
+    stack = json.loads((home / "stack.json").read_text())
+    database_url = stack["database_url"]
     result: dict[str, Any] = {}
+    if args.bulk:  # a large store first, vacuumed and analyzed (latency.py's loader, with the embeddings)
+        result["bulk_load_s"] = round(await bulk_load(database_url, args.bulk), 1)
     async with httpx.AsyncClient(base_url=url, timeout=60, headers=headers) as client:
         await remember_load(client, [f"warm-up {n}: {t}" for n, t in enumerate(synthetic(args.warmup, seed=3))], 4)
         await asyncio.sleep(args.settle_s)  # the pipeline works off the warm-up's memories
+        if args.drain:
+            await wait_pipeline_idle(database_url, stack["nats_url"])
         if args.statements:
             await statements_per(database_url, 1, reset=True)
         spies: list[tuple[str, subprocess.Popen[bytes], Path]] = []
@@ -166,8 +186,16 @@ async def run(args: argparse.Namespace, url: str, key: str, root: int, home: Pat
             spy.wait(timeout=60)
             if out.exists():
                 result[f"profile_{name}"] = summarize_raw(out, args.top)
+        if args.drain:  # the pipeline's whole work for these writes: every process's CPU until it is idle
+            result["drain_s"] = round(await wait_pipeline_idle(database_url, stack["nats_url"]), 1)
+            drained = process_cpu(root)
+            result["cpu_ms_per_write_drained"] = {
+                k: round((v - before.get(k, 0.0)) / args.writes * 1000, 2)
+                for k, v in sorted(drained.items(), key=lambda kv: -(kv[1] - before.get(kv[0], 0.0)))
+            }
         if args.statements:
-            result["statements"] = await statements_per(database_url, args.writes, reset=False)
+            least = 0.02 if args.drain else 0.25  # drained: the pipeline's statements per batch too
+            result["statements"] = await statements_per(database_url, args.writes, reset=False, least=least)
             result["statements_per_write"] = result["statements"].pop()["calls_per_write"]
         if args.recalls:  # after the writes: recalls at 4 clients over what was written, CPU per recall
             await asyncio.sleep(args.settle_s)
@@ -199,6 +227,10 @@ def main() -> None:
     parser.add_argument("--label", default="run", help="names the profile files and the printed result")
     parser.add_argument("--top", type=int, default=25, help="functions listed per profile")
     parser.add_argument("--out", type=Path, help="also write the result here (JSON)")
+    parser.add_argument("--bulk", type=int, default=0, help="memories bulk-loaded into the tenant before the warm-up")
+    parser.add_argument(
+        "--drain", action="store_true", help="after the writes, wait for the pipeline to go idle: its CPU per write too"
+    )
     parser.add_argument("--recalls", type=int, default=0, help="after the writes, this many recalls at 4 clients")
     parser.add_argument("--recall-mode", default="keyword", help="the recalls' mode (keyword: no query embedding)")
     args = parser.parse_args()

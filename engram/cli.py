@@ -48,7 +48,7 @@ def _with_database(settings: Settings, work: Callable[[str], Coroutine[Any, Any,
     from engram.runtime.postgres import EmbeddedPostgres
 
     with hold_home(home):
-        server = EmbeddedPostgres(home / "pgdata")
+        server = EmbeddedPostgres(home / "pgdata", shared_buffers=settings.postgres_shared_buffers)
         url = server.start()
         try:
             return asyncio.run(work(url))

@@ -105,6 +105,11 @@ class Settings(BaseSettings):
     database_url: str | None = Field(
         default=None, description="PostgreSQL URL (owner role). Unset: `engram up` runs an embedded server."
     )
+    postgres_shared_buffers: str = Field(
+        default="512MB",
+        description="shared_buffers of the embedded PostgreSQL: at 100k memories the write path's working set "
+        "(vector index, embeddings, keyword postings) outgrows PostgreSQL's 128MB default (docs/benchmarks.md).",
+    )
     nats_url: str | None = Field(default=None, description="NATS URL. Unset: `engram up` runs an embedded server.")
     nats_user: str | None = Field(default=None, description="NATS user name; with nats_password.")
     nats_password: str | None = Field(default=None, description="NATS password of nats_user.")

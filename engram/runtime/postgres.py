@@ -52,8 +52,9 @@ class EmbeddedPostgres(ForegroundServer):
     stop_signal = signal.SIGINT  # fast shutdown
     poll_interval_s = 0.02
 
-    def __init__(self, data_dir: Path, port: int | None = None) -> None:
+    def __init__(self, data_dir: Path, port: int | None = None, shared_buffers: str | None = None) -> None:
         self.data_dir = Path(data_dir).expanduser().resolve()
+        self.shared_buffers = shared_buffers  # None: PostgreSQL's default (128MB)
         self._port = port if port is not None else free_port(HOST)
         self._process: subprocess.Popen[bytes] | None = None
         self.system_user: str | None = SYSTEM_USER if os.geteuid() == 0 else None
@@ -76,7 +77,10 @@ class EmbeddedPostgres(ForegroundServer):
         socket_dir = str(self.data_dir) if len(str(socket_path)) < _SOCKET_PATH_MAX else ""
         argv = [str(bin_dir() / "postgres"), "-D", str(self.data_dir), "-h", HOST, "-p", str(self._port)]
         # autovacuum looks every 10 s (not 60): fresh statistics soon after a burst of writes
-        return PostgresCommand(argv=[*argv, "-k", socket_dir, "-c", "autovacuum_naptime=10"], user=self.system_user)
+        argv += ["-k", socket_dir, "-c", "autovacuum_naptime=10"]
+        if self.shared_buffers:
+            argv += ["-c", f"shared_buffers={self.shared_buffers}"]
+        return PostgresCommand(argv=argv, user=self.system_user)
 
     # -- preparation -------------------------------------------------------------------------------
 

@@ -116,7 +116,7 @@ async def _start(
     home = settings.home.expanduser().resolve()
     home.mkdir(parents=True, exist_ok=True)
     external_database = settings.database_url is not None
-    database_url = settings.database_url or await _start_postgres(supervisor, home)
+    database_url = settings.database_url or await _start_postgres(supervisor, home, settings.postgres_shared_buffers)
     nats_url = settings.nats_url or await _start_nats(supervisor, home)
     settings = settings.model_copy(update={"home": home, "database_url": database_url, "nats_url": nats_url})
 
@@ -161,13 +161,13 @@ async def _start(
         on_ready(url)
 
 
-async def _start_postgres(supervisor: Supervisor, home: Path) -> str:
+async def _start_postgres(supervisor: Supervisor, home: Path, shared_buffers: str) -> str:
     if os.geteuid() == 0 and home.is_relative_to("/root"):
         _say(
             f"warning: ENGRAM_HOME {home} is under /root; running as root, the embedded Postgres opens "
             "every parent directory of its data to other users (chmod o+rx)"
         )
-    postgres = EmbeddedPostgres(home / "pgdata")
+    postgres = EmbeddedPostgres(home / "pgdata", shared_buffers=shared_buffers)
     await asyncio.to_thread(postgres.prepare)
     cmd = postgres.command()
     await supervisor.start(

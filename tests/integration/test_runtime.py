@@ -216,7 +216,14 @@ async def test_run_stack_starts_supervises_and_stops_everything(
 ) -> None:
     home = tmp_path / "home"
     # fake migrations create no schema, so no development key can be issued: authentication off
-    settings = Settings(home=home, gateway_port=free_port(), database_url=None, nats_url=None, auth_enabled=False)
+    settings = Settings(
+        home=home,
+        gateway_port=free_port(),
+        database_url=None,
+        nats_url=None,
+        auth_enabled=False,
+        postgres_shared_buffers="200MB",
+    )
     stop = asyncio.Event()
     ready: list[str] = []
     stack = asyncio.create_task(run_stack(settings, ready.append, stop, command=fake_command, migrate=fake_migrate))
@@ -244,6 +251,7 @@ async def test_run_stack_starts_supervises_and_stops_everything(
     assert len(metrics) == 3 and "ENGRAM_METRICS_PORT" not in records["gateway"]["env"]
     assert all(r["env"]["ENGRAM_INGEST_ADDR"] == env["ENGRAM_INGEST_ADDR"] for r in records.values())
     assert await query(database_url, "SELECT extname FROM pg_extension WHERE extname = 'vector'") == "vector"
+    assert await query(database_url, "SHOW shared_buffers") == "200MB"  # ENGRAM_POSTGRES_SHARED_BUFFERS
 
     # Postgres is supervised too: SIGKILL it and it comes back on the same URL.
     old = postmaster_pid(home)
