@@ -122,7 +122,7 @@ def add_parsers(commands: Any) -> None:
     tail = event_verbs.add_parser(
         "tail", help="print events as JSON lines as they are published (an ephemeral consumer; Ctrl-C stops)"
     )
-    tail.add_argument("--since", help="start this far back (30s, 10m, 2h, 7d) or at an ISO 8601 time")
+    tail.add_argument("--since", help="start this far back (30s, 10m, 2h, 7d) or at an ISO 8601 time with an offset")
     tail.add_argument("--types", default="", help="comma-separated event types, e.g. memory.created,conflict.detected")
     tail.add_argument("--tenant", help="only this tenant's events (a UUID)")
     tail.add_argument("--count", type=int, help="stop after this many events")

@@ -144,7 +144,9 @@ class Tools:
         kinds: Kinds = None,
         tags: Tags = None,
         workspace_id: WorkspaceId = None,
-        as_of: Annotated[str | None, Field(description="An ISO 8601 time: what was believed then.")] = None,
+        as_of: Annotated[
+            str | None, Field(description="An ISO 8601 time with an offset (Z or ±HH:MM): what was believed then.")
+        ] = None,
     ) -> Result:
         """Recall the memories that matter for a task, best first, within the budgets.
 

@@ -6,8 +6,9 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Annotated, Any
 
-from pydantic import AfterValidator, AwareDatetime, BaseModel, ConfigDict, Field, field_validator, model_validator
+from pydantic import AfterValidator, BaseModel, ConfigDict, Field, field_validator, model_validator
 from pydantic.json_schema import SkipJsonSchema
+from pydantic_core import PydanticCustomError
 
 from engram.domain.values import (
     BulkAction,
@@ -29,18 +30,29 @@ INT32_MIN, INT32_MAX = -(2**31), 2**31 - 1
 service checks the range each field really allows); before, such a value failed building the request (a 500)."""
 
 
+NEEDS_OFFSET = "a time needs a timezone offset (Z or ±HH:MM)"
+"""The one rule for every time a client sends (bodies, query parameters, hence the SDK and the MCP tools): one
+without an offset is refused (422 naming the field), never read in the gateway host's local time, which made what
+was stored depend on the host's TZ setting. A date alone (``2026-01-01``) has no offset either."""
+
+
+def _with_offset(value: datetime) -> datetime:
+    if value.tzinfo is None or value.utcoffset() is None:
+        raise PydanticCustomError("timezone_aware", NEEDS_OFFSET)
+    return value
+
+
 def _in_utc_range(value: datetime) -> datetime:
     if not in_range(value):
         raise ValueError(OUTSIDE_YEARS)
     return value
 
 
-Instant = Annotated[datetime, AfterValidator(_in_utc_range)]
-"""A time the gateway sends on as a protobuf Timestamp (UTC, years 1–9999): one whose offset takes it past either
-end (``9999-12-31T23:00:00-05:00``), or onto one (``0001-01-01T00:00:00Z``, stored as -infinity), is refused
-naming its field; before, converting it, or reading the stored item back, failed (a 500)."""
-AwareInstant = Annotated[AwareDatetime, AfterValidator(_in_utc_range)]
-"""The same, with a timezone offset required."""
+Instant = Annotated[datetime, AfterValidator(_with_offset), AfterValidator(_in_utc_range)]
+"""A time the gateway sends on as a protobuf Timestamp (UTC, years 1–9999), with a timezone offset
+(``NEEDS_OFFSET``; a number is Unix seconds, UTC). One whose offset takes it past either end
+(``9999-12-31T23:00:00-05:00``), or onto one (``0001-01-01T00:00:00Z``, stored as -infinity), is refused naming its
+field; before, converting it, or reading the stored item back, failed (a 500)."""
 
 
 class Body(BaseModel):
@@ -108,12 +120,13 @@ class RememberBody(Body):
         "indexed.",
     )
     valid_to: Instant | None = Field(
-        default=None, description="When the claim stopped being true; not earlier than `valid_from`."
+        default=None,
+        description="When the claim stopped being true (with a timezone offset); not earlier than `valid_from`.",
     )
     expires_at: Instant | None = Field(
         default=None,
-        description="When the memory expires; by default from the time-to-live matrix of its kind and "
-        "importance. Must be in the future; refused (422) on a memory protected from expiry.",
+        description="When the memory expires (with a timezone offset); by default from the time-to-live matrix "
+        "of its kind and importance. Must be in the future; refused (422) on a memory protected from expiry.",
     )
     external_id: str | None = Field(
         default=None, description="The caller's own id for the memory, at most 200 characters; stored as given."
@@ -201,7 +214,8 @@ class PatchBody(Body):
     )
     valid_to: Instant | None = Field(
         default=None,
-        description="When the claim stopped being true (with an offset), not before `valid_from`; null clears it.",
+        description="When the claim stopped being true (with a timezone offset), not before `valid_from`; null "
+        "clears it.",
     )
     content: SkipJsonSchema[Any] = Field(default=None, exclude=True)
 
@@ -217,13 +231,6 @@ class PatchBody(Body):
             raise ValueError("may not be null")
         return value
 
-    @field_validator("valid_to")
-    @classmethod
-    def _with_offset(cls, value: datetime | None) -> datetime | None:
-        if value is not None and value.tzinfo is None:
-            raise ValueError("give a timezone offset")
-        return value
-
     @model_validator(mode="after")
     def _something(self) -> PatchBody:
         if not self.model_fields_set:
@@ -236,12 +243,12 @@ class FilterFields(Body):
         default=None,
         description="Answer as of this time: what was valid and known then (send a timezone offset).",
     )
-    time_start: AwareInstant | None = Field(
+    time_start: Instant | None = Field(
         default=None,
         description="Only items whose validity interval [valid_from, valid_to) overlaps [time_start, time_end]; "
         "a bound left out, and an empty valid_from or valid_to, is open-ended. With a timezone offset.",
     )
-    time_end: AwareInstant | None = Field(
+    time_end: Instant | None = Field(
         default=None, description="The end of the validity range (with a timezone offset); not before `time_start`."
     )
     kinds: list[str] = Field(
@@ -347,8 +354,10 @@ class BulkFilterBody(Body):
         "`disputed`, which then does not count as a criterion.",
     )
     author_id: str | None = Field(default=None, description="Items written by this principal (a UUID).")
-    created_before: Instant | None = Field(default=None, description="Items created before this time.")
-    created_after: Instant | None = Field(default=None, description="Items created at or after this time.")
+    created_before: Instant | None = Field(default=None, description="Items created before this time (with an offset).")
+    created_after: Instant | None = Field(
+        default=None, description="Items created at or after this time (with an offset)."
+    )
 
 
 class BulkBody(Body):

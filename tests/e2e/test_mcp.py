@@ -161,6 +161,13 @@ async def test_remember_then_recall_finds_it_with_reasons(stack: Stack, keys: Ke
 
         invalid = await client.call_tool("remember", {"content": f"Out of range {marker}.", "importance": 2.0})
         assert invalid.is_error and "validation_failed" in text(invalid) and "field: importance" in text(invalid)
+        naive = await client.call_tool("recall", {"query": marker, "as_of": "2026-03-01T09:30:00"})  # no offset
+        assert naive.is_error and "field: as_of" in text(naive) and "timezone offset" in text(naive)
+        dated = await client.call_tool(
+            "recall", {"query": marker, "mode": "keyword", "as_of": "2099-01-01T00:00:00+01:00"}
+        )
+        ids = [hit["id"] for hit in structured(dated)["items"]]
+        assert replaced["id"] in ids and stored["id"] not in ids  # the old one was replaced before then
         missing = await client.call_tool("get", {"item_id": str(uuid.uuid4())})
         assert missing.is_error and "not_found" in text(missing)
     assert await _rows(stack, f"Out of range {marker}.") == 0

@@ -233,3 +233,65 @@ async def test_a_batch_memory_with_such_a_number_is_refused_alone(open_gateway: 
     results = answer.json()["results"]
     assert results[1]["error"]["field"] == "metadata.x", results
     assert "error" not in results[0] or results[0]["error"] is None, results
+
+
+NAIVE = "2026-03-01T09:30:00"  # no offset: before, read in the gateway host's local time and stored
+TAGGED = {"content": "a naive time test memory", "tags": ["naive-time"]}
+NAIVE_TIMES = [
+    ("/v1/remember", {**TAGGED, "valid_from": NAIVE}, "valid_from"),
+    ("/v1/remember", {**TAGGED, "valid_to": NAIVE}, "valid_to"),
+    ("/v1/remember", {**TAGGED, "expires_at": "2999-01-01"}, "expires_at"),  # a date alone has no offset either
+    ("/v1/observe", {**TAGGED, "expires_at": "2999-01-01T00:00:00"}, "expires_at"),
+    ("/v1/recall", {"query": "ab", "as_of": NAIVE}, "as_of"),
+    ("/v1/search", {"query": "ab", "as_of": NAIVE}, "as_of"),
+    (
+        "/v1/items/bulk",
+        {"action": "archive", "dry_run": False, "filter": {"tags": ["naive-time"], "created_after": NAIVE}},
+        "filter.created_after",
+    ),
+]
+
+
+async def _tagged(gateway: httpx.AsyncClient) -> list[tuple[str, str]]:
+    listed = await gateway.get("/v1/items", params={"tag": "naive-time", "include_superseded": "true", "limit": 500})
+    assert listed.status_code == 200, listed.text
+    return sorted((item["id"], item["review_status"]) for item in listed.json()["items"])
+
+
+@pytest.mark.parametrize(("route", "body", "field"), NAIVE_TIMES)
+async def test_a_time_without_an_offset_is_refused_naming_the_field_and_nothing_is_written(
+    open_gateway: httpx.AsyncClient, route: str, body: dict[str, object], field: str
+) -> None:
+    """Before, these fields took it in the gateway host's local time: what was stored depended on its TZ."""
+    await open_gateway.post("/v1/remember", json=TAGGED)  # something for the bulk archive to find
+    before = await _tagged(open_gateway)
+    refused = await open_gateway.post(route, json=body)
+    assert refused.status_code == 422, refused.text
+    problem = refused.json()
+    assert problem["code"] == "validation_failed" and problem["field"] == field, problem
+    assert problem["detail"] == f"{field}: a time needs a timezone offset (Z or ±HH:MM)", problem
+    assert await _tagged(open_gateway) == before
+
+
+async def test_a_batch_memory_with_a_time_without_an_offset_is_refused_alone(open_gateway: httpx.AsyncClient) -> None:
+    answer = await open_gateway.post("/v1/remember/batch", json={"items": [TAGGED, {**TAGGED, "valid_from": NAIVE}]})
+    assert answer.status_code < 500, answer.text
+    results = answer.json()["results"]
+    assert results[1]["error"]["field"] == "valid_from" and "timezone offset" in results[1]["error"]["detail"]
+
+
+async def test_times_with_an_offset_are_stored_as_their_utc_instant(open_gateway: httpx.AsyncClient) -> None:
+    sent = {
+        "content": "an offset time test memory",
+        "valid_from": "2026-03-01T09:30:00+01:00",
+        "valid_to": "2026-03-02T09:30:00-05:30",
+        "expires_at": "2999-01-01T00:00:00Z",
+    }
+    stored = await open_gateway.post("/v1/remember", json=sent)
+    assert stored.status_code == 201, stored.text
+    item = (await open_gateway.get(f"/v1/items/{stored.json()['id']}")).json()
+    assert item["valid_from"] == "2026-03-01T08:30:00Z" and item["valid_to"] == "2026-03-02T15:00:00Z", item
+    assert item["expires_at"] == "2999-01-01T00:00:00Z", item
+    for as_of in ("2026-03-01T09:30:00Z", "2026-03-01T09:30:00+01:00", "2026-03-01T09:30:00-05:30"):
+        answer = await open_gateway.post("/v1/recall", json={"query": "offset", "as_of": as_of})
+        assert answer.status_code == 200, answer.text

@@ -11,6 +11,7 @@ from __future__ import annotations
 import asyncio
 import uuid
 from collections.abc import Awaitable, Callable
+from datetime import datetime, timedelta, timezone
 from functools import cache
 
 import asyncpg
@@ -294,6 +295,17 @@ async def test_patch(engram: AsyncEngramClient) -> None:
     with pytest.raises(ValidationFailed) as refused:
         await engram.patch(stored.id, content="new text")  # type: ignore[call-arg]
     assert refused.value.field == "content"
+
+
+async def test_a_datetime_is_sent_with_its_offset_and_a_naive_one_is_refused(engram: AsyncEngramClient) -> None:
+    """The SDK sends a datetime as it is given; the API reads no time in its host's local time."""
+    stored = await engram.remember(
+        "Dated note.", valid_from=datetime(2026, 3, 1, 9, 30, tzinfo=timezone(timedelta(hours=1)))
+    )
+    assert stored.item.valid_from == "2026-03-01T08:30:00Z"
+    with pytest.raises(ValidationFailed) as refused:
+        await engram.recall("dated", as_of=datetime(2026, 3, 1, 9, 30))
+    assert refused.value.field == "as_of" and "timezone offset" in str(refused.value)
 
 
 @needs("POST", "/v1/observe")

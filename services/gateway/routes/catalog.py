@@ -14,7 +14,7 @@ from services.gateway.answers import ItemPage, StatsAnswer
 from services.gateway.auth import Caller, policy
 from services.gateway.clients import Services
 from services.gateway.mapping import item_page, stats_answer
-from services.gateway.schemas import INT32_MAX, INT32_MIN, AwareInstant
+from services.gateway.schemas import INT32_MAX, INT32_MIN, Instant
 
 router = APIRouter()
 WITH_OFFSET = "ISO 8601 with a timezone offset (`Z`, or `%2B01:00` in a URL: a bare `+` reads as a space)"
@@ -44,13 +44,13 @@ async def list_items(
     tag: str | None = Query(default=None, description="Only memories carrying this tag."),
     subject: str | None = Query(default=None, description="Only memories with exactly this subject."),
     created_after: Annotated[
-        AwareInstant | None, Query(description=f"Only memories stored at or after this time; {WITH_OFFSET}.")
+        Instant | None, Query(description=f"Only memories stored at or after this time; {WITH_OFFSET}.")
     ] = None,
     created_before: Annotated[
-        AwareInstant | None, Query(description=f"Only memories stored before this time; {WITH_OFFSET}.")
+        Instant | None, Query(description=f"Only memories stored before this time; {WITH_OFFSET}.")
     ] = None,
     valid_start: Annotated[
-        AwareInstant | None,
+        Instant | None,
         Query(
             description="With `valid_end`: only memories whose validity interval [valid_from, valid_to) overlaps "
             "[valid_start, valid_end]; a bound left out, and an empty valid_from or valid_to, is open-ended. "
@@ -58,7 +58,7 @@ async def list_items(
         ),
     ] = None,
     valid_end: Annotated[
-        AwareInstant | None,
+        Instant | None,
         Query(description=f"The end of the validity range; not before `valid_start`. {WITH_OFFSET}."),
     ] = None,
     include_superseded: bool = Query(
