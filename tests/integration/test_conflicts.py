@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 import threading
 from dataclasses import dataclass
 from typing import Any
@@ -561,7 +562,7 @@ async def test_a_contradiction_the_rules_miss_is_opened_by_the_learned_judge(
     await Pipeline(owner_pool, app_pool, settings, embedder).run(old, fresh)
     [conflict] = await _conflicts(gateway, user, item_id=fresh)
     assert (conflict["type"], conflict["detector"], conflict["rule"]) == ("contradiction", "learned", "learned_judge")
-    assert conflict["explanation"].startswith("learned judge 0.")
+    assert re.match(r"learned judge [01]\.\d\d \(threshold 0\.\d\d\): ", conflict["explanation"])  # 1.00 since λ 1
     assert "'now', 'retired' only in the new memory" in conflict["explanation"]
     # the consumer hands over both memories' own vectors: the judge read its nearest labelled changes, and names them
     assert (
