@@ -2,8 +2,8 @@
 bench/data/conflicts was written in its own sitting, so a batch the model (and the rules) never saw is the honest
 stand-in for "the next writer's pairs".
 
-    python bench/contradiction_model.py --folds --history [--features words,rules,knntext] [--target 0.95]
-    python bench/contradiction_model.py --compare baseline,knntext [--forward-from 5]   # both, the same folds
+    python bench/contradiction_model.py --folds --history [--features words,rules,knngate] [--target 0.95]
+    python bench/contradiction_model.py --compare knntext,knngate [--forward-from 5]   # both, the same folds
     python bench/contradiction_model.py --fit-all OUT.json --references OUT.npz   # fit on batches 1-8, write both
     python bench/contradiction_model.py --cpu 300          # CPU per pair of the consumer's call, with and without
     python bench/contradiction_model.py --score-batch N --weights OUT.json --figures-only
@@ -24,7 +24,9 @@ regression (numpy, Newton steps) over feature groups: ``words`` (the cosine; sha
 names that differ, negation and "no longer / now / also" words on one side, and how the word sequence is edited: spans
 replaced, inserted, deleted and where), ``rules`` (the rules' verdict, one-hot), ``knntext`` (the nearest labelled
 changes, ``neighbours.py``: a training row's neighbours never from its own batch, a scored row's from every training
-batch), and two that were tried and not kept: ``vectors`` (``|a-b|`` and ``a*b`` of the passage vectors) and ``diff``
+batch; ``knngate``, the kept form: those columns drawn towards their mean over the training rows as the share of
+content stems the two texts share falls, ``learned.gated``; ``--compare`` has the other gates and k tried), and two
+that were tried and not kept: ``vectors`` (``|a-b|`` and ``a*b`` of the passage vectors) and ``diff``
 (the passage vectors of each side's one-sided words, embedded in-process). The model only sees candidates, as the
 consumer would hand it pairs. Decisions printed: the rules alone; the model alone (without the ``rules`` group); the
 model with it; and "rules flag it OR model probability >= threshold" (the one ``--fit-all`` writes). The L2 strength and
@@ -56,6 +58,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from engram.domain import conflict_rules
 from engram.domain.conflict_rules import learned, neighbours
 from engram.domain.conflict_rules.learned import Model, word_features, words
+from engram.domain.conflict_rules.words import overlap
 from tests.support.conflicts_eval import (
     AUTHORITY,
     BATCHES,
@@ -68,8 +71,23 @@ from tests.support.conflicts_eval import (
 )
 
 FIT_BATCHES = ("1", "2", "3", "4", "5", "6", "7", "8")
-FEATURES = "words,rules,knntext"  # the kept configuration (docs/benchmarks.md); "vectors" and "diff" were tried
-VARIANTS = {"baseline": "words,rules", "knntext": "words,rules,knntext"}
+FEATURES = "words,rules,knngate"  # the kept configuration (docs/benchmarks.md); "vectors" and "diff" were tried
+VARIANTS = {
+    "baseline": "words,rules",
+    "knntext": "words,rules,knntext",
+    # the neighbour columns gated by how much the texts speak of one thing (GATES): drawn towards the training
+    # rows' means (no evidence) as the gate falls ("g"), times the gate ("x", beside the ungated ones), or times
+    # the gate with the gate as a column ("p"); and other k (tried, not kept: docs/benchmarks.md)
+    "gjac": "words,rules,knn_g_jac",
+    "govl5": "words,rules,knn_g_ovl5",
+    "knngate": "words,rules,knngate",  # the kept one (learned.gated); "govl" in docs/benchmarks.md
+    "xovl": "words,rules,knntext,knn_x_ovl",
+    "povl": "words,rules,knn_p_ovl",
+    "k5": "words,rules,knn5",
+    "k20": "words,rules,knn20",
+    "govl20": "words,rules,knn_g_ovl_20",
+}
+OTHER_K = (5, 20)
 # the rules as they were just before each batch's misses were first read (bench/data/conflicts/README.md,
 # docs/benchmarks.md): batch 2 at 263004e, batch 3 at dd0a806, batch 4 at 9f51c63, batch 5 at 9724d25,
 # batch 6 at 3eeb996 (the rules of b2bbd3c it was scored with once), batch 7 at c18e392 and batch 8 at d80515b (the
@@ -183,14 +201,64 @@ def with_neighbours(rows: list[Row], references: neighbours.References, own_batc
     for r in rows:
         exclude = references.batches == r.batch if own_batch_apart else None
         near = neighbours.nearest(r.features["direction"], references, exclude)
-        out.append(Row(r.pair, r.batch, r.judged, {**r.features, "knntext": np.array(near.row)}))
+        other_k = {f"knn{k}": np.array(neighbours.nearest(r.features["direction"], references, exclude, k).row)
+                   for k in OTHER_K}  # fmt: skip
+        out.append(Row(r.pair, r.batch, r.judged, {**r.features, "knntext": np.array(near.row), **other_k}))
     return out
 
 
 def neighboured(train: list[Row], test: list[Row]) -> tuple[list[Row], list[Row]]:
-    """A split's rows with the ``knntext`` group read from the training rows only."""
+    """A split's rows with the ``knntext`` group read from the training rows only (and its gated forms)."""
     references = neighbours.from_arrays(reference_arrays(train))
-    return with_neighbours(train, references, True), with_neighbours(test, references, False)
+    train, test = with_neighbours(train, references, True), with_neighbours(test, references, False)
+    neutral = np.mean([r.features["knntext"] for r in train], axis=0)
+    neutral20 = np.mean([r.features["knn20"] for r in train], axis=0)
+    train, test = gated(train, neutral, neutral20), gated(test, neutral, neutral20)
+    return with_gate(train, neutral), with_gate(test, neutral)
+
+
+def with_gate(rows: list[Row], neutral: np.ndarray) -> list[Row]:
+    """``rows`` with the ``knngate`` group (``learned.gated``): the ``knntext`` columns drawn towards ``neutral``
+    (their mean over the training rows) as the share of content stems the texts share (``learned.one_thing``)
+    falls."""
+    out = []
+    for r in rows:
+        g = learned.one_thing(r.pair.existing, r.pair.new)
+        knngate = neutral + g * (r.features["knntext"] - neutral)
+        out.append(Row(r.pair, r.batch, r.judged, {**r.features, "knngate": knngate}))
+    return out
+
+
+def content_overlap(pair: Pair) -> float:
+    """The content stems the two texts share, as a share of the smaller set (``words.overlap``)."""
+    a, b = frozenset(learned._content_stems(pair.existing)), frozenset(learned._content_stems(pair.new))
+    return overlap(a, b)
+
+
+GATES = {
+    "ovl": content_overlap,
+    "jac": lambda pair: float(word_features(pair.existing, pair.new, 0.0)[1]),
+    "ovl5": lambda pair: float(content_overlap(pair) >= 0.5),
+}
+
+
+def gated(rows: list[Row], neutral: np.ndarray, neutral20: np.ndarray | None = None) -> list[Row]:
+    """``knn_g_<gate>``: the columns drawn towards ``neutral`` as the gate falls; ``knn_x_<gate>``: the columns
+    times the gate; ``knn_p_<gate>``: the gate then the columns times it."""
+    out = []
+    for r in rows:
+        x = r.features["knntext"]
+        extra = {}
+        for name, gate in GATES.items():
+            g = gate(r.pair)
+            extra[f"knn_g_{name}"] = neutral + g * (x - neutral)
+            extra[f"knn_x_{name}"] = g * x
+            extra[f"knn_p_{name}"] = np.concatenate([[g], g * x])
+            if "knn20" in r.features:
+                x20 = r.features["knn20"]
+                extra[f"knn_g_{name}_20"] = neutral20 + g * (x20 - neutral20)
+        out.append(Row(r.pair, r.batch, r.judged, {**r.features, **extra}))
+    return out
 
 
 def design(rows: list[Row], features: str) -> np.ndarray:
@@ -400,7 +468,7 @@ def evaluate(splits: list[tuple[list[Row], list[Row]]], features: str, target: f
     print("| held out | decision | precision | recall | F1 | tp / fp / fn | λ | threshold |")
     print("|---|---|---|---|---|---|---|---|")
     for train, test in splits:
-        if "knntext" in features:
+        if "knn" in features:
             train, test = neighboured(train, test)
         held = test[0].batch
         y = truth(test)
@@ -520,7 +588,10 @@ def main() -> None:
         print(f"wrote {args.references}: {arrays['directions'].shape[0]} labelled directions")
     if args.fit_all:
         fitted = with_neighbours(rows, neighbours.from_arrays(arrays), own_batch_apart=True)
+        neutral = np.mean([r.features["knntext"] for r in fitted], axis=0)
+        fitted = with_gate(fitted, neutral)
         model = choose(fitted, args.features, args.target, rules=True)
+        model.neutral = neutral if "knngate" in args.features else None
         words_group = design(fitted, "words")  # the range the product judges within (learned.Model.within)
         model.low, model.high = np.percentile(words_group, [RANGE_TRIM, 100 - RANGE_TRIM], axis=0, method="nearest")
         rules_ms, model_ms = cpu_per_pair(fitted, model)
@@ -537,8 +608,9 @@ def score_batch(batch: str, model: Model) -> None:
     rows = featurise(pairs, batch_of, vectors)
     if "diff" in model.features:
         add_difference(rows)
-    if "knntext" in model.features:  # every shipped reference (a fresh batch has none of its own among them)
+    if "knn" in model.features:  # every shipped reference (a fresh batch has none of its own among them)
         rows = with_neighbours(rows, neighbours.shipped(), own_batch_apart=True)
+        rows = with_gate(rows, model.neutral)
     y = truth(rows)
     p = model.probability(design(rows, model.features))
     decisions = {

@@ -19,6 +19,7 @@ def _slice() -> list[cm.Row]:
     pairs, batch_of, vectors = cm.load_batches(("1",))
     rows = cm.featurise(pairs[::3], batch_of[::3], vectors)  # 80 pairs of both labels
     rows = cm.with_neighbours(rows, neighbours.shipped(), own_batch_apart=True)  # neighbours from batches 2-8
+    rows = cm.with_gate(rows, learned.shipped().neutral)  # drawn to the shipped neutral as the gate falls
     assert {r.pair.label for r in rows} == {"contradiction", "compatible"}
     return rows
 

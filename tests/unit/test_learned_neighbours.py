@@ -77,7 +77,10 @@ def test_the_columns_are_deterministic_and_read_their_fitted_means_without_vecto
     assert np.array_equal(bare[-2:], model.mean[-2:])  # the documented default: the fitted means
     assert np.all(model.contributions(bare)[-2:] == 0)  # which add nothing to the log-odds
     row = learned.features(*MISSED, sim, None, first)
-    assert np.array_equal(row[:-2], bare[:-2]) and list(row[-2:]) == first.row
+    gate = learned.one_thing(*MISSED)
+    assert gate == pytest.approx(2 / 3)  # "monitor", "nagios" of the existing text's three stems
+    expected = [m + gate * (x - m) for m, x in zip(model.neutral, first.row, strict=True)]  # drawn to the neutral
+    assert np.array_equal(row[:-2], bare[:-2]) and list(row[-2:]) == pytest.approx(expected)
     # the judge without vectors is the judge with the neighbour columns at their means
     assert conflict_rules.judge_with_learned(*MISSED, sim, floor=FLOOR) == conflict_rules.judge_with_learned(
         *MISSED, sim, floor=FLOOR, vectors=(None, pair[1])

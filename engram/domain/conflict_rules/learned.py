@@ -2,7 +2,8 @@
 
 An L2-regularised logistic regression over 21 word and edit features of the two texts (with their e5 cosine), the rules'
 verdict one-hot and the nearest labelled changes (``neighbours.py``: of the ten labelled pairs whose vectors moved most
-alike, the share of contradictions, and the best cosine to a contradiction less the best to a compatible pair), fitted
+alike, the share of contradictions, and the best cosine to a contradiction less the best to a compatible pair, counted
+only as far as the two texts speak of one thing: ``one_thing``, ``gated``), fitted
 on the labelled pairs of bench/data/conflicts by ``bench/contradiction_model.py --fit-all`` and shipped as package data
 (``learned_judge.json``: the columns' means and scales, the weights, the threshold; ``learned_references.npz``: the
 labelled directions). Without the two texts' own passage vectors of the references' profile, the neighbour columns read
@@ -37,12 +38,13 @@ from engram.domain.conflict_rules import neighbours
 from engram.domain.conflict_rules.chat import reads_as_chat
 from engram.domain.conflict_rules.rules import DEFAULT_FLOOR, judge
 from engram.domain.conflict_rules.verdicts import Verdict
-from engram.domain.conflict_rules.words import is_content, stem
+from engram.domain.conflict_rules.words import is_content, overlap, stem
 from engram.domain.conflict_rules.work import Work
 
 WEIGHTS_PATH = Path(__file__).with_name("learned_judge.json")
 LEARNED_RULE = "learned_judge"
-FEATURES = "words,rules,knntext"  # the feature groups the shipped weights were fitted on
+FEATURES = "words,rules,knngate"  # the feature groups the shipped weights were fitted on
+KNN_GROUP = "knngate"  # the nearest labelled changes, counted as far as the pair speaks of one thing (one_thing)
 MAX_WORDS = 60  # longer texts are left to the rules alone (the fitted texts have at most 15 words)
 REASONS = 3  # features named in an explanation
 
@@ -177,6 +179,7 @@ class Model:
     threshold: float = 1.0
     low: np.ndarray | None = None  # the words group's range over the fitted rows (the domain it was fitted on)
     high: np.ndarray | None = None
+    neutral: np.ndarray | None = None  # the nearest labelled changes' mean over the fitted rows (ungated; gated)
 
     def probability(self, x: np.ndarray) -> np.ndarray:
         z = (x - self.mean) / self.scale
@@ -198,11 +201,13 @@ class Model:
             "lambda": self.lam,
             "threshold": self.threshold,
             "columns": {"words": list(WORD_FEATURES), "rules": [f"rules_{v}" for v in VERDICTS]}
-            | ({"knntext": list(neighbours.COLUMNS)} if "knntext" in self.features else {}),
+            | ({KNN_GROUP: list(neighbours.COLUMNS)} if KNN_GROUP in self.features else {}),
             "mean": [round(float(v), 7) for v in self.mean],
             "scale": [round(float(v), 7) for v in self.scale],
             "weights": [round(float(v), 7) for v in self.weights],
         }
+        if self.neutral is not None:
+            out["neutral"] = [round(float(v), 7) for v in self.neutral]
         if self.low is not None and self.high is not None:  # widened to 7 digits: every fitted row stays within
             out["low"] = [float(np.floor(v * 1e7) / 1e7) for v in self.low]
             out["high"] = [float(np.ceil(v * 1e7) / 1e7) for v in self.high]
@@ -211,9 +216,9 @@ class Model:
     @classmethod
     def from_json(cls, raw: dict[str, object]) -> Model:
         arr = {k: np.array(raw[k], dtype=np.float64) for k in ("mean", "scale", "weights")}
-        bounds = {k: np.array(raw[k], dtype=np.float64) if k in raw else None for k in ("low", "high")}
+        bounds = {k: np.array(raw[k], dtype=np.float64) if k in raw else None for k in ("low", "high", "neutral")}
         return cls(arr["mean"], arr["scale"], arr["weights"], str(raw["features"]), float(raw["lambda"]),  # type: ignore[arg-type]
-                   float(raw["threshold"]), bounds["low"], bounds["high"])  # type: ignore[arg-type]  # fmt: skip
+                   float(raw["threshold"]), bounds["low"], bounds["high"], bounds["neutral"])  # type: ignore[arg-type]  # fmt: skip
 
 
 @lru_cache(maxsize=1)
@@ -239,8 +244,8 @@ def features(
     model = shipped() if model is None else model
     label = rules.label if rules is not None else None
     row = word_features(existing, new, similarity) + rule_features(label, label == "contradiction")
-    if "knntext" in model.features:
-        row += near.row if near is not None else [float(v) for v in model.mean[-len(neighbours.COLUMNS) :]]
+    if KNN_GROUP in model.features:
+        row += gated(near, one_thing(existing, new), model)
     return np.array(row)
 
 
@@ -293,7 +298,8 @@ def judge_with_learned(
     if not in_domain(existing, new, similarity):
         return verdict
     model = shipped() if model is None else model
-    near = nearest(vectors, profile, references) if "knntext" in model.features else None
+    reads_near = KNN_GROUP in model.features and one_thing(existing, new) > 0  # else the columns read the neutral
+    near = nearest(vectors, profile, references) if reads_near else None
     row = features(existing, new, similarity, verdict, near, model)
     if not model.within(row[: len(WORD_FEATURES)]):
         return verdict
@@ -318,6 +324,25 @@ def in_domain(existing: str, new: str, similarity: float) -> bool:
         if reads_as_chat(text) or len(words(text)) > MAX_WORDS:
             return False
     return bool(_content_stems(existing) & _content_stems(new))
+
+
+def one_thing(existing: str, new: str) -> float:
+    """How far the two texts speak of one thing: the share of the smaller one's content stems that the other
+    has too (``words.overlap``), the gate of the nearest labelled changes. A pair's direction of change says
+    which words left and came, not whether the claim was denied: another fact of the same subject ("The team
+    deploys the billing service every Thursday afternoon." / "The billing service keeps its logs for ninety
+    days.", 2 of 6 stems shared) moves as the "no longer" contradictions that drop an "every …" phrase do
+    (docs/benchmarks.md, "knngate")."""
+    return overlap(frozenset(_content_stems(existing)), frozenset(_content_stems(new)))
+
+
+def gated(near: neighbours.Nearest | None, gate: float, model: Model) -> list[float]:
+    """The ``knngate`` columns: the nearest labelled changes drawn towards ``model.neutral`` (their mean over the
+    fitted rows) as ``gate`` falls from 1 to 0; without ``near`` (no two vectors of the references' profile),
+    the columns' fitted means, adding nothing to the log-odds."""
+    if near is None or model.neutral is None:
+        return [float(v) for v in model.mean[-len(neighbours.COLUMNS) :]]
+    return [float(m + gate * (x - m)) for m, x in zip(model.neutral, near.row, strict=True)]
 
 
 def _content_stems(text: str) -> set[str]:
