@@ -13,9 +13,8 @@ each pair within the rules' bounds (``engram/domain/conflict_rules/work.py``); a
 at a bound is named in the stage detail.
 
 A batch's events of one tenant are checked in order, each as if alone, in fewer transactions: the reads of up to
-``READ_AHEAD`` of them share one (read again after any event whose verdicts opened a conflict), and the events
-without a verdict, whose only effects are their stage and inbox row, are recorded together at the end of the batch
-(``ConflictsService._check_tenant``).
+``READ_AHEAD`` of them share one, and the events without a verdict, whose only effects are their stage and inbox
+row, are recorded together at the end of the batch (``ConflictsService._check_tenant``).
 """
 
 from __future__ import annotations
@@ -107,11 +106,12 @@ class ConflictsService:
 
     async def _check_tenant(self, tenant_id: str, events: list[Event]) -> dict[str, Exception]:
         """Each event in order, as if alone: its memory and neighbours are read, the pairs judged, the effects
-        applied. In fewer transactions: the reads of the next ``READ_AHEAD`` events share one, read again after any
-        event whose verdicts changed something (a conflict opened, perhaps a status: what the next ones read may
-        differ); an event with no verdict changes nothing another event reads, so its stage and inbox row are
-        written at the end of the batch, all such events of the tenant in one transaction
-        (``engram.pipeline.batches``)."""
+        applied. In fewer transactions: the reads of the next ``READ_AHEAD`` events share one. What an event's
+        verdicts change is nothing the next ones read: a conflict row, and a status that stays live (proposed or
+        disputed: still a neighbour, and still compared); what a verdict acts on is read again under a row lock
+        (``_apply``), and the text, age and session a judgement reads never change. An event with no verdict
+        changes nothing at all, so its stage and inbox row are written at the end of the batch, all such events
+        of the tenant in one transaction (``engram.pipeline.batches``)."""
         failures: dict[str, Exception] = {}
         quiet: list[tuple[Event, tuple[int, _Judgements]]] = []
         reads: dict[str, _Read | None] = {}
@@ -133,15 +133,12 @@ class ConflictsService:
                         continue
                     async with tenant_tx(self._pool, tenant_id) as conn:
                         writes = Writes()
-                        changed = await inbox.claim(conn, CONSUMER, event.id, event.tenant_id) and await self._write(
-                            conn, writes, event, (len(read.near), found)
-                        )
+                        if await inbox.claim(conn, CONSUMER, event.id, event.tenant_id):
+                            await self._write(conn, writes, event, (len(read.near), found))
                         await writes.flush(conn)
-                    if changed:  # what this event changed, the next ones must read
-                        reads = {}
             except Exception as exc:
                 failures[event.id] = exc
-        return failures | await apply_per_tenant(self._pool, CONSUMER, quiet, self._write_quiet)
+        return failures | await apply_per_tenant(self._pool, CONSUMER, quiet, self._write)
 
     async def _read_from(self, tenant_id: str, events: list[Event]) -> dict[str, _Read | None]:
         """``_read`` of each of ``events`` in one transaction; when that fails, of the first alone (whose error
@@ -179,30 +176,23 @@ class ConflictsService:
             )
         return _Read(item, near, vector, profile)
 
-    async def _write_quiet(
-        self, conn: asyncpg.Connection, writes: Writes, event: Event, judged: tuple[int, _Judgements]
-    ) -> None:
-        await self._write(conn, writes, event, judged)
-
     async def _write(
         self, conn: asyncpg.Connection, writes: Writes, event: Event, judged: tuple[int, _Judgements]
-    ) -> bool:
+    ) -> None:
         """In the caller's transaction, the event's inbox row recorded: the effect of each verdict, and the stage
-        (queued in ``writes``); whether a verdict changed anything (a conflict opened, perhaps a status with it)."""
+        (queued in ``writes``)."""
         candidates, found = judged
         current = await items.get(conn, event.subject, for_update=True)
         if current is None:  # deleted meanwhile: the event is handled, there is nothing to compare
             log.info("item %s of event %s no longer exists; nothing to compare", event.subject, event.id)
-            return False
-        applied = [await self._apply(conn, event, current, j) for j in found.judged] if _live(current) else []
-        notes = [note for note, _ in applied]
+            return
+        notes = [await self._apply(conn, event, current, j) for j in found.judged] if _live(current) else []
         detail = (
             f"{current.kind} is episodic: not compared"
             if current.kind in EPISODIC_KINDS
             else _summary(candidates, [n for n in notes if n], found.judge_unavailable, found.bounded)
         )
         writes.stage(tenant_id=event.tenant_id, item_id=current.id, stage=STAGE, status=StageStatus.DONE, detail=detail)
-        return any(changed for _, changed in applied)
 
     async def _judge_all(
         self,
@@ -267,15 +257,12 @@ class ConflictsService:
         verdict = conflict_rules.parse_llm_verdict(json.dumps(raw))  # anything malformed is None: no change
         return (Judged(neighbour, similarity, verdict, f"llm:{self._llm.model}") if verdict else None), False
 
-    async def _apply(
-        self, conn: asyncpg.Connection, event: Event, item: MemoryItem, judged: Judged
-    ) -> tuple[str, bool]:
-        """Act on one verdict (the older of the two is the existing memory); returns a note for the stage, and
-        whether it changed anything (opened a conflict)."""
+    async def _apply(self, conn: asyncpg.Connection, event: Event, item: MemoryItem, judged: Judged) -> str:
+        """Act on one verdict (the older of the two is the existing memory); returns a note for the stage."""
         found = [await items.get(conn, str(i.id), for_update=True) for i in (item, judged.neighbour)]
         pair = [p for p in found if p is not None and _live(p)]
         if len(pair) != 2:
-            return "", False
+            return ""
         existing, new = sorted(pair, key=lambda p: (p.created_at, str(p.id)))
         verdict = judged.verdict
         session = same_session(existing, new)
@@ -286,7 +273,7 @@ class ConflictsService:
         other = existing if new.id == item.id else new
         note = f"{verdict.label} with {other.id} ({action}{': same session' if session and action == 'none' else ''})"
         if action == "none":
-            return note, False
+            return note
         # Audit reasons name the label, the detector and the conflict, never the words of either memory: a
         # reader of one side may not be able to read the other. The explanation stays on the conflict, which
         # is shown only to callers who may read both.
@@ -303,7 +290,7 @@ class ConflictsService:
             explanation=verdict.explanation,
         )
         if opened is None:
-            return f"{note}: already in an open conflict", False
+            return f"{note}: already in an open conflict"
         weaker = {"propose": new, "dispute_new": new, "dispute_existing": existing}.get(action)
         if weaker is not None:
             to_state = "proposed" if action == "propose" else "disputed"
@@ -316,7 +303,7 @@ class ConflictsService:
                     "propose" if to_state == "proposed" else "dispute",
                     f"conflict {opened}: {verdict.label} ({judged.detector})",
                 )
-        return note, True
+        return note
 
     async def mark_failed(self, event: Event, error: Exception) -> None:
         await changes.stage_failed(self._pool, event, STAGE, error)

@@ -292,6 +292,11 @@ async def test_a_batch_of_conflict_checks_ends_as_each_event_alone_would(
         k: v for k, v in together.items() if k != "transactions"
     }
     assert alone["transactions"] == 2 * len(CONFLICTING) and together["transactions"] < alone["transactions"]
+    # together: one transaction reads all six (what a verdict changes is nothing a later event reads), one applies
+    # each event with a verdict, one records the events without
+    quiet = sum(1 for _, detail in together["details"] if detail.endswith("no conflict"))
+    assert 0 < quiet < len(CONFLICTING)
+    assert together["transactions"] == 1 + (len(CONFLICTING) - quiet) + 1
 
 
 async def test_conflict_checks_without_a_verdict_take_two_transactions_a_batch(
