@@ -445,8 +445,8 @@ async def test_a_paraphrase_takes_one_recall_slot_held_by_the_stronger_which_nam
     settings: Settings,
     embedder: EmbeddingProvider,
 ) -> None:
-    """Duplicates are the rules' (the learned judge off here: it flags the other fact, a known false alarm, below)."""
-    pipeline = Pipeline(owner_pool, app_pool, settings.model_copy(update={"conflict_learned_judge": False}), embedder)
+    """Duplicates are the rules'; the learned judge, on, leaves the other fact of the same service alone."""
+    pipeline = Pipeline(owner_pool, app_pool, settings, embedder)
     user, agent = people["user"], people["agent"]
     strong = await remember(gateway, user, THURSDAYS)
     weak = await remember(

@@ -6,7 +6,6 @@ permissions docs/events.md documents, run as written on a real nats-server."""
 from __future__ import annotations
 
 import asyncio
-import importlib.util
 import json
 import re
 import textwrap
@@ -29,17 +28,14 @@ from engram.domain.models import CallerContext
 from engram.runtime.nats import EmbeddedNats
 from tests.support.keys import KeyMaker
 from tests.support.outbox import outbox_envelopes
+from tests.support.scripts import load_script
 
 EXAMPLE = Path(__file__).resolve().parents[2] / "examples" / "subscriber.py"
 RUN_TIMEOUT_S = 30.0
 
 
 def _example() -> ModuleType:
-    spec = importlib.util.spec_from_file_location("subscriber_example", EXAMPLE)
-    assert spec and spec.loader
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+    return load_script(EXAMPLE, "subscriber_example")
 
 
 async def _publish_created(

@@ -3,21 +3,16 @@ remember's and a recall's parts (no server is started)."""
 
 from __future__ import annotations
 
-import importlib.util
 from pathlib import Path
 from types import ModuleType
 
 import pytest
 
-ROOT = Path(__file__).resolve().parents[2]
+from tests.support.scripts import load_script
 
 
 def _floors() -> ModuleType:
-    spec = importlib.util.spec_from_file_location("floors", ROOT / "bench" / "floors.py")
-    assert spec and spec.loader
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+    return load_script(Path("bench/floors.py"))
 
 
 def test_two_cores_allow_300_a_second_at_two_thirds_of_ten_ms_a_remember() -> None:

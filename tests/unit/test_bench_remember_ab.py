@@ -3,21 +3,16 @@ reading of pg_stat_statements (no server is started)."""
 
 from __future__ import annotations
 
-import importlib.util
 from pathlib import Path
 from types import ModuleType
 
 import pytest
 
-ROOT = Path(__file__).resolve().parents[2]
+from tests.support.scripts import load_script
 
 
 def _bench() -> ModuleType:
-    spec = importlib.util.spec_from_file_location("remember_ab", ROOT / "bench" / "remember_ab.py")
-    assert spec and spec.loader
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+    return load_script(Path("bench/remember_ab.py"))
 
 
 def test_two_checkouts_share_the_store_size() -> None:

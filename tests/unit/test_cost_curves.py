@@ -3,7 +3,6 @@ them, on a small synthetic input; and matplotlib stays out of the benchmark unti
 
 from __future__ import annotations
 
-import importlib.util
 import json
 import subprocess
 import sys
@@ -11,15 +10,13 @@ from pathlib import Path
 from types import ModuleType
 from typing import Any
 
+from tests.support.scripts import load_script
+
 ROOT = Path(__file__).resolve().parents[2]
 
 
 def _cost_curves() -> ModuleType:
-    spec = importlib.util.spec_from_file_location("cost_curves", ROOT / "bench" / "cost_curves.py")
-    assert spec and spec.loader
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+    return load_script(Path("bench/cost_curves.py"))
 
 
 def _run(size: int, slow: float, keyword: bool = True) -> dict[str, Any]:
