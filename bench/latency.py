@@ -413,11 +413,16 @@ def launch(env: dict[str, str], home: Path, cwd: Path) -> tuple[subprocess.Popen
         text=True,
         cwd=cwd,
     )
-    assert process.stdout
-    for line in process.stdout:
-        if line.startswith("gateway: "):
-            return process, line.split(" ", 1)[1].strip(), (home / "dev-key").read_text().strip()
-    raise RuntimeError("engram up exited before it was ready")
+    try:
+        assert process.stdout
+        for line in process.stdout:
+            if line.startswith("gateway: "):
+                return process, line.split(" ", 1)[1].strip(), (home / "dev-key").read_text().strip()
+        raise RuntimeError("engram up exited before it was ready")
+    except BaseException:  # a stack that started in part (or is still starting) is not left running
+        process.terminate()
+        process.wait(timeout=90)
+        raise
 
 
 def process_cpu(root_pid: int) -> dict[str, float]:
