@@ -31,6 +31,7 @@ BATCHES = {
     "7": PAIRS.parent / "pairs-7.jsonl",
     "8": PAIRS.parent / "pairs-8.jsonl",
     "9": PAIRS.parent / "pairs-9.jsonl",
+    "10": PAIRS.parent / "pairs-10.jsonl",  # held out: not scored yet (bench/data/conflicts/README.md)
 }
 # batches 1, 2 and 3 are tuning data in full since 2026-12-02 evening, batch 4 since that night (all of it
 # ``test`` by its split field, but read while the rules were changed: bench/data/conflicts/README.md), batch 5 since

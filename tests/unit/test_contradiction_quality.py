@@ -111,7 +111,7 @@ def test_look_alikes_of_the_test_split_stay_unflagged(batch: str) -> None:
 
 def test_every_pair_has_vectors_and_a_known_label() -> None:
     vectors, pairs = stored_vectors(), load_pairs(batch="all")
-    assert len(pairs) >= 1544
+    assert len(pairs) >= 1704
     assert len({p.id for p in pairs}) == len(pairs)
     assert {p.label for p in pairs} == {"contradiction", "compatible"}
     assert all(p.existing in vectors and p.new in vectors for p in pairs)
@@ -123,3 +123,4 @@ def test_every_pair_has_vectors_and_a_known_label() -> None:
     assert {p.split for p in load_pairs(batch="7")} == {"test"}
     assert {p.split for p in load_pairs(batch="8")} == {"test"}
     assert {p.split for p in load_pairs(batch="9")} == {"test"}
+    assert {p.split for p in load_pairs(batch="10")} == {"test"}
