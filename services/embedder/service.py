@@ -184,7 +184,7 @@ class EmbedderService:
                 return quiet
             built = await embeddings.built_on(conn, [event.subject for event in fresh], self._provider.profile)
             found = {str(item.id): item for item in await items.get_many(conn, list(built))}
-            now = await embeddings.predecessors(conn, list(found)) if self._settings.context_passages else {}
+            now = await self._contexts(conn, list(found.values()))
         jobs = list(quiet)
         taken: set[str] = set()
         for event in fresh:

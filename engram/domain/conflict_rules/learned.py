@@ -298,8 +298,8 @@ def judge_with_learned(
     if not in_domain(existing, new, similarity):
         return verdict
     model = shipped() if model is None else model
-    reads_near = KNN_GROUP in model.features and one_thing(existing, new) > 0  # else the columns read the neutral
-    near = nearest(vectors, profile, references) if reads_near else None
+    # in_domain: the two share a content stem, so the gate (one_thing, in ``features``) is open at least a little
+    near = nearest(vectors, profile, references) if KNN_GROUP in model.features else None
     row = features(existing, new, similarity, verdict, near, model)
     if not model.within(row[: len(WORD_FEATURES)]):
         return verdict
