@@ -6,7 +6,7 @@ from __future__ import annotations
 import math
 import re
 from collections.abc import Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from engram.domain.conflict_rules.words import is_content, stem
 
@@ -20,6 +20,7 @@ class Quantity:
     text: str  # as written
     anchor: str = ""  # stem of the nearest content word of its clause: with the dimension, the slot it fills
     anchor_text: str = ""  # that word as written
+    approximate: bool = False  # hedged as written: "about 200", "around 4.9 hectares", "~30 ms"
 
     @property
     def kind(self) -> str:
@@ -40,7 +41,10 @@ def period_of(word: str) -> str | None:
 
 def per(q: Quantity, period: str) -> Quantity:
     """``q`` as a rate per ``period`` ("$8k" of "our monthly bill" is $8k a month)."""
-    return Quantity(f"{q.dimension}/{period}", q.key, q.text, q.anchor, q.anchor_text)
+    return Quantity(f"{q.dimension}/{period}", q.key, q.text, q.anchor, q.anchor_text, q.approximate)
+
+
+APPROXIMATE = 0.1  # a hedged value reaches at most 10% either side ("around 200" / "212 member families")
 
 
 def same_value(a: Quantity, b: Quantity) -> bool:
@@ -49,7 +53,46 @@ def same_value(a: Quantity, b: Quantity) -> bool:
     if a.dimension == "clock" and (twelve_hour(a) or twelve_hour(b)):
         x, y = a.key[0], b.key[0]  # "6:50" / "18:50", "half past five" / "17:30": the same hour of either half
         return x is None or y is None or math.isclose(x % 720, y % 720)
+    if len(a.key) == 1 and a.kind not in ("date", "clock", "number") and a.key[0] is not None and b.key[0] is not None:
+        converted = a.kind in _CONVERTIBLE and not math.isclose(_factor(a), _factor(b), rel_tol=1e-6)
+        reach = max(_reach(q, converted) for q in (a, b))
+        if reach:
+            return abs(a.key[0] - b.key[0]) <= reach * (1 + 1e-9)
     return all(x is None or y is None or math.isclose(x, y, rel_tol=1e-9) for x, y in zip(a.key, b.key, strict=True))
+
+
+_CONVERTIBLE = frozenset({"length", "mass", "area"})  # kinds written in metric or imperial units
+_WRITTEN = re.compile(r"\d[\d,]*(?:\.(?P<decimals>\d+))?")
+
+
+def _written(q: Quantity) -> re.Match[str] | None:
+    return _WRITTEN.search(q.text)
+
+
+def _factor(q: Quantity) -> float:
+    """The unit's size in the dimension's base unit (1000 for "5 km"), 1 when no number is written in digits."""
+    written = _written(q)
+    number = float(written[0].replace(",", "")) if written else 0.0
+    return (q.key[0] or 0.0) / number if number else 1.0
+
+
+def _reach(q: Quantity, converted: bool) -> float:
+    """How far from ``q``'s value another is still the same value, in the dimension's base unit: converted from
+    another unit, the rounding of its last written digit ("12 acres" / "4.9 hectares"); hedged, also a quarter of a
+    round number's step, at most a tenth of it ("around 200" is 175 to 225, "about 70 kg" 67.5 to 72.5 kg)."""
+    if not (converted or q.approximate):
+        return 0.0
+    value = q.key[0] or 0.0
+    written = _written(q)
+    number = float(written[0].replace(",", "")) if written else value
+    if not number:
+        return 0.0
+    step = 10.0 ** -len(written["decimals"]) if written and written["decimals"] else 1.0
+    reach = step / 2
+    if q.approximate and step == 1.0:
+        digits = str(int(number))
+        reach = max(reach, min(10.0 ** (len(digits) - len(digits.rstrip("0"))) / 4, APPROXIMATE * abs(number)))
+    return reach * abs(value / number)
 
 
 def _unit_table(*rows: tuple[str, str, float]) -> dict[str, tuple[str, float]]:
@@ -88,6 +131,8 @@ _UNITS = _unit_table(
     ("meter meters metre metres", "length", 1.0),
     ("km kilometer kilometers kilometre kilometres", "length", 1000.0),
     ("mi mile miles", "length", 1609.344),
+    ("ha hectare hectares", "area", 10_000.0),
+    ("acre acres", "area", 4046.856),
     ("degree degrees ° °c celsius", "degrees", 1.0),  # a bare "degrees" is read as Celsius
     ("°f fahrenheit", "degrees:f", 1.0),
     ("pa pascal pascals", "pressure", 1.0),
@@ -244,6 +289,7 @@ def find_quantities(text: str) -> list[_Span]:
     taken = bytearray(len(text))
     for finder in (
         _iso_dates,
+        _numeric_months,
         _month_dates,
         _clock_times,
         _spelled_clock_times,
@@ -254,12 +300,21 @@ def find_quantities(text: str) -> list[_Span]:
         _compound_numbers,
         _word_numbers,
         _numbers,
+        _bare_word_numbers,
     ):
         for start, end, quantity in finder(text):
             if not any(taken[start:end]):
+                if _HEDGE_BEFORE.search(text, 0, start) or _HEDGE_AFTER.match(text, end):
+                    quantity = replace(quantity, approximate=True)
                 claimed.append((start, end, quantity))
                 taken[start:end] = b"\x01" * (end - start)
     return sorted(claimed, key=lambda span: span[0])
+
+
+_HEDGE_BEFORE = re.compile(
+    r"(?:\b(?:about|around|roughly|approximately|approx\.?|circa|nearly|almost|close\s+to)\s+|~\s*)$", re.I
+)
+_HEDGE_AFTER = re.compile(r"\s*(?:-ish\b|\s+or\s+so\b)", re.I)
 
 
 def _date(text: str, start: int, end: int, year: str | None, month: int, day: str | None) -> Iterator[_Span]:
@@ -271,6 +326,15 @@ def _date(text: str, start: int, end: int, year: str | None, month: int, day: st
 def _iso_dates(text: str) -> Iterator[_Span]:
     for m in _ISO_DATE.finditer(text):
         yield from _date(text, m.start(), m.end(), m["year"], int(m["mon"]), m["day"])
+
+
+_NUMERIC_MONTH = re.compile(r"(?<![\w./-])(?P<mon>0?[1-9]|1[0-2])/(?P<year>(?:19|20)\d\d)(?![\w/-])")
+
+
+def _numeric_months(text: str) -> Iterator[_Span]:
+    """A month written as digits with its year: "09/2027", "3/2026"."""
+    for m in _NUMERIC_MONTH.finditer(text):
+        yield from _date(text, m.start(), m.end(), m["year"], int(m["mon"]), None)
 
 
 def _month_dates(text: str) -> Iterator[_Span]:
@@ -415,6 +479,24 @@ def _word_numbers(text: str) -> Iterator[_Span]:
                 yield found
 
 
+# a number in one word that ends what a verb or "to" says, with no noun after it: "came down to fourteen after
+# a good summer", "the handicap is eighteen"; not "one" (a pronoun as often) nor "zero"
+_BARE_WORD_NUMBER = re.compile(
+    r"\b(?:is|are|was|were|be|been|now|to|reached|hit|became|becomes)\s+(?P<word>"
+    + "|".join(w for w in _NUMBER_WORDS if w not in ("one", "zero", "hundred"))
+    + r")\b(?!\s*-)(?:\s+(?P<next>[^\W\d_]+))?",
+    re.I,
+)
+
+
+def _bare_word_numbers(text: str) -> Iterator[_Span]:
+    for m in _BARE_WORD_NUMBER.finditer(text):
+        if m["next"] and (is_content(m["next"].lower()) or m["next"].lower() in ("of", "o'clock", "oclock")):
+            continue  # "two of them", "is three weeks", "to seven o'clock": not a bare number
+        value = _NUMBER_WORDS[m["word"].lower()]
+        yield m.start("word"), m.end("word"), Quantity("number", (value,), m["word"])
+
+
 def _numbers(text: str) -> Iterator[_Span]:
     for m in _NUMBER.finditer(text):
         if text[m.end() : m.end() + 1].isalnum() or text[m.end() : m.end() + 1] == "_":
@@ -474,11 +556,19 @@ def _measure(text: str, start: int, end: int, number: str, suffix: str, money: s
         factor, end = multiplier, after
         word, after = _next_word(text, end)
         attached = False
+    if word.lower() == "per" and _next_word(text, after)[0].lower() == "cent":
+        word, after = "%", _next_word(text, after)[1]  # "45 per cent"
     if money:
         dimension = money
     elif word.lower() in _UNITS:
         dimension, unit = _UNITS[word.lower()]
         factor, end = factor * unit, after
+        if dimension.startswith("money:") and factor == 1.0 and value == int(value):
+            minor = _MINOR.match(text, end)  # "three pound fifty", "5 dollars 20"
+            if minor:
+                cents = _NUMBER_WORDS.get(minor["n"].lower()) if not minor["n"].isdigit() else float(minor["n"])
+                if cents is not None and 0 < cents < 100:
+                    value, end = value + cents / 100, minor.end()
     elif attached:
         return None  # an identifier such as 2FA or 4xx
     elif "." not in raw_number and _is_counted(word):
@@ -497,6 +587,14 @@ def _measure(text: str, start: int, end: int, number: str, suffix: str, money: s
         dimension += "/" + _ADVERB_PERIODS[adverb[1].lower()]
         end = adverb.end()
     return start, end, Quantity(dimension, (value * factor,), text[start:end])
+
+
+_MINOR = re.compile(
+    r"[ \t]+(?:and[ \t]+)?(?P<n>\d{1,2}|(?:twenty|thirty|forty|fifty|sixty|seventy|eighty|ninety)"
+    r"(?:[- ](?:one|two|three|four|five|six|seven|eight|nine))?|ten|eleven|twelve|thirteen|fourteen|fifteen|"
+    r"sixteen|seventeen|eighteen|nineteen|five|six|seven|eight|nine)\b(?:[ \t]+(?:p|pence|cents?)\b)?(?![ \t]*[\d%])",
+    re.I,
+)
 
 
 def _next_word(text: str, pos: int) -> tuple[str, int]:

@@ -240,6 +240,12 @@ def _other_units(was: Sequence[_Word], now: Sequence[_Word]) -> bool:
     return len(kinds) == 1 and len(dimensions) > 1
 
 
+def _other_kinds(was: Sequence[_Word], now: Sequence[_Word]) -> bool:
+    """Both runs hold measured quantities, and of no kind in common (a temperature / a year): not one slot."""
+    kinds = [{q.kind for w in run if (q := w.token.quantity) is not None} for run in (was, now)]
+    return all(kinds) and "number" not in kinds[0] | kinds[1] and not kinds[0] & kinds[1]
+
+
 def _values(run: Sequence[_Word], other: Sequence[_Word]) -> int:
     """How many words of ``run`` read as values; a capitalised first word of a text counts when the other run
     is all values ("Mei is on call" / "… is Ravi")."""
@@ -314,6 +320,8 @@ def changed_value(old: Text, new: Text, work: Work) -> Verdict | None:
         return None  # the same value written two ways ("March 3" / "2026-03-03")
     if _other_units(was, now):
         return None  # "$20 per month" / "$240 per year": the numbers rule compares units
+    if _other_kinds(was, now):
+        return None  # "is set to 5 °C" / "was bought in 2022": two attributes, a value each
     if _within(was, now) or _within(now, was):
         return None  # "in the spring" / "on April 12": a date inside the period, made precise
     if any(within_bound(x, old, y, new) or within_bound(y, new, x, old) for x, y in _quantity_pairs(was, now)):
