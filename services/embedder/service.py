@@ -9,7 +9,8 @@ event is recorded as handled in the inbox, nothing is stored, and it is acknowle
 
 With context passages (docs/adr/0009-context-passages.md) an item with a predecessor is embedded with it; when
 a memory is deleted, expires or has its visibility changed (``recheck``), the items whose vector was built with
-it, and the memory itself, get their predecessor chosen again and are embedded again where it changed."""
+it, and the memory itself, get their predecessor chosen again and are embedded again where it changed; when it is
+restored, so do the items whose predecessor it is now (``handle`` runs ``recheck`` for memory.restored)."""
 
 from __future__ import annotations
 
