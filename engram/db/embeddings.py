@@ -192,3 +192,20 @@ async def built_on(conn: asyncpg.Connection, item_ids: list[str], profile: str) 
         profile,
     )
     return {str(r["item_id"]): None if r["context_item_id"] is None else str(r["context_item_id"]) for r in rows}
+
+
+async def built_without(conn: asyncpg.Connection, item_ids: list[str], profile: str) -> dict[str, str | None]:
+    """The items with a vector under ``profile`` whose predecessor (``PREDECESSOR``) is now one of ``item_ids``
+    but whose vector was built with another or none (a predecessor restored from the trash, say): each with the
+    predecessor its vector was built with, as ``built_on`` answers; one statement. Only the memories after one of
+    ``item_ids`` in its session that it ``QUALIFIES`` for are looked at."""
+    rows = await conn.fetch(
+        f"""SELECT s.id AS item_id, e.context_item_id FROM memory_items i
+            JOIN memory_items s ON {QUALIFIES}
+            JOIN memory_embeddings e ON e.item_id = s.id AND e.profile = $2
+            CROSS JOIN LATERAL ({PREDECESSOR}) p
+            WHERE i.id = ANY($1::uuid[]) AND p.id = i.id AND e.context_item_id IS DISTINCT FROM i.id""",
+        item_ids,
+        profile,
+    )
+    return {str(r["item_id"]): None if r["context_item_id"] is None else str(r["context_item_id"]) for r in rows}

@@ -11,7 +11,7 @@ from engram.domain.values import EventType
 DURABLES: dict[str, tuple[tuple[str, EventType], ...]] = {
     "embedder": (
         ("embedder", EventType.MEMORY_CREATED),
-        ("embedder_restored", EventType.MEMORY_RESTORED),
+        ("embedder_restored", EventType.MEMORY_RESTORED),  # and the items whose predecessor it is again
         # context passages: the items embedded with a memory deleted, expired or made narrower are embedded again
         ("embedder_deleted", EventType.MEMORY_DELETED),
         ("embedder_expired", EventType.MEMORY_EXPIRED),

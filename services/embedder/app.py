@@ -1,6 +1,7 @@
 """The embedder process: durable JetStream consumers of memory.created and memory.restored (an item restored
-from the trash before it was ever embedded), and of memory.deleted, memory.expired and memory.updated (the items
-embedded with such a memory as their predecessor are embedded again)."""
+from the trash before it was ever embedded; and the items whose predecessor it is again are embedded again), and
+of memory.deleted, memory.expired and memory.updated (the items embedded with such a memory as their predecessor
+are embedded again)."""
 
 from __future__ import annotations
 

@@ -9,7 +9,8 @@ event is recorded as handled in the inbox, nothing is stored, and it is acknowle
 
 With context passages (docs/adr/0009-context-passages.md) an item with a predecessor is embedded with it; when
 a memory is deleted, expires or has its visibility changed (``recheck``), the items whose vector was built with
-it, and the memory itself, get their predecessor chosen again and are embedded again where it changed."""
+it, and the memory itself, get their predecessor chosen again and are embedded again where it changed; when it is
+restored, so do the items whose predecessor it is now (``handle`` runs ``recheck`` for memory.restored)."""
 
 from __future__ import annotations
 
@@ -67,7 +68,19 @@ class EmbedderService:
         self._outbox = Outbox(settings.events_subject_prefix)
 
     async def handle(self, events: list[Event]) -> dict[str, Exception]:
-        """Embed the items of a batch; return the events that failed (they will be redelivered)."""
+        """Embed the items of a batch; with context passages, a memory.restored also embeds again the items whose
+        predecessor is the restored memory now (``recheck``). Return the events that failed (they will be
+        redelivered; each part finds its own inbox row if it was done before)."""
+        failures = await self._embed_new(events)
+        restored = [
+            event for event in events if event.type == EventType.MEMORY_RESTORED.cloud_type and event.id not in failures
+        ]
+        if not restored or not self._settings.context_passages:
+            return failures
+        return failures | await self.recheck(restored)
+
+    async def _embed_new(self, events: list[Event]) -> dict[str, Exception]:
+        """Embed each event's item that has no vector yet; the events that failed."""
         failures: dict[str, Exception] = {}
         todo: list[Todo] = []
         for tenant_id, group in by_tenant([(event, None) for event in events]).items():
@@ -148,9 +161,10 @@ class EmbedderService:
             return event, item, (await self._contexts(conn, [item])).get(str(item.id))
 
     async def recheck(self, events: list[Event]) -> dict[str, Exception]:
-        """For a batch of memory.deleted, memory.expired and memory.updated events: embed again each item whose
-        vector was built with the event's memory as its predecessor (and, for an update, the memory itself) if
-        its predecessor, chosen again, is another one now (or none), in one provider call; store them with the
+        """For a batch of memory.deleted, memory.expired, memory.updated (and memory.restored) events: embed again
+        each item whose vector was built with the event's memory as its predecessor (and the memory itself), and,
+        for a restore, each item whose predecessor is the restored memory now, if its predecessor, chosen again,
+        is another one than its vector was built with (or none), in one provider call; store them with the
         event's inbox row (``RECHECK_CONSUMER``), the stores of a tenant in one transaction. No stage and no
         memory.embedded: what each memory says by itself has not changed. Returns the events that failed."""
         failures: dict[str, Exception] = {}
@@ -173,7 +187,9 @@ class EmbedderService:
 
     async def _stale(self, tenant_id: str, events: list[Event]) -> list[tuple[Event, Again]]:
         """Each event of the tenant not handled before, with the items to embed again and their predecessor now,
-        in one transaction (an item named by two events goes with the first)."""
+        in one transaction (an item named by two events goes with the first): those built on the event's memory
+        (``built_on``), and for a restore those whose predecessor it is now but not yet in their vector
+        (``built_without``)."""
         async with tenant_tx(self._pool, tenant_id) as conn:
             handled = await inbox.seen_among(conn, RECHECK_CONSUMER, [event.id for event in events])
             fresh = [event for event in events if event.id not in handled and _may_change_contexts(event)]
@@ -183,6 +199,9 @@ class EmbedderService:
             if not fresh:
                 return quiet
             built = await embeddings.built_on(conn, [event.subject for event in fresh], self._provider.profile)
+            restored = [event.subject for event in fresh if event.type == EventType.MEMORY_RESTORED.cloud_type]
+            if restored:
+                built |= await embeddings.built_without(conn, restored, self._provider.profile)
             found = {str(item.id): item for item in await items.get_many(conn, list(built))}
             now = await self._contexts(conn, list(found.values()))
         jobs = list(quiet)
@@ -190,8 +209,8 @@ class EmbedderService:
         for event in fresh:
             todo: Again = []
             for item_id, context in built.items():
-                named = context == event.subject or item_id == event.subject
                 chosen = now.get(item_id)
+                named = event.subject in (context, item_id, chosen.id if chosen else None)
                 if named and item_id in found and item_id not in taken and (chosen.id if chosen else None) != context:
                     todo.append((found[item_id], chosen))
                     taken.add(item_id)
@@ -281,13 +300,20 @@ class EmbedderService:
             log.info("item %s of event %s no longer exists; nothing to embed", event.subject, event.id)
 
     async def mark_failed(self, event: Event, error: Exception) -> None:
-        """After the last attempt: the status says failed, with the reason."""
+        """After the last attempt: the status says failed, with the reason; for a memory.restored whose memory has
+        its vector, what failed was embedding again the items after it (``recheck_failed``)."""
+        if event.type == EventType.MEMORY_RESTORED.cloud_type:
+            async with tenant_tx(self._pool, event.tenant_id) as conn:
+                embedded = await embeddings.exists(conn, event.subject, self._provider.profile)
+            if embedded:
+                await self.recheck_failed(event, error)
+                return
         await changes.stage_failed(self._pool, event, PipelineStage.EMBEDDING, error)
 
 
 def _may_change_contexts(event: Event) -> bool:
-    """Whether the event can change which memory is an item's predecessor: a memory gone (deleted, expired), or
-    its visibility changed."""
+    """Whether the event can change which memory is an item's predecessor: a memory gone (deleted, expired) or
+    back (restored), or its visibility changed."""
     if event.type == EventType.MEMORY_UPDATED.cloud_type:
         return "visibility" in (event.data.get("changed") or [])
     return True

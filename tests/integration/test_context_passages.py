@@ -12,12 +12,14 @@ import numpy as np
 import pytest
 
 from engram.config import Settings
-from engram.db import embeddings, identity
+from engram.db import embeddings, identity, stages
 from engram.db.pool import tenant_tx
 from engram.domain.content import passage
 from engram.domain.models import CallerContext
 from engram.domain.patching import PatchValues
+from engram.domain.values import PipelineStage
 from engram.embeddings.provider import EmbeddingProvider
+from engram.errors import Unavailable
 from services.classifier.service import ClassifierService
 from services.conflicts.service import ConflictsService
 from services.embedder.service import EmbedderService
@@ -25,7 +27,7 @@ from services.ingest.patch import PatchService
 from services.ingest.service import IngestService, RememberCommand
 from services.ingest.trash import TrashService
 from tests.support.keys import principal_with_key
-from tests.support.outbox import deliver
+from tests.support.outbox import deliver, outbox_events
 
 WHEN = datetime(2023, 5, 8, 13, 56, tzinfo=UTC)
 BEFORE = "I went hiking in the mountains near Denver last weekend with my sister."
@@ -56,6 +58,20 @@ async def _rows(owner_pool: asyncpg.Pool, item_id: str) -> dict[str, tuple[np.nd
         )
         for r in rows
     }
+
+
+async def _writes(owner_pool: asyncpg.Pool, *item_ids: str) -> tuple[dict[tuple[str, str], datetime], int]:
+    """When each vector of the items was written, and how many memory.embedded events name them."""
+    async with owner_pool.acquire() as conn:
+        rows = await conn.fetch(
+            "SELECT item_id, profile, created_at FROM memory_embeddings WHERE item_id = ANY($1::uuid[])", item_ids
+        )
+        events = await conn.fetchval(
+            "SELECT count(*) FROM outbox WHERE envelope->>'type' = 'engram.memory.embedded'"
+            " AND envelope->>'subject' = ANY($1::text[])",
+            item_ids,
+        )
+    return {(str(r["item_id"]), r["profile"]): r["created_at"] for r in rows}, events
 
 
 async def _one(embedder: EmbeddingProvider, text: str) -> np.ndarray:
@@ -320,6 +336,73 @@ async def test_a_restored_turn_keeps_both_vectors_while_its_predecessor_lives_an
     assert await deliver(owner_pool, service.handle, types=["memory.restored"], subjects=[second]) == {}
     rows = await _rows(owner_pool, second)
     assert list(rows) == [settings.embedding_profile] and rows[settings.embedding_profile][1] is None
+
+
+async def test_a_restored_predecessor_is_embedded_again_into_its_old_successor_and_redelivery_changes_nothing(
+    app_pool: asyncpg.Pool,
+    owner_pool: asyncpg.Pool,
+    settings: Settings,
+    tenant: CallerContext,
+    embedder: EmbeddingProvider,
+) -> None:
+    first = await _remember(app_pool, settings, tenant, BEFORE, source_session="chat-14")
+    second = await _remember(app_pool, settings, tenant, TURN, source_session="chat-14")
+    service = EmbedderService(app_pool, settings, embedder)
+    await _embed(owner_pool, service, first, second)
+    profile = settings.embedding_profile
+    assert (await _rows(owner_pool, second))[profile][1] == first
+    trash = TrashService(app_pool, settings)
+    entry = await trash.delete(tenant, first, "")
+    assert await deliver(owner_pool, service.recheck, types=["memory.deleted"], subjects=[first]) == {}
+    rows = await _rows(owner_pool, second)
+    assert list(rows) == [profile] and rows[profile][1] is None  # embedded alone while its predecessor is deleted
+    await trash.restore(tenant, entry)
+    assert list(await _rows(owner_pool, first)) == [profile]  # the restored turn came back with its vector
+    # the restored event, as the embedder_restored durable hands it over
+    assert await deliver(owner_pool, service.handle, types=["memory.restored"], subjects=[first]) == {}
+    rows = await _rows(owner_pool, second)
+    assert set(rows) == {profile, embeddings.content_profile(profile)}
+    searched, context = rows[profile]
+    assert context == first
+    assert float(searched @ await _one(embedder, BEFORE + "\n" + TURN)) >= 0.999
+    assert float(rows[embeddings.content_profile(profile)][0] @ await _one(embedder, TURN)) >= 0.999
+    written = await _writes(owner_pool, first, second)
+    assert written[1] == 2  # the first embeddings' only: embedding a memory again writes no memory.embedded
+    # delivered again: handled, nothing written
+    assert await deliver(owner_pool, service.handle, types=["memory.restored"], subjects=[first]) == {}
+    assert await _writes(owner_pool, first, second) == written
+    # given up on: the restored memory has its vector, so what failed was its successors, not its embedding stage
+    (restored,) = await outbox_events(owner_pool, types=["memory.restored"], subjects=[first])
+    await service.mark_failed(restored, Unavailable("the successors could not be embedded again"))
+    async with tenant_tx(app_pool, str(tenant.tenant_id)) as conn:
+        assert await stages.is_done(conn, first, PipelineStage.EMBEDDING)
+
+
+async def test_a_restored_turn_in_the_middle_of_a_session_is_embedded_again_only_into_the_turn_right_after_it(
+    app_pool: asyncpg.Pool,
+    owner_pool: asyncpg.Pool,
+    settings: Settings,
+    tenant: CallerContext,
+    embedder: EmbeddingProvider,
+) -> None:
+    texts = ["Which espresso beans do you buy?", BEFORE, TURN, "I only drink decaf after noon."]
+    turns = [await _remember(app_pool, settings, tenant, text, source_session="chat-15") for text in texts]
+    service = EmbedderService(app_pool, settings, embedder)
+    await _embed(owner_pool, service, *turns)
+    profile = settings.embedding_profile
+    trash = TrashService(app_pool, settings)
+    entry = await trash.delete(tenant, turns[1], "")
+    assert await deliver(owner_pool, service.recheck, types=["memory.deleted"], subjects=[turns[1]]) == {}
+    assert (await _rows(owner_pool, turns[2]))[profile][1] == turns[0]
+    last = await _writes(owner_pool, turns[3])
+    await trash.restore(tenant, entry)
+    assert await deliver(owner_pool, service.handle, types=["memory.restored"], subjects=[turns[1]]) == {}
+    searched, context = (await _rows(owner_pool, turns[2]))[profile]
+    assert context == turns[1]
+    assert float(searched @ await _one(embedder, BEFORE + "\n" + TURN)) >= 0.999
+    # the restored turn qualifies for the last one too, but the turn between them is its predecessor: untouched
+    assert await _writes(owner_pool, turns[3]) == last
+    assert (await _rows(owner_pool, turns[3]))[profile][1] == turns[2]
 
 
 async def test_the_classifier_reads_what_the_turn_says_by_itself(
