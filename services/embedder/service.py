@@ -188,8 +188,8 @@ class EmbedderService:
     async def _stale(self, tenant_id: str, events: list[Event]) -> list[tuple[Event, Again]]:
         """Each event of the tenant not handled before, with the items to embed again and their predecessor now,
         in one transaction (an item named by two events goes with the first): those built on the event's memory
-        (``built_on``), and for a restore those whose predecessor it is now but not yet in their vector
-        (``built_without``)."""
+        (``built_on``), and for a restore or a visibility change those whose predecessor it is now but not yet in
+        their vector (``built_without``)."""
         async with tenant_tx(self._pool, tenant_id) as conn:
             handled = await inbox.seen_among(conn, RECHECK_CONSUMER, [event.id for event in events])
             fresh = [event for event in events if event.id not in handled and _may_change_contexts(event)]
@@ -199,9 +199,10 @@ class EmbedderService:
             if not fresh:
                 return quiet
             built = await embeddings.built_on(conn, [event.subject for event in fresh], self._provider.profile)
-            restored = [event.subject for event in fresh if event.type == EventType.MEMORY_RESTORED.cloud_type]
-            if restored:
-                built |= await embeddings.built_without(conn, restored, self._provider.profile)
+            # a memory restored, or made readable as widely as the memories after it: it may precede them now
+            back = [event.subject for event in fresh if event.type in _MAY_PRECEDE_AGAIN]
+            if back:
+                built |= await embeddings.built_without(conn, back, self._provider.profile)
             found = {str(item.id): item for item in await items.get_many(conn, list(built))}
             now = await self._contexts(conn, list(found.values()))
         jobs = list(quiet)
@@ -309,6 +310,11 @@ class EmbedderService:
                 await self.recheck_failed(event, error)
                 return
         await changes.stage_failed(self._pool, event, PipelineStage.EMBEDDING, error)
+
+
+# events after which a memory may be the predecessor of memories it was not built into: back from the trash, or
+# its visibility changed (widened: a workspace turn after it can read it now)
+_MAY_PRECEDE_AGAIN = frozenset({EventType.MEMORY_RESTORED.cloud_type, EventType.MEMORY_UPDATED.cloud_type})
 
 
 def _may_change_contexts(event: Event) -> bool:

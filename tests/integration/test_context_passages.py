@@ -261,6 +261,37 @@ async def test_a_predecessor_made_private_is_no_longer_in_a_workspace_turn_after
     assert float(rows[settings.embedding_profile][0] @ await _one(embedder, TURN)) >= 0.999
 
 
+async def test_a_predecessor_made_readable_again_is_embedded_again_into_the_turn_after_it(
+    app_pool: asyncpg.Pool,
+    owner_pool: asyncpg.Pool,
+    settings: Settings,
+    tenant: CallerContext,
+    embedder: EmbeddingProvider,
+) -> None:
+    first = await _remember(app_pool, settings, tenant, BEFORE, source_session="chat-9w")
+    second = await _remember(app_pool, settings, tenant, TURN, source_session="chat-9w")
+    service = EmbedderService(app_pool, settings, embedder)
+    await _embed(owner_pool, service, first, second)
+    async with owner_pool.acquire() as conn:
+        widest = await conn.fetchval("SELECT visibility FROM memory_items WHERE id = $1", first)
+    assert widest != "private"
+    patch = PatchService(app_pool, settings)
+    for visibility in ("private", widest):
+        values = PatchValues(tags=[], importance=0.5, pinned=False, visibility=visibility, subject=None, valid_to=None)
+        await patch.patch(tenant, first, ["visibility"], values)
+        assert await deliver(owner_pool, service.recheck, types=["memory.updated"], subjects=[first]) == {}
+        if visibility == "private":
+            assert list(await _rows(owner_pool, second)) == [settings.embedding_profile]  # embedded by itself
+    rows = await _rows(owner_pool, second)  # as wide as before: the first turn precedes the second again
+    assert set(rows) == {settings.embedding_profile, embeddings.content_profile(settings.embedding_profile)}
+    searched, context = rows[settings.embedding_profile]
+    assert context == first
+    assert float(searched @ await _one(embedder, BEFORE + "\n" + TURN)) >= 0.999
+    written = await _writes(owner_pool, first, second)
+    assert await deliver(owner_pool, service.recheck, types=["memory.updated"], subjects=[first]) == {}
+    assert await _writes(owner_pool, first, second) == written  # redelivered: nothing written again
+
+
 async def test_a_predecessor_made_private_while_its_successor_is_embedded_is_not_stored_with_it(
     app_pool: asyncpg.Pool,
     owner_pool: asyncpg.Pool,
