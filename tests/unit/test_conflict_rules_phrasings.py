@@ -4,7 +4,8 @@ for a passive's doer ("owner" of "is owned by"), per-minute abbreviations ("bpm"
 word ("work from home"), "came off" and "lapsed" as a state ended, and when that happened left out of the
 subject's overlap; since batch 6 became tuning data (2026-12-03, second round): times of day in words ("half past
 five", "ten to seven", "at six"), a value gone up or down to, "gets" as a passive's auxiliary, "was raised /
-brought up in", "is on the staff of", a line manager; with the look-alikes each must leave alone. The pairs are
+brought up in", "is on the staff of", a line manager; an initialism in the plural ("QBRs") or with a small word inside ("HoP"; since batch 9, 2026-12-03, evening);
+with the look-alikes each must leave alone. The pairs are
 not those of bench/data/conflicts."""
 
 from __future__ import annotations
@@ -28,6 +29,10 @@ CONTRADICTIONS = [
     ("Theo wears a retainer.", "Theo's retainer came off last month.", "negation"),
     # since batch 6 became tuning data (2026-12-03, second round): times of day said in words
     ("The night bus leaves the depot at 23:40.", "night bus leaves the depot at ten to twelve", "numbers_differ"),
+    # since batch 9 became tuning data (2026-12-03, evening): an initialism in the plural, or with a small word's
+    # initial in lower case
+    ("Our quarterly business reviews are run by Dana.", "QBRs: run by Omar now", "changed_value"),
+    ("The bakery's head of pastry is Ines.", "bakery HoP: Brigid", "changed_value"),
     ("Choir practice ends at 9 pm.", "choir practice ends at half past eight", "numbers_differ"),
     ("The ferry sails at quarter past four.", "The ferry sails at 4:30.", "numbers_differ"),
     ("The shop's tills are cashed up at 18:15.", "the shop tills get cashed up at seven", "numbers_differ"),

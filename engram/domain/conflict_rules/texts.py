@@ -281,11 +281,20 @@ def _abbreviated(token: Token, candidates: Sequence[Token], other: Text) -> list
     if len(short) < 2 or not short.isalnum():
         return None
     capitals = token.text.isupper() and len(token.text) > 1
-    initialism = _initialism(short, other) if capitals and short.isalpha() and 2 <= len(short) <= 5 else None
+    letters = short
+    if _PLURAL_CAPITALS.fullmatch(token.text):
+        capitals, letters = True, short[:-1]  # "HCAs": the plural of an initialism
+    elif _SMALL_WORD_INSIDE.fullmatch(token.text):
+        capitals = True  # "DoP": "director of programmes", the small word's initial in lower case
+    initialism = _initialism(letters, other) if capitals and letters.isalpha() and 2 <= len(letters) <= 5 else None
     if initialism:
         return initialism
     found = {t.lower: t for t in candidates if _abbreviates(short, t.lower.split("'")[0], capitals)}
     return [next(iter(found.values()))] if len(found) == 1 else None
+
+
+_PLURAL_CAPITALS = re.compile(r"[A-Z]{2,5}s")
+_SMALL_WORD_INSIDE = re.compile(r"[A-Z][a-z][A-Z]{1,3}")
 
 
 def _initialism(short: str, other: Text) -> list[Token] | None:
