@@ -4,9 +4,9 @@ for a passive's doer ("owner" of "is owned by"), per-minute abbreviations ("bpm"
 word ("work from home"), "came off" and "lapsed" as a state ended, and when that happened left out of the
 subject's overlap; since batch 6 became tuning data (2026-12-03, second round): times of day in words ("half past
 five", "ten to seven", "at six"), a value gone up or down to, "gets" as a passive's auxiliary, "was raised /
-brought up in", "is on the staff of", a line manager; an initialism in the plural ("QBRs") or with a small word inside ("HoP"; since batch 9, 2026-12-03, evening);
-with the look-alikes each must leave alone. The pairs are
-not those of bench/data/conflicts."""
+brought up in", "is on the staff of", a line manager; since batch 9 (2026-12-03, evening): an initialism in the
+plural ("QBRs") or with a small word inside ("HoP"); with the look-alikes each must leave alone. The pairs are not
+those of bench/data/conflicts."""
 
 from __future__ import annotations
 
