@@ -45,6 +45,22 @@ async def _embed(owner_pool: asyncpg.Pool, service: EmbedderService, *item_ids: 
     assert await deliver(owner_pool, service.handle, types=["memory.created"], subjects=item_ids) == {}
 
 
+async def _two_turns(
+    app_pool: asyncpg.Pool,
+    owner_pool: asyncpg.Pool,
+    settings: Settings,
+    tenant: CallerContext,
+    embedder: EmbeddingProvider,
+    session: str,
+) -> tuple[str, str, EmbedderService]:
+    """Two turns of ``session``, BEFORE then TURN, embedded (the second with the first), and the embedder."""
+    first = await _remember(app_pool, settings, tenant, BEFORE, source_session=session)
+    second = await _remember(app_pool, settings, tenant, TURN, source_session=session)
+    service = EmbedderService(app_pool, settings, embedder)
+    await _embed(owner_pool, service, first, second)
+    return first, second, service
+
+
 async def _rows(owner_pool: asyncpg.Pool, item_id: str) -> dict[str, tuple[np.ndarray, str | None]]:
     """The item's stored vectors by profile, each with the predecessor it was built with."""
     async with owner_pool.acquire() as conn:
@@ -248,10 +264,7 @@ async def test_a_predecessor_made_private_is_no_longer_in_a_workspace_turn_after
     tenant: CallerContext,
     embedder: EmbeddingProvider,
 ) -> None:
-    first = await _remember(app_pool, settings, tenant, BEFORE, source_session="chat-9")
-    second = await _remember(app_pool, settings, tenant, TURN, source_session="chat-9")
-    service = EmbedderService(app_pool, settings, embedder)
-    await _embed(owner_pool, service, first, second)
+    first, second, service = await _two_turns(app_pool, owner_pool, settings, tenant, embedder, "chat-9")
     assert (await _rows(owner_pool, second))[settings.embedding_profile][1] == first
     values = PatchValues(tags=[], importance=0.5, pinned=False, visibility="private", subject=None, valid_to=None)
     await PatchService(app_pool, settings).patch(tenant, first, ["visibility"], values)
@@ -268,10 +281,7 @@ async def test_a_predecessor_made_readable_again_is_embedded_again_into_the_turn
     tenant: CallerContext,
     embedder: EmbeddingProvider,
 ) -> None:
-    first = await _remember(app_pool, settings, tenant, BEFORE, source_session="chat-9w")
-    second = await _remember(app_pool, settings, tenant, TURN, source_session="chat-9w")
-    service = EmbedderService(app_pool, settings, embedder)
-    await _embed(owner_pool, service, first, second)
+    first, second, service = await _two_turns(app_pool, owner_pool, settings, tenant, embedder, "chat-9w")
     async with owner_pool.acquire() as conn:
         widest = await conn.fetchval("SELECT visibility FROM memory_items WHERE id = $1", first)
     assert widest != "private"
@@ -349,10 +359,7 @@ async def test_a_restored_turn_keeps_both_vectors_while_its_predecessor_lives_an
     tenant: CallerContext,
     embedder: EmbeddingProvider,
 ) -> None:
-    first = await _remember(app_pool, settings, tenant, BEFORE, source_session="chat-10")
-    second = await _remember(app_pool, settings, tenant, TURN, source_session="chat-10")
-    service = EmbedderService(app_pool, settings, embedder)
-    await _embed(owner_pool, service, first, second)
+    first, second, service = await _two_turns(app_pool, owner_pool, settings, tenant, embedder, "chat-10")
     before = await _rows(owner_pool, second)
     trash = TrashService(app_pool, settings)
     await trash.restore(tenant, await trash.delete(tenant, second, ""))
@@ -376,10 +383,7 @@ async def test_a_restored_predecessor_is_embedded_again_into_its_old_successor_a
     tenant: CallerContext,
     embedder: EmbeddingProvider,
 ) -> None:
-    first = await _remember(app_pool, settings, tenant, BEFORE, source_session="chat-14")
-    second = await _remember(app_pool, settings, tenant, TURN, source_session="chat-14")
-    service = EmbedderService(app_pool, settings, embedder)
-    await _embed(owner_pool, service, first, second)
+    first, second, service = await _two_turns(app_pool, owner_pool, settings, tenant, embedder, "chat-14")
     profile = settings.embedding_profile
     assert (await _rows(owner_pool, second))[profile][1] == first
     trash = TrashService(app_pool, settings)
