@@ -106,9 +106,7 @@ async def test_a_turn_after_another_of_its_session_is_searched_with_it_and_keeps
     tenant: CallerContext,
     embedder: EmbeddingProvider,
 ) -> None:
-    first = await _remember(app_pool, settings, tenant, BEFORE, source_session="chat-1")
-    second = await _remember(app_pool, settings, tenant, TURN, source_session="chat-1")
-    await _embed(owner_pool, EmbedderService(app_pool, settings, embedder), first, second)
+    first, second, _ = await _two_turns(app_pool, owner_pool, settings, tenant, embedder, "chat-1")
     profile = settings.embedding_profile
     assert set(await _rows(owner_pool, first)) == {profile}  # the first turn of its session: its own text
     assert (await _rows(owner_pool, first))[profile][1] is None
