@@ -127,6 +127,17 @@ async def test_the_unread_trigram_index_is_gone_and_the_recent_window_index_is_t
     assert "memory_items_trgm" not in names
 
 
+async def test_the_unread_full_text_gin_index_is_gone_and_the_tsvector_stays(owner_pool: asyncpg.Pool) -> None:
+    """Migration 032: the services' role cannot use memory_items_tsv under Row Level Security (ADR 0006), so it is
+    dropped; content_tsv stays, for ranking, the public-memory branch and the term table's triggers."""
+    names = {r["indexname"] for r in await owner_pool.fetch("SELECT indexname FROM pg_indexes")}
+    assert "memory_terms_pkey" in names  # positive control: the index keyword candidates come from
+    assert "memory_items_tsv" not in names
+    assert await owner_pool.fetchval(
+        "SELECT count(*) FROM pg_attribute WHERE attrelid = 'memory_items'::regclass AND attname = 'content_tsv'"
+    )
+
+
 async def test_the_possible_supersedes_window_is_read_by_tenant_and_kind_newest_first(
     owner_pool: asyncpg.Pool, app_pool: asyncpg.Pool
 ) -> None:
