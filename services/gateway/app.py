@@ -9,8 +9,9 @@ from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from typing import Any
 
-from fastapi import Depends, FastAPI, Request, Response
+from fastapi import FastAPI, Request, Response
 from fastapi.responses import JSONResponse
+from fastapi.routing import APIRoute
 from fastapi_offline import FastAPIOffline
 from prometheus_client import CONTENT_TYPE_LATEST, generate_latest
 from starlette.datastructures import URL
@@ -21,9 +22,9 @@ from engram.config import Settings
 from engram.db.pool import service_pool
 from engram.telemetry import tracing
 from engram.telemetry.metrics import HTTP_LATENCY
-from services.gateway import admin, media, openapi, problems, routes
+from services.gateway import admin, openapi, problems, routes
 from services.gateway.answers import HealthAnswer, ReadyReport
-from services.gateway.auth import PUBLIC, Authenticator, policy
+from services.gateway.auth import EDGE, PUBLIC, Authenticator, policy
 from services.gateway.clients import Downstream
 from services.gateway.guards import BodyLimit, ClientLimit, method_label, request_id
 from services.gateway.limits import Limits
@@ -33,6 +34,7 @@ from services.gateway.mcp_http import McpEndpoint
 access = logging.getLogger("engram.access")
 QUIET_PATHS = ("/health", "/ready", "/metrics")
 DOCS_ASSETS = "/docs/assets"
+DOCS_PAGES = ("/docs", "/docs/oauth2-redirect", "/redoc")
 
 
 NATIVE_TELEMETRY_OFF: dict[str, Any] = {"tracing": False, "metrics": False, "logs": False, "operation_spans": False}
@@ -126,14 +128,17 @@ def create_app(settings: Settings) -> FastAPI:
         lifespan=lifespan,
         description="Trustable memory for AI agents: remember, recall, and know why.",
         static_url=DOCS_ASSETS,
-        dependencies=[Depends(media.json_bodies)],  # before every route's own: a non-JSON body is refused first
+        dependencies=EDGE,  # auth.caller, before every route's own: a non-JSON body is refused first
         telemetry=NATIVE_TELEMETRY_OFF,
     )
+    for route in app.router.routes:  # fastapi-offline's /docs and /redoc pages: public (caller refuses no policy)
+        if isinstance(route, APIRoute) and route.path in DOCS_PAGES:
+            route.openapi_extra = policy(PUBLIC)["openapi_extra"]
     problems.install(app)
     openapi.install(app)
     routes.include(app)
     admin.include(app)
-    # /mcp is a plain ASGI route: no app-wide JSON dependency; it authenticates itself (mcp_http)
+    # /mcp is a plain ASGI route: outside the app-wide dependency; it authenticates itself (mcp_http)
     mcp = McpEndpoint(app, settings)
     app.router.routes.append(Route(MCP_PATH, mcp, include_in_schema=False))
     # plain ASGI, so outside the routes and authentication; the latency middleware below wraps both

@@ -1,11 +1,15 @@
-"""Authentication and scopes at the edge.
+"""Authentication, scopes and rate limits at the edge.
 
 Every route declares the scope it needs as ``x-engram-scope-policy`` in its OpenAPI extra; the ``caller``
-dependency reads that one declaration, so what is documented is what is enforced, and a /v1 route that
-declares nothing is refused (fail closed). The /v1 routers depend on ``caller`` themselves
-(``APIRouter(dependencies=AUTHENTICATED)``), so a route cannot leave it out. Missing, malformed, unknown and
-revoked keys all get the same 401; an unknown key id is remembered for a short while (``UnknownKeys``) so that
-repeating it costs no database lookup, and its secret is hashed and compared all the same.
+dependency reads that one declaration, so what is documented is what is enforced, and a route that declares
+nothing is refused (fail closed). ``caller`` is the app's one dependency (``FastAPI(dependencies=EDGE)``), so
+no route can leave it out: it refuses a body that is not JSON, authenticates the key unless the route is
+public, checks the scope, and counts the request against the rate limit its handler declares
+(``limits.limited``), in that order. Handlers read what it found through ``context``: one dependency node per
+request instead of one for each of these steps (FastAPI walks every node on every request). Missing,
+malformed, unknown and revoked keys all get the same 401; an unknown key id is remembered for a short while
+(``UnknownKeys``) so that repeating it costs no database lookup, and its secret is hashed and compared all
+the same.
 """
 
 from __future__ import annotations
@@ -16,7 +20,7 @@ import secrets
 import time
 from collections import OrderedDict
 from collections.abc import Callable
-from typing import Annotated, Any
+from typing import Any
 
 import asyncpg
 from fastapi import Depends, Request
@@ -29,7 +33,10 @@ from engram.domain.models import CallerContext
 from engram.errors import PermissionDenied, Unauthenticated, Unavailable
 from engram.rpc.errors import LOST_DEPENDENCY
 from engram.telemetry.tracing import current_traceparent
+from services.gateway import media
+from services.gateway.clients import Downstream
 from services.gateway.guards import request_id
+from services.gateway.limits import LIMIT
 
 POLICY = "x-engram-scope-policy"
 PUBLIC = "public"
@@ -152,31 +159,36 @@ def _refused() -> Unauthenticated:
     return Unauthenticated("a valid API key is required (Authorization: Bearer eng_…)")
 
 
-async def caller(request: Request) -> CallerContext:
-    """Authenticate, then check the scope the matched route declares — before any handler work. The caller is
-    also kept in the request's scope (``CALLER``), where ``authenticated`` finds it again."""
+async def caller(request: Request) -> None:
+    """Before any handler work, in this order: a body that is not JSON (or holds a NUL or a lone surrogate)
+    is refused (``media.json_bodies``); a route that declares no scope policy is refused; unless it is public,
+    the key is authenticated, its scope checked, and the request counted against the rate limit the handler
+    declares. The caller is kept in the request's scope (``CALLER``), where ``context`` finds it."""
+    await media.json_bodies(request)
     route = request.scope.get("route")
     required = (getattr(route, "openapi_extra", None) or {}).get(POLICY)
     if required is None:
         raise PermissionDenied("this route declares no scope policy", code="no_scope_policy")
+    if required == PUBLIC:
+        return
     ctx: CallerContext = await request.app.state.authenticator.authenticate(request)
-    if required != PUBLIC and not any(allows(ctx.scopes, scope) for scope in required.split("|")):
+    if not any(allows(ctx.scopes, scope) for scope in required.split("|")):
         raise PermissionDenied(f"Requires scope: {required.replace('|', ' or ')}", code="insufficient_scope")
     request.scope[CALLER] = ctx
-    return ctx
+    limit = getattr(getattr(route, "endpoint", None), LIMIT, None)
+    if limit is not None:
+        await request.app.state.limits.check(ctx, limit)
 
 
-async def authenticated(request: Request) -> CallerContext:
-    """The caller ``caller`` authenticated for this request (every /v1 router runs it first), without a second
-    dependency on it: a dependency that depends on ``caller`` costs FastAPI a second walk of that node on every
-    request, though ``caller`` itself runs once. A request ``caller`` has not seen is authenticated here."""
-    ctx = request.scope.get(CALLER)
-    return ctx if isinstance(ctx, CallerContext) else await caller(request)
+def context(request: Request) -> tuple[CallerContext, Downstream]:
+    """In a handler: the caller ``caller`` authenticated for this request (its scope checked, its rate limit
+    counted) and the app's connections to ingest and recall (made once, at startup)."""
+    scope = request.scope
+    ctx = scope.get(CALLER)
+    if not isinstance(ctx, CallerContext):  # only a route outside ``caller`` (none is) would get here
+        raise _refused()
+    return ctx, scope["app"].state.downstream
 
 
-Caller = Annotated[CallerContext, Depends(caller)]
-"""A route parameter typed ``Caller`` is the authenticated caller, its scope already checked."""
-
-AUTHENTICATED = [Depends(caller)]
-"""The dependencies of every /v1 router: each of its routes authenticates and checks its scope (FastAPI runs
-``caller`` once per request, however many parameters ask for it)."""
+EDGE = [Depends(caller)]
+"""The app's dependencies: ``caller``, before every route's own parameters."""

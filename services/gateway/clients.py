@@ -6,11 +6,10 @@ from __future__ import annotations
 import asyncio
 import time
 from dataclasses import dataclass, field
-from typing import Annotated, Any
+from typing import Any
 
 import asyncpg
 import grpc
-from fastapi import Depends, Request
 from grpc_health.v1 import health_pb2, health_pb2_grpc
 from nats.aio.client import Client as NatsClient
 
@@ -165,13 +164,3 @@ def unreachable(exc: grpc.aio.AioRpcError) -> bool:
     service answered: gRPC's UNAVAILABLE without the error class every Engram service sends with its errors."""
     answered = any(key == CLASS_KEY for key, _ in exc.trailing_metadata() or ())
     return exc.code() == grpc.StatusCode.UNAVAILABLE and not answered
-
-
-async def downstream(request: Request) -> Downstream:
-    """The app's connections to ingest and recall (made once, at startup). A coroutine, though it awaits
-    nothing: FastAPI runs a plain function dependency in a worker thread, a thread hop on every request."""
-    return request.app.state.downstream  # type: ignore[no-any-return]
-
-
-Services = Annotated[Downstream, Depends(downstream)]
-"""A route parameter typed ``Services`` is the gateway's connection to ingest and recall."""

@@ -12,22 +12,23 @@ from __future__ import annotations
 import asyncio
 import logging
 import time
-from collections.abc import Awaitable, Callable
-from typing import Annotated, Any
-
-from fastapi import Depends, Request
+from collections.abc import Callable
+from typing import Any, TypeVar
 
 from engram.config import Settings
 from engram.domain.models import CallerContext
 from engram.domain.ratelimit import RateLimiter, clamp
 from engram.errors import RateLimited
 from engram.v1 import admin_pb2
-from services.gateway.auth import authenticated
 from services.gateway.clients import Downstream
 
 log = logging.getLogger(__name__)
 CONFIG_TTL_S = 10.0
 LOOKUP_TIMEOUT_S = 2.0
+ROUTE_CLASSES = ("remember", "recall", "feedback", "review", "bulk")
+LIMIT = "engram_rate_limit"
+"""The attribute of a handler naming its route class, which ``auth.caller`` counts each request against."""
+Handler = TypeVar("Handler", bound=Callable[..., Any])
 
 
 class Limits:
@@ -99,20 +100,15 @@ class Limits:
             raise RateLimited(f"rate limit of {limit} {route} requests a minute reached", retry_after_s=wait)
 
 
-def limited(route: str) -> Callable[..., Awaitable[CallerContext]]:
-    """A dependency: the authenticated caller, after its request was counted against ``route``'s limit."""
+def limited(route: str) -> Callable[[Handler], Handler]:
+    """A handler's decorator: every request to it is counted against ``route``'s limit, by ``auth.caller``
+    right after the scope check (429 when spent, before the body is validated). Kept on the handler, not in
+    the route's OpenAPI extra, which documents only the scope."""
+    if route not in ROUTE_CLASSES:
+        raise ValueError(f"unknown rate-limit route class {route!r}")
 
-    async def dependency(request: Request) -> CallerContext:
-        ctx = await authenticated(request)
-        limits: Any = request.app.state.limits
-        await limits.check(ctx, route)
-        return ctx
+    def declare(handler: Handler) -> Handler:
+        setattr(handler, LIMIT, route)
+        return handler
 
-    return dependency
-
-
-RememberCaller = Annotated[CallerContext, Depends(limited("remember"))]
-RecallCaller = Annotated[CallerContext, Depends(limited("recall"))]
-FeedbackCaller = Annotated[CallerContext, Depends(limited("feedback"))]
-ReviewCaller = Annotated[CallerContext, Depends(limited("review"))]
-BulkCaller = Annotated[CallerContext, Depends(limited("bulk"))]
+    return declare

@@ -39,11 +39,12 @@ def is_json(content_type: str) -> bool:
 
 
 async def json_bodies(request: Request) -> None:
-    """An app-wide dependency: a route that takes a body gets a non-empty one as JSON or refuses it (415, which
-    ``problems`` answers as ``unsupported_media_type``). An empty body passes, for validation to report as
-    missing. Every body the gateway reads is JSON (it has no form routes). A NUL character (U+0000) in a query
-    parameter or anywhere in the body is refused naming where it is: PostgreSQL's text cannot hold it. So is a
-    lone surrogate escape (``"\\ud800"``), which no UTF-8 text (protobuf's, PostgreSQL's) can hold."""
+    """The first check of ``auth.caller``, the app-wide dependency: a route that takes a body gets a non-empty
+    one as JSON or refuses it (415, which ``problems`` answers as ``unsupported_media_type``). An empty body
+    passes, for validation to report as missing. Every body the gateway reads is JSON (it has no form routes).
+    A NUL character (U+0000) in a query parameter or anywhere in the body is refused naming where it is:
+    PostgreSQL's text cannot hold it. So is a lone surrogate escape (``"\\ud800"``), which no UTF-8 text
+    (protobuf's, PostgreSQL's) can hold."""
     if request.scope.get("query_string"):  # most requests have no query string: no QueryParams to build
         _refuse_nul_in_query(request)
     if getattr(request.scope.get("route"), "body_field", None) is None or not await request.body():

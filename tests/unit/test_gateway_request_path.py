@@ -10,6 +10,7 @@ from typing import Any
 
 import pytest
 from fastapi import FastAPI
+from fastapi.routing import APIRoute, iter_route_contexts
 from fastapi.testclient import TestClient
 from starlette.requests import Request
 
@@ -17,13 +18,13 @@ from engram.config import Settings
 from engram.db import keys
 from engram.domain.keys import hash_secret
 from engram.domain.models import CallerContext, StoredKey
+from engram.errors import Unauthenticated
 from engram.v1 import ingest_pb2, memory_pb2
-from services.gateway import auth
 from services.gateway.app import create_app, request_path
-from services.gateway.auth import CALLER, Authenticator, authenticated, trace_context
+from services.gateway.auth import CALLER, Authenticator, context, trace_context
 from services.gateway.clients import Downstream
 from services.gateway.guards import new_request_id
-from services.gateway.limits import Limits
+from services.gateway.limits import LIMIT, Limits
 from services.gateway.media import is_json
 
 KEY_ID = "0123456789abcdef"
@@ -52,6 +53,10 @@ class Admin:
 
 @pytest.fixture
 def gateway(monkeypatch: pytest.MonkeyPatch) -> tuple[FastAPI, Authenticator, Ingest]:
+    return _gateway(monkeypatch, Settings(auth_enabled=True))
+
+
+def _gateway(monkeypatch: pytest.MonkeyPatch, settings: Settings) -> tuple[FastAPI, Authenticator, Ingest]:
     salt = b"t" * 16
     stored = StoredKey(KEY_ID, TENANT, PRINCIPAL, "agent", salt, hash_secret(salt, SECRET), ("write",), True, False)
 
@@ -59,7 +64,6 @@ def gateway(monkeypatch: pytest.MonkeyPatch) -> tuple[FastAPI, Authenticator, In
         return stored if key_id == KEY_ID else None
 
     monkeypatch.setattr(keys, "find", find)
-    settings = Settings(auth_enabled=True)
     app = create_app(settings)
     ingest = Ingest()
     ds = Downstream(settings, None, None, ingest, None, Admin())  # type: ignore[arg-type]
@@ -138,6 +142,78 @@ def test_a_nul_in_a_query_parameter_is_refused_naming_it(gateway: tuple[FastAPI,
     assert authenticator.lookups == 0  # refused before authentication, as a body with a NUL is
 
 
+def test_a_body_not_sent_as_json_is_refused_before_authentication(
+    gateway: tuple[FastAPI, Authenticator, Ingest],
+) -> None:
+    app, authenticator, ingest = gateway
+    answer = TestClient(app).post("/v1/remember", content=b'{"content": "x"}', headers={"content-type": "text/plain"})
+    assert answer.status_code == 415 and answer.json()["code"] == "unsupported_media_type", answer.text
+    assert authenticator.lookups == 0 and ingest.metadata == []
+
+
+def test_public_routes_read_no_key_and_still_refuse_a_nul(gateway: tuple[FastAPI, Authenticator, Ingest]) -> None:
+    app, authenticator, _ = gateway
+    client = TestClient(app)
+    assert client.get("/health").status_code == 200
+    assert client.get("/docs").status_code == 200  # fastapi-offline's page, declared public by create_app
+    for path in ("/health", "/docs"):
+        answer = client.get(path, params={"q": "x\x00"})
+        assert answer.status_code == 422 and answer.json()["field"] == "q", (path, answer.text)
+    assert authenticator.lookups == 0
+
+
+def test_a_route_that_declares_no_scope_policy_is_refused_before_the_key(
+    gateway: tuple[FastAPI, Authenticator, Ingest],
+) -> None:
+    app, authenticator, _ = gateway
+
+    @app.get("/undeclared")
+    async def undeclared() -> dict[str, str]:
+        return {"reached": "yes"}
+
+    answer = TestClient(app).get("/undeclared", headers=HEADERS)
+    assert answer.status_code == 403 and answer.json()["code"] == "no_scope_policy", answer.text
+    assert authenticator.lookups == 0
+
+
+def test_the_rate_limit_counts_after_the_scope_check_and_before_the_body_is_validated(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    one = Settings(auth_enabled=True, rate_limit_remember_per_minute=1, rate_limit_recall_per_minute=1)
+    app, authenticator, ingest = _gateway(monkeypatch, one)
+    client = TestClient(app)
+    for _ in range(2):  # the key has no `read` scope: refused each time, never counted against recall's limit
+        refused = client.post("/v1/recall", json={"query": "x", "mode": "keyword"}, headers=HEADERS)
+        assert refused.status_code == 403 and refused.json()["code"] == "insufficient_scope", refused.text
+    # an invalid body is counted (the limit runs before validation), so the valid one after it is over the limit
+    assert client.post("/v1/remember", json={"content": 1}, headers=HEADERS).status_code == 422
+    over = client.post("/v1/remember", json={"content": "x"}, headers=HEADERS)
+    assert over.status_code == 429 and over.json()["code"] == "rate_limited", over.text
+    assert ingest.metadata == [] and authenticator.lookups == 4
+
+
+def test_each_rate_limited_route_declares_its_route_class() -> None:
+    declared = {
+        (method, context.path_format): getattr(context.endpoint, LIMIT)
+        for context in iter_route_contexts(create_app(Settings()).routes)
+        if isinstance(context.original_route, APIRoute) and hasattr(context.endpoint, LIMIT)
+        for method in context.methods or ()
+    }
+    assert declared == {
+        ("POST", "/v1/remember"): "remember",
+        ("POST", "/v1/items/{item_id}/supersede"): "remember",
+        ("POST", "/v1/observe"): "remember",
+        ("POST", "/v1/recall"): "recall",
+        ("POST", "/v1/search"): "recall",
+        ("POST", "/v1/classify"): "recall",
+        ("POST", "/v1/feedback"): "feedback",
+        ("POST", "/v1/items/{item_id}/review"): "review",
+        ("POST", "/v1/items/{item_id}/verify"): "review",
+        ("POST", "/v1/items/{item_id}/invalidate"): "review",
+        ("POST", "/v1/items/bulk"): "bulk",
+    }  # remember/batch counts each of its memories itself
+
+
 def test_the_idempotency_fingerprint_is_the_bodys_json_and_made_only_with_a_key() -> None:
     from services.gateway.idempotency import fingerprint, idempotency
     from services.gateway.schemas import RememberBody
@@ -153,22 +229,16 @@ def test_the_idempotency_fingerprint_is_the_bodys_json_and_made_only_with_a_key(
     assert idempotency(None, Unreadable(content="x")) is None
 
 
-async def test_authenticated_reads_the_caller_the_request_already_has() -> None:
+def test_context_is_the_caller_the_request_has_and_the_apps_connections() -> None:
     ctx = CallerContext(tenant_id=TENANT, principal_id=PRINCIPAL, principal_type="agent")
-    assert await authenticated(Request({"type": "http", "headers": [], CALLER: ctx})) is ctx
+    app = FastAPI()
+    app.state.downstream = object()
+    assert context(Request({"type": "http", "headers": [], CALLER: ctx, "app": app})) == (ctx, app.state.downstream)
 
 
-async def test_authenticated_authenticates_a_request_caller_has_not_seen(monkeypatch: pytest.MonkeyPatch) -> None:
-    ctx = CallerContext(tenant_id=TENANT, principal_id=PRINCIPAL, principal_type="agent")
-    seen: list[Request] = []
-
-    async def fake_caller(request: Request) -> CallerContext:
-        seen.append(request)
-        return ctx
-
-    monkeypatch.setattr(auth, "caller", fake_caller)
-    request = Request({"type": "http", "headers": []})
-    assert await authenticated(request) is ctx and seen == [request]
+def test_context_without_an_authenticated_caller_is_refused() -> None:
+    with pytest.raises(Unauthenticated):
+        context(Request({"type": "http", "headers": [], "app": FastAPI()}))
 
 
 def test_new_request_ids_are_canonical_version_4_uuids() -> None:

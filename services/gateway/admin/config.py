@@ -11,8 +11,7 @@ from pydantic import BaseModel, Field
 from engram.domain.values import SecretPolicy
 from engram.v1 import admin_pb2
 from services.gateway.admin.common import TenantField, TenantQuery
-from services.gateway.auth import Caller, policy
-from services.gateway.clients import Services
+from services.gateway.auth import context, policy
 from services.gateway.schemas import Body
 
 router = APIRouter()
@@ -114,16 +113,18 @@ def _patch(body: TenantConfigBody) -> admin_pb2.PatchTenantConfigRequest:
 
 
 @router.get("/tenant-config", summary="Read a tenant's configuration", **policy("admin"))
-async def get_tenant_config(ctx: Caller, ds: Services, tenant_id: TenantQuery = None) -> TenantConfig:
+async def get_tenant_config(http: Request, tenant_id: TenantQuery = None) -> TenantConfig:
     """The settings the tenant has changed, with their version; `{}` and version 0 when never configured."""
+    ctx, ds = context(http)
     request = admin_pb2.GetTenantConfigRequest(tenant_id=tenant_id or "")
     return _config(await ds.call(ds.admin.GetTenantConfig, request, ctx))
 
 
 @router.patch("/tenant-config", summary="Change a tenant's configuration (merged, versioned)", **policy("admin"))
-async def patch_tenant_config(body: TenantConfigBody, request: Request, ctx: Caller, ds: Services) -> TenantConfig:
+async def patch_tenant_config(body: TenantConfigBody, request: Request) -> TenantConfig:
     """Merges the fields given into the configuration (at least one besides `tenant_id`); any change but
     `public_enabled` raises the version."""
+    ctx, ds = context(request)
     changed = _config(await ds.call(ds.admin.PatchTenantConfig, _patch(body), ctx))
     request.app.state.limits.forget(changed.tenant_id)  # this replica applies new rate limits at once
     return changed

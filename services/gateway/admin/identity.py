@@ -7,14 +7,13 @@ caller may not manage answers 404, like one that does not exist.
 
 from __future__ import annotations
 
-from fastapi import APIRouter, Response
+from fastapi import APIRouter, Request, Response
 from pydantic import BaseModel, Field
 
 from engram.domain.values import PrincipalType, WorkspaceRole
 from engram.v1 import admin_pb2
 from services.gateway.admin.common import TenantField, TenantQuery, name_field, time_json
-from services.gateway.auth import Caller, policy
-from services.gateway.clients import Services
+from services.gateway.auth import context, policy
 from services.gateway.schemas import Body
 
 router = APIRouter()
@@ -93,23 +92,26 @@ class ApiKeys(BaseModel):
 
 
 @router.post("/tenants", status_code=201, summary="Create a tenant (platform administrator)", **policy("admin"))
-async def create_tenant(body: TenantBody, ctx: Caller, ds: Services) -> Created:
+async def create_tenant(body: TenantBody, http: Request) -> Created:
     """A new tenant with its `default` workspace and no principals or keys (403 `platform_admin_only` for a
     tenant administrator)."""
+    ctx, ds = context(http)
     reply = await ds.call(ds.admin.CreateTenant, admin_pb2.CreateTenantRequest(name=body.name), ctx)
     return Created(id=reply.id)
 
 
 @router.post("/workspaces", status_code=201, summary="Create a workspace", **policy("admin"))
-async def create_workspace(body: WorkspaceBody, ctx: Caller, ds: Services) -> Created:
+async def create_workspace(body: WorkspaceBody, http: Request) -> Created:
     """A new workspace of the tenant, with no members (not even the caller)."""
+    ctx, ds = context(http)
     request = admin_pb2.CreateWorkspaceRequest(tenant_id=body.tenant_id or "", name=body.name)
     return Created(id=(await ds.call(ds.admin.CreateWorkspace, request, ctx)).id)
 
 
 @router.post("/workspaces/{workspace_id}/members", summary="Add a member (or change its role)", **policy("admin"))
-async def add_member(workspace_id: str, body: MemberBody, ctx: Caller, ds: Services) -> Membership:
+async def add_member(workspace_id: str, body: MemberBody, http: Request) -> Membership:
     """Makes a principal of the tenant a member of the workspace with the role, or changes its role."""
+    ctx, ds = context(http)
     request = admin_pb2.AddMemberRequest(
         tenant_id=body.tenant_id or "", workspace_id=workspace_id, principal_id=body.principal_id, role=body.role
     )
@@ -120,8 +122,9 @@ async def add_member(workspace_id: str, body: MemberBody, ctx: Caller, ds: Servi
 @router.post(
     "/principals", status_code=201, summary="Create a principal (agent, user, system, admin)", **policy("admin")
 )
-async def create_principal(body: PrincipalBody, ctx: Caller, ds: Services) -> Created:
+async def create_principal(body: PrincipalBody, http: Request) -> Created:
     """A new principal, which joins the tenant's `default` workspace as a `member`."""
+    ctx, ds = context(http)
     request = admin_pb2.CreatePrincipalRequest(
         tenant_id=body.tenant_id or "", name=body.name, type=body.type, trusted=body.trusted
     )
@@ -129,8 +132,9 @@ async def create_principal(body: PrincipalBody, ctx: Caller, ds: Services) -> Cr
 
 
 @router.post("/api-keys", status_code=201, summary="Issue an API key (shown once)", **policy("admin"))
-async def create_api_key(body: ApiKeyBody, ctx: Caller, ds: Services) -> IssuedKey:
+async def create_api_key(body: ApiKeyBody, http: Request) -> IssuedKey:
     """A key for a principal of the tenant. The full key is in this answer only; only a salted hash is kept."""
+    ctx, ds = context(http)
     request = admin_pb2.CreateApiKeyRequest(
         tenant_id=body.tenant_id or "", principal_id=body.principal_id, scopes=body.scopes or [], label=body.label
     )
@@ -146,8 +150,9 @@ async def create_api_key(body: ApiKeyBody, ctx: Caller, ds: Services) -> IssuedK
 
 
 @router.get("/api-keys", summary="List API keys (never their secrets)", **policy("admin"))
-async def list_api_keys(ctx: Caller, ds: Services, tenant_id: TenantQuery = None) -> ApiKeys:
+async def list_api_keys(http: Request, tenant_id: TenantQuery = None) -> ApiKeys:
     """The tenant's keys, oldest first, revoked ones included; never their secrets."""
+    ctx, ds = context(http)
     reply = await ds.call(ds.admin.ListApiKeys, admin_pb2.ListApiKeysRequest(tenant_id=tenant_id or ""), ctx)
     return ApiKeys(
         items=[
@@ -166,7 +171,8 @@ async def list_api_keys(ctx: Caller, ds: Services, tenant_id: TenantQuery = None
 
 
 @router.delete("/api-keys/{key_id}", status_code=204, summary="Revoke an API key", **policy("admin"))
-async def revoke_api_key(key_id: str, ctx: Caller, ds: Services, tenant_id: TenantQuery = None) -> Response:
+async def revoke_api_key(key_id: str, http: Request, tenant_id: TenantQuery = None) -> Response:
     """Requests with the key answer 401 from then on. Revoking a revoked key keeps its first `revoked_at`."""
+    ctx, ds = context(http)
     await ds.call(ds.admin.RevokeApiKey, admin_pb2.RevokeApiKeyRequest(tenant_id=tenant_id or "", id=key_id), ctx)
     return Response(status_code=204)

@@ -3,13 +3,12 @@ disabled."""
 
 from __future__ import annotations
 
-from fastapi import APIRouter
+from fastapi import APIRouter, Request
 from pydantic import BaseModel, Field
 
 from engram.v1 import admin_pb2
 from services.gateway.admin.common import TenantField, TenantQuery
-from services.gateway.auth import Caller, policy
-from services.gateway.clients import Services
+from services.gateway.auth import context, policy
 from services.gateway.schemas import Body
 
 router = APIRouter()
@@ -74,16 +73,18 @@ def _kind(k: admin_pb2.Kind) -> Kind:
 
 
 @router.get("/kinds", summary="The memory kinds a tenant can use (built-in and custom)", **policy("admin"))
-async def list_kinds(ctx: Caller, ds: Services, tenant_id: TenantQuery = None) -> Kinds:
+async def list_kinds(http: Request, tenant_id: TenantQuery = None) -> Kinds:
     """Every kind, disabled ones included."""
+    ctx, ds = context(http)
     reply = await ds.call(ds.admin.ListKinds, admin_pb2.ListKindsRequest(tenant_id=tenant_id or ""), ctx)
     return Kinds(items=[_kind(k) for k in reply.items])
 
 
 @router.post("/kinds", status_code=201, summary="Register a custom memory kind", **policy("admin"))
-async def create_kind(body: KindBody, ctx: Caller, ds: Services, tenant_id: TenantQuery = None) -> Kind:
+async def create_kind(body: KindBody, http: Request, tenant_id: TenantQuery = None) -> Kind:
     """The tenant's callers can use it at once; other tenants do not see it. `tenant_id` goes in the query
     string here."""
+    ctx, ds = context(http)
     request = admin_pb2.CreateKindRequest(tenant_id=tenant_id or "", **body.model_dump())
     return _kind(await ds.call(ds.admin.CreateKind, request, ctx))
 
@@ -93,9 +94,10 @@ async def create_kind(body: KindBody, ctx: Caller, ds: Services, tenant_id: Tena
     **policy("admin"),
     summary="Change a custom kind, or enable/disable any kind for the tenant (never deleted)",
 )
-async def patch_kind(name: str, body: KindPatchBody, ctx: Caller, ds: Services) -> Kind:
+async def patch_kind(name: str, body: KindPatchBody, http: Request) -> Kind:
     """A built-in kind accepts only `enabled` (403 `built_in_kind`), which switches it for this tenant alone.
     Changes apply to new memories, except `enabled` and `stays_in_recall_when_disputed`, which apply at once."""
+    ctx, ds = context(http)
     changes = body.model_dump(exclude={"tenant_id"}, exclude_none=True)
     request = admin_pb2.PatchKindRequest(tenant_id=body.tenant_id or "", name=name, **changes)
     return _kind(await ds.call(ds.admin.PatchKind, request, ctx))

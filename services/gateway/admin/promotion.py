@@ -2,13 +2,12 @@
 
 from __future__ import annotations
 
-from fastapi import APIRouter
+from fastapi import APIRouter, Request
 from pydantic import BaseModel, Field
 
 from engram.v1 import admin_pb2
 from services.gateway.admin.common import TenantField
-from services.gateway.auth import Caller, policy
-from services.gateway.clients import Services
+from services.gateway.auth import context, policy
 from services.gateway.schemas import Body
 
 router = APIRouter()
@@ -33,9 +32,10 @@ class Promotion(BaseModel):
 @router.post(
     "/promote", summary="Promote the proposals every gate lets through (or report, with dry_run)", **policy("admin")
 )
-async def promote(body: PromoteBody, ctx: Caller, ds: Services) -> Promotion:
+async def promote(body: PromoteBody, http: Request) -> Promotion:
     """The same decisions as the promotion consumer and ``engram promote-proposed``: oldest proposals first,
     counts per outcome (``promoted``, ``skipped_<blocker>``)."""
+    ctx, ds = context(http)
     request = admin_pb2.PromoteRequest(tenant_id=body.tenant_id or "", dry_run=body.dry_run, limit=body.limit)
     reply = await ds.call(ds.admin.Promote, request, ctx)
     return Promotion(tenant_id=reply.tenant_id, dry_run=reply.dry_run, decided=reply.decided, counts=dict(reply.counts))

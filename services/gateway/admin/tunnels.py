@@ -2,14 +2,13 @@
 
 from __future__ import annotations
 
-from fastapi import APIRouter, Response
+from fastapi import APIRouter, Request, Response
 from fastapi.responses import JSONResponse
 from pydantic import BaseModel, Field
 
 from engram.v1 import admin_pb2
 from services.gateway.admin.common import TenantField, TenantQuery, time_json
-from services.gateway.auth import Caller, policy
-from services.gateway.clients import Services
+from services.gateway.auth import context, policy
 from services.gateway.schemas import Body
 
 router = APIRouter()
@@ -59,23 +58,26 @@ def _tunnel(t: admin_pb2.Tunnel) -> Tunnel:
     summary="Connect two (wing, room) areas for recall",
     **policy("admin"),
 )
-async def add_tunnel(body: TunnelBody, ctx: Caller, ds: Services) -> JSONResponse:
+async def add_tunnel(body: TunnelBody, http: Request) -> JSONResponse:
     """Recall lifts candidates in an area a tunnel connects to the area of its best hits (both directions)."""
+    ctx, ds = context(http)
     request = admin_pb2.AddTunnelRequest(tenant_id=body.tenant_id or "", **body.model_dump(exclude={"tenant_id"}))
     reply = await ds.call(ds.admin.AddTunnel, request, ctx)
     return JSONResponse(_tunnel(reply.tunnel).model_dump(), status_code=201 if reply.created else 200)
 
 
 @router.get("/tunnels", summary="The tenant's tunnels", **policy("admin"))
-async def list_tunnels(ctx: Caller, ds: Services, tenant_id: TenantQuery = None) -> Tunnels:
+async def list_tunnels(http: Request, tenant_id: TenantQuery = None) -> Tunnels:
     """Oldest first."""
+    ctx, ds = context(http)
     reply = await ds.call(ds.admin.ListTunnels, admin_pb2.ListTunnelsRequest(tenant_id=tenant_id or ""), ctx)
     return Tunnels(items=[_tunnel(t) for t in reply.items])
 
 
 @router.delete("/tunnels/{tunnel_id}", status_code=204, summary="Remove a tunnel", **policy("admin"))
-async def remove_tunnel(tunnel_id: str, ctx: Caller, ds: Services, tenant_id: TenantQuery = None) -> Response:
+async def remove_tunnel(tunnel_id: str, http: Request, tenant_id: TenantQuery = None) -> Response:
     """Recall stops following it at once; 404 for a tunnel not in the tenant."""
+    ctx, ds = context(http)
     request = admin_pb2.RemoveTunnelRequest(tenant_id=tenant_id or "", id=tunnel_id)
     await ds.call(ds.admin.RemoveTunnel, request, ctx)
     return Response(status_code=204)

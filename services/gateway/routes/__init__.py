@@ -11,7 +11,6 @@ from __future__ import annotations
 
 from fastapi import FastAPI
 
-from services.gateway.auth import AUTHENTICATED
 from services.gateway.routes import (
     catalog,
     classify,
@@ -32,11 +31,11 @@ PREFIX = "/v1"
 
 
 def include(app: FastAPI) -> None:
-    """Add every module's routes to ``app`` under ``/v1``, each depending on ``caller``. Each module's router
-    is included into the app itself, not into a ``/v1`` router of its own: a request then passes one level of
-    FastAPI's included-router matching instead of two, with the same paths, dependencies and OpenAPI."""
+    """Add every module's routes to ``app`` under ``/v1``; ``caller`` comes with the app (its one dependency).
+    Each module's router is included into the app itself, not into a ``/v1`` router of its own: a request then
+    passes one level of FastAPI's included-router matching instead of two, with the same paths and OpenAPI."""
     for module in RESOURCES:
-        app.include_router(module.router, prefix=PREFIX, dependencies=AUTHENTICATED)
+        app.include_router(module.router, prefix=PREFIX)
 
 
 __all__ = ["PREFIX", "RESOURCES", "include"]

@@ -5,14 +5,13 @@ from __future__ import annotations
 
 from typing import Annotated
 
-from fastapi import APIRouter, Query
+from fastapi import APIRouter, Query, Request
 
 from engram.domain.values import ItemSort
 from engram.rpc.convert import timestamp
 from engram.v1 import recall_pb2
 from services.gateway.answers import ItemPage, StatsAnswer
-from services.gateway.auth import Caller, policy
-from services.gateway.clients import Services
+from services.gateway.auth import context, policy
 from services.gateway.mapping import item_page, stats_answer
 from services.gateway.schemas import INT32_MAX, INT32_MIN, Instant
 
@@ -27,8 +26,7 @@ def _listed(value: str | None) -> list[str]:
 
 @router.get("/items", summary="List the memories you can read, with filters", **policy("read"))
 async def list_items(
-    ctx: Caller,
-    ds: Services,
+    http: Request,
     kind: str | None = Query(
         default=None,
         description="Comma-separated kinds (`fact,decision`): memories of any of them. Each must be a kind the "
@@ -81,6 +79,7 @@ async def list_items(
     """Only your tenant's memories that you may read (never another tenant's, public ones included); never
     those in the trash. Pass ``next_cursor`` back as ``cursor`` for the next page: each memory comes once,
     in order, even while memories are added between pages."""
+    ctx, ds = context(http)
     request = recall_pb2.ListItemsRequest(
         kinds=_listed(kind),
         review_statuses=_listed(review_status),
@@ -101,8 +100,9 @@ async def list_items(
 
 
 @router.get("/stats", summary="Counts over the memories you can read", **policy("read"))
-async def stats(ctx: Caller, ds: Services) -> StatsAnswer:
+async def stats(http: Request) -> StatsAnswer:
     """Your tenant's memories that you may read, counted in one snapshot: by review status and kind (neither
     superseded nor invalidated), the review queue, and hygiene figures (conflicts, pipeline stages, expiry,
     trash, superseded, invalidated)."""
+    ctx, ds = context(http)
     return stats_answer(await ds.call(ds.recall.GetStats, recall_pb2.GetStatsRequest(), ctx))

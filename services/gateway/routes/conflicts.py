@@ -2,12 +2,11 @@
 
 from __future__ import annotations
 
-from fastapi import APIRouter, Query
+from fastapi import APIRouter, Query, Request
 
 from engram.v1 import ingest_pb2, recall_pb2
 from services.gateway.answers import ConflictPage, ResolvedAnswer
-from services.gateway.auth import Caller, policy
-from services.gateway.clients import Services
+from services.gateway.auth import context, policy
 from services.gateway.mapping import conflict_page, resolved_answer
 from services.gateway.schemas import INT32_MAX, INT32_MIN, ResolveBody
 
@@ -16,8 +15,7 @@ router = APIRouter()
 
 @router.get("/conflicts", summary="Conflicts between memories you can read", **policy("read"))
 async def list_conflicts(
-    ctx: Caller,
-    ds: Services,
+    http: Request,
     status: str | None = Query(default="open", description="`open` or `resolved`; empty (`status=`) for both."),
     type: str | None = Query(
         default=None,
@@ -33,6 +31,7 @@ async def list_conflicts(
 ) -> ConflictPage:
     """Open ones by default (``status=resolved`` or ``status=`` for the others), newest first; only conflicts
     whose two memories you may read are listed."""
+    ctx, ds = context(http)
     reply = await ds.call(
         ds.recall.ListConflicts,
         recall_pb2.ListConflictsRequest(
@@ -44,9 +43,10 @@ async def list_conflicts(
 
 
 @router.post("/conflicts/{conflict_id}/resolve", summary="Decide a conflict", **policy("review"))
-async def resolve_conflict(conflict_id: str, body: ResolveBody, ctx: Caller, ds: Services) -> ResolvedAnswer:
+async def resolve_conflict(conflict_id: str, body: ResolveBody, http: Request) -> ResolvedAnswer:
     """A reviewer (review scope, not an agent) keeps the existing memory, accepts the new one, keeps both, or
     merges them into a new memory (``content``) that replaces both."""
+    ctx, ds = context(http)
     reply = await ds.call(
         ds.ingest.ResolveConflict,
         ingest_pb2.ResolveConflictRequest(

@@ -30,10 +30,10 @@ from services.gateway.answers import (
     RememberAnswer,
     StatusAnswer,
 )
-from services.gateway.auth import Caller, policy
-from services.gateway.clients import Downstream, Services
+from services.gateway.auth import context, policy
+from services.gateway.clients import Downstream
 from services.gateway.idempotency import KeyHeader, idempotency, mark
-from services.gateway.limits import BulkCaller, RememberCaller, ReviewCaller
+from services.gateway.limits import limited
 from services.gateway.mapping import (
     batch_answer,
     bulk_answer,
@@ -62,11 +62,13 @@ _DEDUPLICATED: dict[int | str, dict[str, Any]] = {
 
 
 @router.post("/remember", status_code=201, summary="Store a memory", responses=_DEDUPLICATED, **policy("write"))
+@limited("remember")
 async def remember(
-    body: RememberBody, ctx: RememberCaller, ds: Services, response: Response, idempotency_key: KeyHeader = None
+    body: RememberBody, http: Request, response: Response, idempotency_key: KeyHeader = None
 ) -> RememberAnswer:
     """201 with the new item (``status: created``, or ``superseded`` when it replaced ``supersedes``), or 200
     with ``status: deduplicated`` and the first item when the same canonical content is already stored."""
+    ctx, ds = context(http)
     request = _remember_request(body, ds.settings)
     once = idempotency(idempotency_key, body)
     if once is not None:
@@ -85,14 +87,13 @@ async def remember(
 async def remember_batch(
     body: RememberBatchBody,
     request: Request,
-    ctx: Caller,
-    ds: Services,
     response: Response,
     idempotency_key: KeyHeader = None,
 ) -> BatchAnswer:
     """One transaction, each memory in its own savepoint: one result per memory, in order, with the status
     ``POST /v1/remember`` would have answered it; a refused memory (its problem in ``error``) leaves the others
     stored. Counts as one remember per memory against the rate limit."""
+    ctx, ds = context(request)
     await request.app.state.limits.check(ctx, "remember", cost=len(body.items))
     refused: dict[int, dict[str, Any]] = {}
     entries: list[ingest_pb2.BatchEntry] = []
@@ -127,11 +128,11 @@ async def remember_batch(
     responses=_DEDUPLICATED,
     **policy("write"),
 )
-async def supersede(
-    item_id: str, body: RememberBody, ctx: RememberCaller, ds: Services, response: Response
-) -> RememberAnswer:
+@limited("remember")
+async def supersede(item_id: str, body: RememberBody, http: Request, response: Response) -> RememberAnswer:
     """Atomic: the new memory is stored and the old one marked superseded, or nothing is written (403
     ``authority_too_low`` when the caller's authority is below the old memory's)."""
+    ctx, ds = context(http)
     require_item_id(item_id)
     if item_id not in body.supersedes:
         body = body.model_copy(update={"supersedes": [item_id, *body.supersedes]})
@@ -183,17 +184,18 @@ def _remember_request(body: RememberBody, settings: Settings) -> ingest_pb2.Reme
 
 
 @router.post("/items/{item_id}/invalidate", summary="Declare a memory no longer true", **policy("write|review"))
-async def invalidate(item_id: str, body: InvalidateBody, ctx: ReviewCaller, ds: Services) -> ItemAnswer:
+@limited("review")
+async def invalidate(item_id: str, body: InvalidateBody, http: Request) -> ItemAnswer:
     """Nothing replaces it: it leaves recall (and ends any supersession chain into it) but stays readable
     for audit. Its author or a reviewer."""
+    ctx, ds = context(http)
     reply = await ds.call(ds.ingest.Invalidate, ingest_pb2.InvalidateRequest(id=item_id, reason=body.reason), ctx)
     return item_answer(reply.item)
 
 
 @router.get("/items/expiry-candidates", summary="Memories whose time to live ends soon", **policy("read"))
 async def expiry_candidates(
-    ctx: Caller,
-    ds: Services,
+    http: Request,
     within_days: int = Query(
         ge=INT32_MIN, le=INT32_MAX, default=7, description="Expiring within this many days: 1–3650."
     ),
@@ -202,6 +204,7 @@ async def expiry_candidates(
 ) -> ItemsAnswer:
     """Live items you can see that expire within ``within_days`` (1–3650), soonest first; already expired ones
     that the sweep has not moved to the trash yet come first."""
+    ctx, ds = context(http)
     reply = await ds.call(
         ds.recall.ExpiryCandidates,
         recall_pb2.ExpiryCandidatesRequest(within_days=within_days, limit=limit, workspace_id=workspace_id or ""),
@@ -211,9 +214,11 @@ async def expiry_candidates(
 
 
 @router.post("/items/bulk", summary="Archive or delete every memory matching a filter", **policy("write|review"))
-async def bulk(body: BulkBody, ctx: BulkCaller, ds: Services) -> BulkAnswer:
+@limited("bulk")
+async def bulk(body: BulkBody, http: Request) -> BulkAnswer:
     """One transaction. ``dry_run`` (the default) answers the same and writes nothing. Items you may not
     change are listed in ``skipped`` with the refusal's code; the rest are ``affected``."""
+    ctx, ds = context(http)
     f = body.filter
     request = ingest_pb2.BulkRequest(
         action=body.action,
@@ -237,18 +242,20 @@ async def bulk(body: BulkBody, ctx: BulkCaller, ds: Services) -> BulkAnswer:
 
 
 @router.get("/items/{item_id}", summary="Read one memory", **policy("read"))
-async def get_item(item_id: str, ctx: Caller, ds: Services) -> ItemAnswer:
+async def get_item(item_id: str, http: Request) -> ItemAnswer:
     """In any state, if you may read it; otherwise 404, as if it did not exist."""
+    ctx, ds = context(http)
     reply = await ds.call(ds.recall.GetItem, recall_pb2.GetItemRequest(id=item_id), ctx)
     return item_answer(reply.item)
 
 
 @router.patch("/items/{item_id}", summary="Correct a memory's metadata", **policy("write"))
-async def patch_item(item_id: str, body: PatchBody, ctx: Caller, ds: Services) -> ItemAnswer:
+async def patch_item(item_id: str, body: PatchBody, http: Request) -> ItemAnswer:
     """Tags, importance, pinned, visibility, subject, valid_to; never the content (supersede instead). Needs a
     writing role in the item's workspace; the item must be live (409 ``not_live``). One ``patched`` audit row
     with the old and new values of what changed, and ``memory.updated``; a patch that changes nothing writes
     nothing."""
+    ctx, ds = context(http)
     fields = sorted(body.model_fields_set)
     request = ingest_pb2.PatchRequest(
         id=item_id,
@@ -265,14 +272,16 @@ async def patch_item(item_id: str, body: PatchBody, ctx: Caller, ds: Services) -
 
 
 @router.get("/items/{item_id}/status", summary="Where a memory is in the processing pipeline", **policy("read"))
-async def get_status(item_id: str, ctx: Caller, ds: Services) -> StatusAnswer:
+async def get_status(item_id: str, http: Request) -> StatusAnswer:
     """Each pipeline stage in pipeline order, with ``embedding`` as a shortcut for the embedding stage."""
+    ctx, ds = context(http)
     reply = await ds.call(ds.recall.GetStatus, recall_pb2.GetStatusRequest(id=item_id), ctx)
     return status_answer(reply)
 
 
 @router.get("/items/{item_id}/events", summary="A memory's audit trail", **policy("read"))
-async def get_events(item_id: str, ctx: Caller, ds: Services) -> EventsAnswer:
+async def get_events(item_id: str, http: Request) -> EventsAnswer:
     """Oldest first; still readable while the memory is in the trash."""
+    ctx, ds = context(http)
     reply = await ds.call(ds.recall.GetEvents, recall_pb2.GetEventsRequest(id=item_id), ctx)
     return events_answer(reply)

@@ -4,16 +4,15 @@ from __future__ import annotations
 
 from typing import Any
 
-from fastapi import APIRouter, Response
+from fastapi import APIRouter, Request, Response
 
 from engram.domain.values import RememberStatus
 from engram.rpc.convert import timestamp
 from engram.v1 import ingest_pb2
 from services.gateway.answers import ObserveAnswer
-from services.gateway.auth import policy
-from services.gateway.clients import Services
+from services.gateway.auth import context, policy
 from services.gateway.idempotency import KeyHeader, idempotency, mark
-from services.gateway.limits import RememberCaller
+from services.gateway.limits import limited
 from services.gateway.mapping import observe_answer
 from services.gateway.routes.items import metadata_message
 from services.gateway.schemas import ObserveBody
@@ -26,13 +25,15 @@ _DEDUPLICATED: dict[int | str, dict[str, Any]] = {
 
 
 @router.post("/observe", status_code=201, summary="Record an observation", responses=_DEDUPLICATED, **policy("write"))
+@limited("remember")
 async def observe(
-    body: ObserveBody, ctx: RememberCaller, ds: Services, response: Response, idempotency_key: KeyHeader = None
+    body: ObserveBody, http: Request, response: Response, idempotency_key: KeyHeader = None
 ) -> ObserveAnswer:
     """Stored as kind ``observation``, active at once, with no classification gate and no possible-supersedes
     search; keyword search finds it as soon as this answers, semantic recall once the embedder has run. It
     expires after ENGRAM_OBSERVE_TTL_HOURS (72) unless ``expires_at`` says otherwise. Counts against the
     remember rate limit."""
+    ctx, ds = context(http)
     metadata = metadata_message(body.metadata, body.source_uri, ds.settings)
     request = ingest_pb2.ObserveRequest(
         content=body.content,

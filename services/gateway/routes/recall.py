@@ -2,14 +2,13 @@
 
 from __future__ import annotations
 
-from fastapi import APIRouter
+from fastapi import APIRouter, Request
 
 from engram.rpc.convert import timestamp
 from engram.v1 import memory_pb2, recall_pb2
 from services.gateway.answers import RecallAnswer, SearchAnswer
-from services.gateway.auth import policy
-from services.gateway.clients import Services
-from services.gateway.limits import RecallCaller
+from services.gateway.auth import context, policy
+from services.gateway.limits import limited
 from services.gateway.mapping import recall_answer, search_answer
 from services.gateway.schemas import FilterFields, RecallBody, SearchBody
 
@@ -30,9 +29,11 @@ def _filters(body: FilterFields) -> memory_pb2.RecallFilters:
 
 
 @router.post("/recall", summary="Recall memories for a task or a session start", **policy("read"))
-async def recall(body: RecallBody, ctx: RecallCaller, ds: Services) -> RecallAnswer:
+@limited("recall")
+async def recall(body: RecallBody, http: Request) -> RecallAnswer:
     """The best memories within the budgets, each with its score and the reasons for it; with ``explain``,
     also the best candidates the budgets cut (``cut``)."""
+    ctx, ds = context(http)
     request = recall_pb2.RecallRequest(
         mode=body.mode,
         query=body.query or "",
@@ -49,8 +50,10 @@ async def recall(body: RecallBody, ctx: RecallCaller, ds: Services) -> RecallAns
 
 
 @router.post("/search", summary="Search memories by keyword, meaning, or both", **policy("read"))
-async def search(body: SearchBody, ctx: RecallCaller, ds: Services) -> SearchAnswer:
+@limited("recall")
+async def search(body: SearchBody, http: Request) -> SearchAnswer:
     """Ranked as recall's query modes rank, the top ``limit`` items, with no budgets."""
+    ctx, ds = context(http)
     request = recall_pb2.SearchRequest(query=body.query, mode=body.mode, filters=_filters(body))
     if body.limit is not None:
         request.limit = body.limit
