@@ -22,6 +22,8 @@ def _read(text: str) -> list[tuple[str, tuple[float | None, ...], bool]]:
         ("archive humidity is held at 55 per cent", [("percent", (55.0,), False)]),
         ("coffee at the kiosk is two pound twenty", [("money:gbp", (2.2,), False)]),
         ("a refill costs 3 dollars and 40 cents", [("money:usd", (3.4,), False)]),
+        ("a coffee is two pound twenty-five", [("money:gbp", (2.25,), False)]),
+        ("tickets are 5 pounds 10 kids go free", [("money:gbp", (5.0,), False), ("count:kid", (10.0,), False)]),
         ("The boiler's warranty ends 04/2027.", [("date", (2027.0, 4.0, None), False)]),
         ("The orchard covers about 1.2 hectares.", [("area", (12000.0,), True)]),
         ("The orchard is 3 acres or so.", [("area", (12140.568,), True)]),

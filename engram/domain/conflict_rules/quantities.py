@@ -564,9 +564,10 @@ def _measure(text: str, start: int, end: int, number: str, suffix: str, money: s
         dimension, unit = _UNITS[word.lower()]
         factor, end = factor * unit, after
         if dimension.startswith("money:") and factor == 1.0 and value == int(value):
-            minor = _MINOR.match(text, end)  # "three pound fifty", "5 dollars 20"
-            if minor:
-                cents = _NUMBER_WORDS.get(minor["n"].lower()) if not minor["n"].isdigit() else float(minor["n"])
+            minor = _MINOR.match(text, end)  # "three pound fifty", "5 dollars 20", not "5 pounds 10 kids"
+            following = _next_word(text, minor.end())[0].lower() if minor else ""
+            if minor and not (following and is_content(following)):
+                cents = float(minor["n"]) if minor["n"].isdigit() else _spelled_value(minor["n"])
                 if cents is not None and 0 < cents < 100:
                     value, end = value + cents / 100, minor.end()
     elif attached:
