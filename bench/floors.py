@@ -13,6 +13,15 @@ Parts (each alone, with 1 client, then with 4 concurrent clients as `latency.py`
   transaction (BEGIN, INSERT, COMMIT: three round trips) and, second, as one autocommitted statement;
   ``synchronous_commit`` on; an embedded PostgreSQL started for the run. Also COMMIT's own wall time at 1
   client (the WAL flush).
+- **writes**: the rows a remember must write to be acknowledged, on Engram's migrated schema (its own migration
+  code), in Engram's own statement (``engram.db.creation.insert``: the memory_items row, whose tsvector column,
+  indexes and ``memory_terms`` trigger come with it, its audit row, its pending pipeline stages and its outbox
+  row, with the relay's ``pg_notify``, in one statement of CTEs) inside ``tenant_tx`` (BEGIN and the tenant
+  setting in one round trip, the statement, COMMIT), as the services' non-owner role, so Row Level Security
+  applies. None of remember's reads (the secret policy, the write context, possible_supersedes). Chat-length
+  contents of 20 words, each distinct. First one real ``IngestService.remember`` in process: the rows it adds
+  to each table are printed (``# rows one remember writes``), and the measured writes copy its item, audit
+  value and stages. Second (**writes_owner**), the same as the tables' owner: no Row Level Security.
 - **nats**: a JetStream publish awaited for its ack (nats-py, a file-stored stream, a ``Nats-Msg-Id`` header),
   as the outbox relay publishes; an embedded nats-server started for the run.
 - **vector**: one HNSW nearest-neighbour query (pgvector, cosine, ``LIMIT 20``, pgvector's default ``ef_search``
@@ -23,7 +32,7 @@ CPU is user + system time from /proc (psutil) of the client (this process) and o
 (PostgreSQL: the postmaster and every backend), over each measured interval, per operation. Wall figures are
 the machine's, and only meaningful when it is quiet; the load average is printed with each row.
 
-    cd bench && python floors.py [--parts embed,http,grpc,postgres,nats,vector] [--requests 2000] \\
+    cd bench && python floors.py [--parts embed,http,grpc,postgres,writes,nats,vector] [--requests 2000] \\
         [--vectors 100000] [--out F.json]
 
 Ports from BENCH_PORT (default 18700) upward. `python floors.py bounds FILE.json` prints the sums and bounds
@@ -34,15 +43,18 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import itertools
 import json
 import os
+import random
 import statistics
 import subprocess
 import sys
 import tempfile
 import time
 import uuid
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Iterator
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
@@ -98,9 +110,17 @@ def sums(parts: dict[str, float]) -> dict[str, dict[str, float]]:
     """The floor of one remember and one semantic recall from the parts' CPU ms per operation (client + server
     of each, but the HTTP client apart: it is the load generator, which runs on the same cores in
     `latency.py`), with the rate two cores allow and the 4-client latency bound, both with the load generator
-    counted. Missing parts count 0."""
+    counted. The remember writes the rows its design requires (``writes``, as the services' role under Row Level
+    Security); the row beside it keeps the earlier floor, one trivial insert in a transaction (``postgres_tx``).
+    Missing parts count 0."""
     get = parts.get
     remember = {
+        "http server": get("http_server", 0.0),
+        "grpc": get("grpc", 0.0),
+        "required writes": get("writes", 0.0),
+        "publish": get("nats", 0.0),
+    }
+    trivial = {
         "http server": get("http_server", 0.0),
         "grpc": get("grpc", 0.0),
         "transaction": get("postgres_tx", 0.0),
@@ -113,7 +133,11 @@ def sums(parts: dict[str, float]) -> dict[str, dict[str, float]]:
         "vector query": get("vector", 0.0),
     }
     out = {}
-    for name, items in (("remember", remember), ("semantic recall", recall)):
+    for name, items in (
+        ("remember", remember),
+        ("remember, one trivial insert (the earlier floor)", trivial),
+        ("semantic recall", recall),
+    ):
         stack = sum(items.values())
         total = stack + get("http_client", 0.0)
         out[name] = {
@@ -318,6 +342,8 @@ async def postgres_parts(args: argparse.Namespace, parts: set[str]) -> list[dict
             assert await conn.fetchval("SHOW synchronous_commit") == "on"
         if "postgres" in parts:
             rows += await transactions(args, pool, postmaster)
+        if "writes" in parts:
+            rows += await required_writes(args, url, postmaster)
         if "vector" in parts:
             rows += await vectors(args, pool, postmaster)
         await pool.close()
@@ -368,6 +394,164 @@ async def transactions(args: argparse.Namespace, pool: Any, postmaster: int) -> 
     rows.append(await measure("postgres_tx", "BEGIN; INSERT (pk + btree); COMMIT", tx, args.requests, CLIENTS, **kw))
     rows += await both("postgres_single", "one autocommitted INSERT (pk + btree)", single, args, **kw)
     return rows
+
+
+CHAT = [
+    "{name} told me in the {place} standup that {thing} has to be checked again before Friday's release.",
+    "Please remember that {name} usually asks for {thing} whenever the team meets in {place} on Monday mornings.",
+    "Last week {name} complained that {thing} in {place} was slow again, so we agreed to look next sprint.",
+    "{name} mentioned over lunch in {place} that {thing} should stay out of the budget review until March.",
+    "According to {name}, the people in {place} rely on {thing} every day and would notice any outage quickly.",
+    "When {name} travels to {place} next month, make sure {thing} is ready before the first customer meeting.",
+]
+"""Chat-length contents (~20 words once filled), as a user tells an assistant something worth keeping."""
+
+
+def chat_texts(seed: int = 17) -> Iterator[str]:
+    """Distinct chat-length contents without end: a template filled at random, numbered."""
+    from latency import NAMES, PLACES, THINGS
+
+    rng = random.Random(seed)
+    for i in itertools.count():
+        template = rng.choice(CHAT)
+        yield template.format(name=rng.choice(NAMES), thing=rng.choice(THINGS), place=rng.choice(PLACES)) + f" #{i}"
+
+
+async def table_rows(conn: Any) -> dict[str, int]:
+    """Rows of every table of the public schema (as the superuser: no Row Level Security)."""
+    names = [r[0] for r in await conn.fetch("SELECT tablename FROM pg_tables WHERE schemaname = 'public'")]
+    return {name: int(await conn.fetchval(f'SELECT count(*) FROM "{name}"')) for name in sorted(names)}
+
+
+STATS_FLUSH_S = 11.0
+"""An idle backend's table statistics reach the shared ones within 10 s (PostgreSQL's ``PGSTAT_IDLE_INTERVAL``)."""
+
+
+async def tuple_changes(conn: Any) -> dict[str, tuple[int, int, int]]:
+    """Rows inserted, updated and deleted so far in each table, from the statistics (``STATS_FLUSH_S`` late)."""
+    await conn.execute("SELECT pg_stat_clear_snapshot()")
+    rows = await conn.fetch("SELECT relname, n_tup_ins, n_tup_upd, n_tup_del FROM pg_stat_user_tables")
+    return {r["relname"]: (r["n_tup_ins"], r["n_tup_upd"], r["n_tup_del"]) for r in rows}
+
+
+async def required_writes(args: argparse.Namespace, url: str, postmaster: int) -> list[dict[str, Any]]:
+    """The rows a remember must write, as Engram writes them, measured as the services' role (RLS) and as owner."""
+    import asyncpg
+
+    from engram.config import DEFAULT_ADMIN_ID, DEFAULT_TENANT_ID, Settings
+    from engram.db import creation
+    from engram.db.items import NewItem
+    from engram.db.migrate import migrate
+    from engram.db.pool import create_pool, tenant_tx
+    from engram.domain.content import content_hash
+    from engram.domain.models import CallerContext
+    from engram.events.outbox import Outbox
+    from services.ingest.service import IngestService, RememberCommand, created_event
+
+    settings = Settings(database_url=url)
+    await migrate(url, settings)
+    admin = await asyncpg.connect(url)  # the superuser that migrated: owner of the tables, above RLS
+    pools = []
+    try:
+        app = await create_pool(url, role=settings.app_role, min_size=CLIENTS, max_size=CLIENTS)
+        pools.append(app)
+        ctx = CallerContext(
+            tenant_id=DEFAULT_TENANT_ID,
+            principal_id=DEFAULT_ADMIN_ID,
+            principal_type="admin",
+            scopes=frozenset({"admin"}),
+            request_id="floors",
+            traceparent="00-" + "1" * 32 + "-" + "2" * 16 + "-01",
+        )
+        texts = chat_texts()
+        service = IngestService(app, settings)
+        await service.remember(ctx, RememberCommand(content=next(texts)))  # the first write of the tenant: warm
+        await asyncio.sleep(STATS_FLUSH_S)
+        before, changes_before = await table_rows(admin), await tuple_changes(admin)
+        first = (await service.remember(ctx, RememberCommand(content=next(texts)))).item
+        await asyncio.sleep(STATS_FLUSH_S)
+        after, changes_after = await table_rows(admin), await tuple_changes(admin)
+        added = {name: after[name] - before[name] for name in after if after[name] != before[name]}
+        changed = {
+            name: [a - b for a, b in zip(changes_after[name], changes_before.get(name, (0, 0, 0)), strict=True)]
+            for name in changes_after
+            if changes_after[name] != changes_before.get(name)
+        }
+        print(f"# rows one remember writes (IngestService.remember in process): {json.dumps(added)}", flush=True)
+        print(f"# inserted, updated, deleted by it (pg_stat_user_tables): {json.dumps(changed)}", flush=True)
+        stages = [r[0] for r in await admin.fetch("SELECT stage FROM item_stages WHERE item_id = $1", first.id)]
+        audit = json.loads(await admin.fetchval("SELECT new_value FROM item_events WHERE item_id = $1", first.id))
+        context = await admin.fetchval("SELECT index_context FROM memory_items WHERE id = $1", first.id)
+        outbox = Outbox(settings.events_subject_prefix)
+
+        def new_item(content: str) -> NewItem:
+            return NewItem(
+                id=uuid.uuid4(),
+                tenant_id=ctx.tenant_id,
+                workspace_id=str(first.workspace_id),
+                principal_id=ctx.principal_id,
+                content=content,
+                content_hash=content_hash(content),
+                kind=first.kind,
+                importance=first.importance,
+                review_status=first.review_status,
+                authority=first.authority,
+                source_type=first.source_type,
+                source_trust=first.source_trust,
+                subject=first.subject,
+                wing=first.wing,
+                room=first.room,
+                tags=list(first.tags),
+                pinned=first.pinned,
+                visibility=first.visibility,
+                source_uri=first.source_uri,
+                source_session=first.source_session,
+                valid_from=first.valid_from,
+                valid_to=first.valid_to,
+                expires_at=first.expires_at,
+                external_id=first.external_id,
+                metadata=dict(first.metadata),
+                kind_explicit=first.kind_explicit,
+                index_context=context,
+            )
+
+        def writer(pool: Any) -> Callable[[], Awaitable[None]]:
+            async def write() -> None:
+                new = new_item(next(texts))
+                event = created_event(new, datetime.now(UTC), ctx.traceparent)
+                async with tenant_tx(pool, ctx.tenant_id) as conn:
+                    stored = await creation.insert(
+                        conn,
+                        new,
+                        actor_id=ctx.principal_id,
+                        audit_value=audit,
+                        request_id=ctx.request_id,
+                        stages=stages,
+                        event_id=event.id,
+                        subject=outbox.subject(event),
+                        envelope=event.to_json(),
+                    )
+                assert stored is not None
+
+            return write
+
+        kw = {"server_pids": [postmaster], "server_children": True}
+        shape = f"item + audit + {len(stages)} stages + outbox in one statement, in tenant_tx"
+        rows = await both("writes", f"{shape}, as {settings.app_role} (RLS)", writer(app), args, **kw)
+        owner = await create_pool(url, role=None, min_size=CLIENTS, max_size=CLIENTS)
+        pools.append(owner)
+        rows += await both("writes_owner", f"{shape}, as the owner (no RLS)", writer(owner), args, **kw)
+        items, terms = (
+            await admin.fetchval("SELECT count(*) FROM memory_items"),
+            await admin.fetchval("SELECT count(*) FROM memory_terms"),
+        )
+        words = statistics.fmean(len(r[0].split()) for r in await admin.fetch("SELECT content FROM memory_items"))
+        print(f"# {items} memories: {words:.1f} words and {terms / items:.1f} memory_terms rows each", flush=True)
+        return rows
+    finally:
+        for pool in pools:
+            await pool.close()
+        await admin.close()
 
 
 async def vectors(args: argparse.Namespace, pool: Any, postmaster: int) -> list[dict[str, Any]]:
@@ -508,7 +692,7 @@ async def run(args: argparse.Namespace) -> list[dict[str, Any]]:
         rows += await http(args)
     if "grpc" in parts:
         rows += await grpc_call(args)
-    if parts & {"postgres", "vector"}:
+    if parts & {"postgres", "writes", "vector"}:
         rows += await postgres_parts(args, parts)
     if "nats" in parts:
         rows += await nats_publish(args)
@@ -520,7 +704,7 @@ def main() -> None:
         print_bounds(json.loads(Path(sys.argv[2]).read_text())["rows"])
         return
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--parts", default="embed,http,grpc,postgres,nats,vector")
+    parser.add_argument("--parts", default="embed,http,grpc,postgres,writes,nats,vector")
     parser.add_argument("--requests", type=int, default=2000, help="operations per part and client count")
     parser.add_argument("--warm", type=int, default=50)
     parser.add_argument("--vectors", type=int, default=100_000)

@@ -31,12 +31,19 @@ def test_four_clients_on_two_busy_cores_wait_twice_an_operations_cpu() -> None:
 
 def test_the_sums_take_each_operations_parts_and_count_a_missing_part_as_nothing() -> None:
     floors = _floors()
-    parts = {"http_server": 0.6, "http_client": 2.0, "grpc": 0.8, "postgres_tx": 0.7, "nats": 0.3}
+    parts = {"http_server": 0.6, "http_client": 2.0, "grpc": 0.8, "postgres_tx": 0.7, "writes": 3.0, "nats": 0.3}
     parts |= {"embed": 30.0, "vector": 6.0}
     result = floors.sums(parts)
-    assert result["remember"]["stack_cpu_ms"] == pytest.approx(2.4)
-    assert result["remember"]["total_cpu_ms"] == pytest.approx(4.4)  # the load generator's HTTP client counted
-    assert result["remember"]["max_per_second_on_2_cores"] == pytest.approx(454.5)
+    # a remember writes the rows its design requires, not the trivial insert
+    assert result["remember"]["required writes"] == pytest.approx(3.0)
+    assert "transaction" not in result["remember"]
+    assert result["remember"]["stack_cpu_ms"] == pytest.approx(4.7)
+    assert result["remember"]["total_cpu_ms"] == pytest.approx(6.7)  # the load generator's HTTP client counted
+    assert result["remember"]["max_per_second_on_2_cores"] == pytest.approx(298.5)
+    trivial = result["remember, one trivial insert (the earlier floor)"]
+    assert trivial["stack_cpu_ms"] == pytest.approx(2.4)
+    assert trivial["total_cpu_ms"] == pytest.approx(4.4)
+    assert trivial["max_per_second_on_2_cores"] == pytest.approx(454.5)
     assert result["semantic recall"]["stack_cpu_ms"] == pytest.approx(37.4)
     assert result["semantic recall"]["mean_latency_bound_ms_4_clients"] == pytest.approx(78.8)
     assert floors.sums({"grpc": 1.0})["remember"]["total_cpu_ms"] == pytest.approx(1.0)
@@ -51,3 +58,15 @@ def test_a_parts_floor_is_its_cheapest_row_and_http_keeps_server_and_client_apar
         {"part": "nats", "cpu_ms": 0.7, "server_cpu_ms": 0.2, "client_cpu_ms": 0.5},
     ]
     assert floors.floors_of(rows) == {"http_server": 0.6, "http_client": 2.0, "nats": 0.5}
+
+
+def test_the_writes_under_rls_and_as_owner_are_separate_parts_and_the_remember_takes_the_rls_one() -> None:
+    floors = _floors()
+    rows = [
+        {"part": "writes", "cpu_ms": 3.4, "server_cpu_ms": 2.3, "client_cpu_ms": 1.1},
+        {"part": "writes", "cpu_ms": 3.0, "server_cpu_ms": 2.0, "client_cpu_ms": 1.0},
+        {"part": "writes_owner", "cpu_ms": 2.1, "server_cpu_ms": 1.2, "client_cpu_ms": 0.9},
+    ]
+    parts = floors.floors_of(rows)
+    assert parts == {"writes": 3.0, "writes_owner": 2.1}
+    assert floors.sums(parts)["remember"]["required writes"] == pytest.approx(3.0)
