@@ -10,7 +10,7 @@
 -- can use the index, but Row Level Security's public_items policy (`visibility = 'public' AND EXISTS ...`) does
 -- not. With `visibility = 'public'` alone, the policy's OR with the tenant's own rows could be planned as a
 -- bitmap OR of a tenant index and this one, and the tenant's own branch then read all of its rows for a hash
--- join instead of its matches by id (measured: 60,000 rows and twice the time at 100,000 memories). A condition
+-- join instead of looking up its matches by id (measured: 60,000 rows, docs/benchmarks.md). A condition
 -- on tenant_id would not do: the column is NOT NULL, and the planner proves `tenant_id IS NOT NULL` from that.
 CREATE INDEX IF NOT EXISTS memory_items_public_recent ON memory_items (created_at DESC)
     WHERE visibility = 'public' AND content_tsv IS NOT NULL;
