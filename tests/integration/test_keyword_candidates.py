@@ -153,30 +153,33 @@ async def test_a_tenant_accepting_public_memories_finds_the_publishers_public_on
         *await _store(owner_pool, publisher, [f"{tag} private ledger."], "private", first=21),
         *await _store(owner_pool, silent, [f"{tag} public ledger, unpublished."], "public", first=22),
     ]
-    async with owner_pool.acquire() as conn:
-        await conn.execute("UPDATE tenants SET public_enabled = true WHERE id = ANY($1::uuid[])", [publisher.tenant_id])
-    assert {h for h, _ in await _keyword(app_pool, reader, f"{tag} ledger")} == set(own)  # not accepting yet
-    async with owner_pool.acquire() as conn:
-        await conn.execute(
-            """INSERT INTO tenant_config (tenant_id, config) VALUES ($1, '{"recall": {"accept_public": true}}')
-               ON CONFLICT (tenant_id) DO UPDATE SET config = excluded.config""",
-            uuid.UUID(reader.tenant_id),
-        )
-        expected = await conn.fetch(
-            """SELECT id::text, ts_rank(content_tsv, q) AS rank FROM memory_items,
-                      (SELECT to_tsquery('simple', string_agg(quote_literal(l), ' | ')) AS q
-                       FROM unnest(tsvector_to_array(to_tsvector('english', $2))) l) q
-               WHERE id = ANY($1::uuid[]) ORDER BY rank DESC, created_at DESC""",
-            [uuid.UUID(i) for i in [*own, *public]],
-            f"{tag} ledger",
-        )
-    for rarity in (True, False):
-        hits = await _keyword(app_pool, reader, f"{tag} ledger", rarity=rarity)
-        assert {h for h, _ in hits} == {*own, *public}, rarity
-        assert not {h for h, _ in hits} & set(hidden)
-    assert [(h, round(r, 6)) for h, r in hits] == [(r["id"], round(r["rank"], 6)) for r in expected]
-    # the publisher's own search is unchanged: its memories, public or not, and nobody else's
-    assert {h for h, _ in await _keyword(app_pool, publisher, f"{tag} ledger")} == {*public, *hidden[:2]}
+    publishing = "UPDATE tenants SET public_enabled = $2 WHERE id = $1"
+    await owner_pool.execute(publishing, uuid.UUID(publisher.tenant_id), True)
+    try:
+        assert {h for h, _ in await _keyword(app_pool, reader, f"{tag} ledger")} == set(own)  # not accepting yet
+        async with owner_pool.acquire() as conn:
+            await conn.execute(
+                """INSERT INTO tenant_config (tenant_id, config) VALUES ($1, '{"recall": {"accept_public": true}}')
+                   ON CONFLICT (tenant_id) DO UPDATE SET config = excluded.config""",
+                uuid.UUID(reader.tenant_id),
+            )
+            expected = await conn.fetch(
+                """SELECT id::text, ts_rank(content_tsv, q) AS rank FROM memory_items,
+                          (SELECT to_tsquery('simple', string_agg(quote_literal(l), ' | ')) AS q
+                           FROM unnest(tsvector_to_array(to_tsvector('english', $2))) l) q
+                   WHERE id = ANY($1::uuid[]) ORDER BY rank DESC, created_at DESC""",
+                [uuid.UUID(i) for i in [*own, *public]],
+                f"{tag} ledger",
+            )
+        for rarity in (True, False):
+            hits = await _keyword(app_pool, reader, f"{tag} ledger", rarity=rarity)
+            assert {h for h, _ in hits} == {*own, *public}, rarity
+            assert not {h for h, _ in hits} & set(hidden)
+        assert [(h, round(r, 6)) for h, r in hits] == [(r["id"], round(r["rank"], 6)) for r in expected]
+        # the publisher's own search is unchanged: its memories, public or not, and nobody else's
+        assert {h for h, _ in await _keyword(app_pool, publisher, f"{tag} ledger")} == {*public, *hidden[:2]}
+    finally:
+        await owner_pool.execute(publishing, uuid.UUID(publisher.tenant_id), False)
 
 
 async def test_the_public_branch_walks_the_public_memories_newest_first_not_the_whole_table(
