@@ -18,7 +18,15 @@ third 15%, not accepting them. In order:
    Level Security does not bind); then the index dropped, the same hits, scores and terms, and the same plans,
    as the services' role (execution ms before and after, median over the set: one run each, noisy).
 
+With ``--public-branch`` only the load and a fifth step run (the GIN index is not built back): the keyword
+statement's public-memory branch without the partial index ``memory_items_public_recent`` (migration 033) and with
+it, for latency.py's eight queries and ``--extra-queries`` more drawn from its words, in the same cases as step 4:
+whether the index is in the plan as the services' role, the rows the public branch's scan of ``memory_items`` read
+(returned and removed by its filter), its shared buffers, execution ms, and whether the hits, scores and terms are
+identical. The index is dropped for the "without" side and built back from the migration's own file.
+
     python bench/tsv_index_use.py --memories 100000 --public 2000 --pending 18000 --writes 3000 --write-rounds 8
+    python bench/tsv_index_use.py --memories 100000 --public 2000 --public-branch --extra-queries 40
 """
 
 from __future__ import annotations
@@ -26,7 +34,9 @@ from __future__ import annotations
 import argparse
 import asyncio
 import contextlib
+import json
 import os
+import random
 import re
 import shutil
 import statistics
@@ -39,7 +49,7 @@ from typing import Any
 
 import asyncpg
 import psutil
-from latency import synthetic
+from latency import NAMES, PLACES, THINGS, synthetic
 
 from engram.config import DEFAULT_ADMIN_ID, DEFAULT_TENANT_ID, DEFAULT_WORKSPACE_ID, Settings
 from engram.db import search
@@ -51,6 +61,8 @@ from tests.support.queries import QUERIES
 
 EPOCH = datetime(2026, 1, 1, tzinfo=UTC)
 INDEX = "memory_items_tsv"
+PUBLIC_INDEX = "memory_items_public_recent"
+MIGRATIONS = Path(__file__).resolve().parent.parent / "engram" / "db" / "migrations"
 
 
 class Capture:
@@ -245,6 +257,103 @@ async def write_rounds(owner: asyncpg.Connection, who: tuple[str, str, str], fir
     return at - first
 
 
+def extra_queries(n: int, seed: int = 11) -> list[str]:
+    """``n`` more questions from latency.py's names, places and things, and a word no memory has (seeded)."""
+    rng = random.Random(seed)
+    shapes = [
+        "what does {name} do with {thing}?",
+        "{thing} in {place}",
+        "who in {place} knows {name}?",
+        "{name}",
+        "{place} zanzibar",
+        "is {thing} used on Fridays?",
+    ]
+    return [
+        rng.choice(shapes).format(name=rng.choice(NAMES), place=rng.choice(PLACES), thing=rng.choice(THINGS))
+        for _ in range(n)
+    ]
+
+
+def public_scan(node: dict[str, Any]) -> tuple[str, int, int] | None:
+    """In a JSON plan, the public branch's scan of ``memory_items`` (the one whose filter tests ``@@``): its node
+    type and index, the rows it read (returned and removed by its filter, over every loop) and its shared
+    buffers (hit and read)."""
+    if node.get("Relation Name") == "memory_items" and "@@" in node.get("Filter", ""):
+        loops = int(node.get("Actual Loops", 1))
+        rows = round((node.get("Actual Rows", 0) + node.get("Rows Removed by Filter", 0)) * loops)
+        buffers = int(node.get("Shared Hit Blocks", 0)) + int(node.get("Shared Read Blocks", 0))
+        return f"{node['Node Type']} {node.get('Index Name', '')}".strip(), rows, buffers
+    for child in node.get("Plans", []):
+        found = public_scan(child)
+        if found:
+            return found
+    return None
+
+
+def items_read(node: dict[str, Any]) -> int:
+    """Rows every scan of ``memory_items`` in a JSON plan read (returned, and removed by its filter or recheck,
+    over every loop): both branches, the shares and the final lookup."""
+    own = 0
+    if node.get("Relation Name") == "memory_items":
+        removed = node.get("Rows Removed by Filter", 0) + node.get("Rows Removed by Index Recheck", 0)
+        own = round((node.get("Actual Rows", 0) + removed) * int(node.get("Actual Loops", 1)))
+    return own + sum(items_read(child) for child in node.get("Plans", []))
+
+
+async def public_branch(
+    owner: asyncpg.Connection,
+    pool: asyncpg.Pool,
+    cases: list[tuple[str, tuple[str, str, str], bool]],
+    queries: list[str],
+    show: int = 0,
+) -> None:
+    """Step 5: the keyword statement's public branch without ``PUBLIC_INDEX`` and with it (see the docstring); the
+    plans of the first ``show`` queries printed."""
+    create = (MIGRATIONS / "033_public_recent_index.sql").read_text()
+    figures: dict[tuple[str, str], list[tuple[float, int, int, int]]] = {}
+    hits: dict[tuple[str, str], list[Any]] = {}
+    scans: dict[tuple[str, str], set[str]] = {}
+    same = 0
+    for side in ("without", "with"):
+        await owner.execute(f"DROP INDEX IF EXISTS {PUBLIC_INDEX}" if side == "without" else create)
+        await owner.execute("ANALYZE memory_items")
+        for label, who, rarity in cases:
+            for query in queries:
+                sql, params = await statement(pool, who[0], who[2], query, rarity)
+                async with pool.acquire() as conn, conn.transaction():
+                    await conn.execute("SELECT set_config('app.tenant_id', $1, true)", who[0])
+                    raw = await conn.fetchval(f"EXPLAIN (ANALYZE, BUFFERS, FORMAT JSON) {sql}", *params)
+                top = json.loads(raw)[0]
+                if show and query in queries[:show]:
+                    async with pool.acquire() as conn, conn.transaction():
+                        await conn.execute("SELECT set_config('app.tenant_id', $1, true)", who[0])
+                        text = "\n".join(r[0] for r in await conn.fetch(f"EXPLAIN (ANALYZE, BUFFERS) {sql}", *params))
+                    print(f"--- {side} {PUBLIC_INDEX}, {label}: {query!r}\n{text}", flush=True)
+                scan = public_scan(top["Plan"])
+                node, rows, buffers = scan if scan else ("(branch not run)", 0, 0)
+                everything = items_read(top["Plan"])
+                figures.setdefault((label, side), []).append((float(top["Execution Time"]), rows, buffers, everything))
+                scans.setdefault((label, side), set()).add(node)
+                found = await answers(pool, who[0], who[2], query, rarity)
+                if side == "without":
+                    hits[(label, query)] = found
+                else:
+                    same += found == hits[(label, query)]
+            values = figures[(label, side)]
+            print(
+                f"public branch, {side} {PUBLIC_INDEX}, {label}: scan {sorted(scans[(label, side)])};"
+                f" rows read median {statistics.median(v[1] for v in values):.0f} (max {max(v[1] for v in values)}),"
+                f" shared buffers median {statistics.median(v[2] for v in values):.0f};"
+                f" memory_items rows the statement read: median {statistics.median(v[3] for v in values):.0f}"
+                f" (max {max(v[3] for v in values)}),"
+                f" execution median {statistics.median(v[0] for v in values):.2f} ms"
+                f" (min {min(v[0] for v in values):.2f}, max {max(v[0] for v in values):.2f})"
+                f" over {len(values)} queries (load {os.getloadavg()[0]:.1f})",
+                flush=True,
+            )
+    print(f"public branch: identical hits, scores and terms with and without the index for {same} of {len(hits)}")
+
+
 async def measure(args: argparse.Namespace) -> None:
     from engram.db.migrate import migrate
     from engram.runtime.postgres import EmbeddedPostgres
@@ -255,7 +364,8 @@ async def measure(args: argparse.Namespace) -> None:
         url = server.start()
         await migrate(url, Settings(database_url=url))
         owner = await asyncpg.connect(url)
-        await owner.execute(f"CREATE INDEX IF NOT EXISTS {INDEX} ON memory_items USING gin (content_tsv)")
+        if not args.public_branch:
+            await owner.execute(f"CREATE INDEX IF NOT EXISTS {INDEX} ON memory_items USING gin (content_tsv)")
         first = (DEFAULT_TENANT_ID, DEFAULT_WORKSPACE_ID, DEFAULT_ADMIN_ID)
         publisher, other = await add_tenant(owner, "publisher"), await add_tenant(owner, "other")
         await owner.execute("UPDATE tenants SET public_enabled = true WHERE id = $1", publisher[0])
@@ -272,6 +382,19 @@ async def measure(args: argparse.Namespace) -> None:
             at += n
         await owner.execute("VACUUM ANALYZE")
         print(f"store: {at} memories, {args.public} public ({time.perf_counter() - started:.0f}s)", flush=True)
+        if args.public_branch:
+            pool = await service_pool(Settings(database_url=url), max_size=1)
+            cases = [
+                (f"{label}, {'rarity' if rarity else 'ts_rank'}", who, rarity)
+                for label, who in (("tenant accepting public", first), ("tenant not accepting public", other))
+                for rarity in (True, False)
+            ]
+            await public_branch(
+                owner, pool, cases, list(dict.fromkeys(QUERIES + extra_queries(args.extra_queries))), args.show_plans
+            )
+            await pool.close()
+            await owner.close()
+            return
         sizes = await owner.fetchrow(
             f"""SELECT pg_relation_size('{INDEX}') AS gin, pg_relation_size('memory_items') AS items,
                        pg_total_relation_size('memory_items') AS items_total,
@@ -355,6 +478,9 @@ def main() -> None:
     parser.add_argument("--writes", type=int, default=2_000, help="single-row inserts a round (0: none)")
     parser.add_argument("--write-rounds", type=int, default=6, help="rounds with and without the index, in turn")
     parser.add_argument("--plans", action="store_true", help="print the plans of the first query of each case")
+    parser.add_argument("--public-branch", action="store_true", help="only the load and step 5 (the partial index)")
+    parser.add_argument("--extra-queries", type=int, default=40, help="step 5: questions beyond latency.py's eight")
+    parser.add_argument("--show-plans", type=int, default=0, help="step 5: print the plans of the first N queries")
     asyncio.run(measure(parser.parse_args()))
 
 

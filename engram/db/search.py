@@ -160,7 +160,8 @@ async def keyword(
     Row Level Security lets the services' role use, unlike the GIN index: one branch per term walks that term's
     live matches the filters admit, newest first, and a merge of the branches stops at the cap. So the work
     follows the cap, not the tenant's size. Below the cap every match is ranked, as a scan of every row would.
-    Public memories of other tenants, for a tenant that accepts them, are matched on their tsvector.
+    Public memories of other tenants, for a tenant that accepts them, are matched on their tsvector, walked newest
+    first through ``memory_items_public_recent`` (migration 033), so that branch reads the public rows only.
 
     The rarity of each query word comes from ``term_rarities`` (remembered in ``counts`` for a tenant of at
     least ``RARITY_REMEMBERED_FROM`` memories)."""

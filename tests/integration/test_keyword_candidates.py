@@ -27,21 +27,25 @@ def _tag() -> str:
     return "zq" + uuid.uuid4().hex[:8].translate(str.maketrans("0123456789", "ghijklmnop"))
 
 
-async def _store(owner_pool: asyncpg.Pool, who: CallerContext, texts: list[str]) -> list[str]:
-    """Memories written straight into the table (one an hour from START, in order), as a bulk load would."""
+async def _store(
+    owner_pool: asyncpg.Pool, who: CallerContext, texts: list[str], visibility: str = "tenant", first: int = 0
+) -> list[str]:
+    """Memories written straight into the table (one an hour from START + ``first`` hours, in order), as a bulk
+    load would."""
     async with owner_pool.acquire() as conn:
         workspace = await conn.fetchval("SELECT id FROM workspaces WHERE tenant_id = $1", uuid.UUID(who.tenant_id))
         rows = [
             (
                 *fact_row(uuid.UUID(who.tenant_id), uuid.uuid4(), workspace, uuid.UUID(who.principal_id), text),
-                START + timedelta(hours=n),
+                START + timedelta(hours=first + n),
+                visibility,
             )
             for n, text in enumerate(texts)
         ]
         await conn.copy_records_to_table(
             "memory_items",
             records=rows,
-            columns=[*ITEM_COLUMNS, "created_at"],
+            columns=[*ITEM_COLUMNS, "created_at", "visibility"],
         )
     return [str(r[1]) for r in rows]
 
@@ -130,6 +134,94 @@ async def test_another_tenants_memories_and_postings_stay_invisible(
             uuid.UUID(theirs.tenant_id),
             tag,
         )
+
+
+async def test_a_tenant_accepting_public_memories_finds_the_publishers_public_ones_and_never_their_others(
+    app_pool: asyncpg.Pool, owner_pool: asyncpg.Pool
+) -> None:
+    """The public-memory branch (read through memory_items_public_recent, migration 033): another tenant's public
+    memories join the keyword hits of a tenant that accepts them, ranked as a scan of every readable row would rank
+    them; that tenant's other memories, and the public ones of a tenant that does not publish, never do."""
+    reader, publisher, silent = [await create_tenant(owner_pool) for _ in range(3)]
+    tag = _tag()
+    own = await _store(owner_pool, reader, [f"{tag} ledger of the reader.", f"{tag} reader ledger, second copy."])
+    public = await _store(
+        owner_pool, publisher, [f"{tag} public ledger.", f"{tag} ledger ledger, public."], "public", first=10
+    )
+    hidden = [
+        *await _store(owner_pool, publisher, [f"{tag} ledger for the publisher only."], "tenant", first=20),
+        *await _store(owner_pool, publisher, [f"{tag} private ledger."], "private", first=21),
+        *await _store(owner_pool, silent, [f"{tag} public ledger, unpublished."], "public", first=22),
+    ]
+    publishing = "UPDATE tenants SET public_enabled = $2 WHERE id = $1"
+    await owner_pool.execute(publishing, uuid.UUID(publisher.tenant_id), True)
+    try:
+        assert {h for h, _ in await _keyword(app_pool, reader, f"{tag} ledger")} == set(own)  # not accepting yet
+        async with owner_pool.acquire() as conn:
+            await conn.execute(
+                """INSERT INTO tenant_config (tenant_id, config) VALUES ($1, '{"recall": {"accept_public": true}}')
+                   ON CONFLICT (tenant_id) DO UPDATE SET config = excluded.config""",
+                uuid.UUID(reader.tenant_id),
+            )
+            expected = await conn.fetch(
+                """SELECT id::text, ts_rank(content_tsv, q) AS rank FROM memory_items,
+                          (SELECT to_tsquery('simple', string_agg(quote_literal(l), ' | ')) AS q
+                           FROM unnest(tsvector_to_array(to_tsvector('english', $2))) l) q
+                   WHERE id = ANY($1::uuid[]) ORDER BY rank DESC, created_at DESC""",
+                [uuid.UUID(i) for i in [*own, *public]],
+                f"{tag} ledger",
+            )
+        for rarity in (True, False):
+            hits = await _keyword(app_pool, reader, f"{tag} ledger", rarity=rarity)
+            assert {h for h, _ in hits} == {*own, *public}, rarity
+            assert not {h for h, _ in hits} & set(hidden)
+        assert [(h, round(r, 6)) for h, r in hits] == [(r["id"], round(r["rank"], 6)) for r in expected]
+        # the publisher's own search is unchanged: its memories, public or not, and nobody else's
+        assert {h for h, _ in await _keyword(app_pool, publisher, f"{tag} ledger")} == {*public, *hidden[:2]}
+    finally:
+        await owner_pool.execute(publishing, uuid.UUID(publisher.tenant_id), False)
+
+
+async def test_the_public_branch_walks_the_public_memories_newest_first_not_the_whole_table(
+    app_pool: asyncpg.Pool, owner_pool: asyncpg.Pool
+) -> None:
+    """Migration 033: the keyword statement of a tenant that accepts public memories reads other tenants' public
+    rows through the partial index memory_items_public_recent, newest first, under Row Level Security (the plan a
+    large table gets), never by a scan of every row of memory_items; its own memories are still read by id."""
+    reader = await create_tenant(owner_pool)
+    async with owner_pool.acquire() as conn:
+        await conn.execute(
+            """INSERT INTO tenant_config (tenant_id, config) VALUES ($1, '{"recall": {"accept_public": true}}')
+               ON CONFLICT (tenant_id) DO UPDATE SET config = excluded.config""",
+            uuid.UUID(reader.tenant_id),
+        )
+
+    class Capture:
+        """Records the keyword statement (the fetch that starts ``WITH recent``)."""
+
+        def __init__(self, conn: asyncpg.Connection) -> None:
+            self.conn, self.sql, self.args = conn, "", ()
+
+        async def fetchrow(self, sql: str, *args: object) -> object:
+            return await self.conn.fetchrow(sql, *args)
+
+        async def fetch(self, sql: str, *args: object) -> object:
+            if sql.lstrip().startswith("WITH recent"):
+                self.sql, self.args = sql, args
+            return await self.conn.fetch(sql, *args)
+
+    for rarity in (True, False):
+        async with tenant_tx(app_pool, reader.tenant_id) as conn:
+            capture = Capture(conn)
+            await search.keyword(capture, "ledger in Lisbon", Filters(), reader.principal_id, 10, rarity=rarity)  # type: ignore[arg-type]
+            await conn.execute("SET LOCAL enable_seqscan = off")  # the plan a large table gets
+            plan = "\n".join(r[0] for r in await conn.fetch(f"EXPLAIN {capture.sql}", *capture.args))
+        scans = [line for line in plan.splitlines() if "memory_items_public_recent" in line]
+        assert len(scans) == 1 and "Index Scan using memory_items_public_recent" in scans[0], plan
+        assert "Seq Scan on memory_items" not in plan, plan
+        # and only there: the public-items policy, in an OR with the tenant's own rows, cannot use the index (with
+        # a bare `visibility = 'public'` predicate it could, and a bitmap OR then read all of the tenant's rows)
+        assert "Bitmap Heap Scan on memory_items" not in plan, plan
 
 
 async def test_deleted_and_invalidated_memories_are_not_candidates_and_deletion_drops_their_postings(

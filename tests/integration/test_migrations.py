@@ -138,6 +138,17 @@ async def test_the_unread_full_text_gin_index_is_gone_and_the_tsvector_stays(own
     )
 
 
+async def test_public_memories_have_their_own_newest_first_index(owner_pool: asyncpg.Pool) -> None:
+    """Migration 033: a partial btree over the public rows alone, newest first, for the keyword search's public
+    branch (Row Level Security lets the services' role use it: nothing in its predicate is evaluated on a row)."""
+    definition = await owner_pool.fetchval(
+        "SELECT indexdef FROM pg_indexes WHERE tablename = 'memory_items' AND indexname = 'memory_items_public_recent'"
+    )
+    assert definition is not None
+    assert "btree (created_at DESC)" in definition, definition
+    assert "WHERE ((visibility = 'public'::text) AND (content_tsv IS NOT NULL))" in definition, definition
+
+
 async def test_the_possible_supersedes_window_is_read_by_tenant_and_kind_newest_first(
     owner_pool: asyncpg.Pool, app_pool: asyncpg.Pool
 ) -> None:
