@@ -390,6 +390,9 @@ async def semantic(
             break
         candidates = min(candidates * 4, MAX_VECTOR_CANDIDATES)
     nearest = sorted(rows, key=lambda r: float(r["distance"]))[: int(limit)]
+    # The custom plans end with the search: the statements after it in the transaction are planned as any other's
+    # (custom, planning the conflicts and links statements cost recall more than running them).
+    await conn.execute("SET LOCAL plan_cache_mode TO DEFAULT")
     return [(row_to_item(r), 1 - float(r["distance"])) for r in nearest]
 
 

@@ -245,11 +245,13 @@ class Ranking:
         filters: Filters,
         limit: int,
     ) -> Candidates:
-        """``candidates`` in the caller's transaction, with the query's embedding (None in ``keyword``). With a
-        vector, the semantic search's scope statement also reads the tenant's recall settings."""
+        """``candidates`` in the caller's transaction, with the query's embedding (None in ``keyword``). In
+        ``semantic`` the search's scope statement also reads the tenant's recall settings. ``hybrid`` reads them
+        alone, before its keyword statements, which thus stay out of the scope's custom plans (they last until the
+        vector search ends)."""
         found = Candidates()
         await _check_kinds(conn, filters)
-        scope = await search.vector_scope(conn, limit) if vector is not None else None
+        scope = await search.vector_scope(conn, limit) if mode == RecallMode.SEMANTIC else None
         found.weights = _weights(scope.recall_config if scope else await identity.config_value(conn, "recall"))
         if mode in (RecallMode.KEYWORD, RecallMode.HYBRID):
             with timed("keyword_sql"):
