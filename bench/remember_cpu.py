@@ -7,6 +7,7 @@ each process's CPU per write, the rate and the latency, and optionally PostgreSQ
     cd bench && python remember_cpu.py --writes 400 --py-spy /tmp/pyspy/bin/py-spy --profile-dir /tmp/prof
     cd bench && python remember_cpu.py --source /tmp/before --env ENGRAM_POSSIBLE_SUPERSEDES_WINDOW=1
     cd bench && python remember_cpu.py --writes 400 --recalls 400            # + CPU per recall, 4 clients
+    cd bench && python remember_cpu.py --recalls 400 --recall-mode semantic --statements  # + statements per recall
     cd bench && python remember_cpu.py --writes 400 --bulk 100000 --drain    # a 100k store; the pipeline's share
 
 ``--source DIR`` runs ``engram up`` from another checkout (an A/B against a commit: ``git worktree add DIR
@@ -200,9 +201,15 @@ async def run(args: argparse.Namespace, url: str, key: str, root: int, home: Pat
         if args.recalls:  # after the writes: recalls at 4 clients over what was written, CPU per recall
             await asyncio.sleep(args.settle_s)
             per_client = max(1, args.recalls // 4)
+            if args.statements:
+                await statements_per(database_url, 1, reset=True)
             recall_before = process_cpu(root)
             result["recall"] = await recall_load(client, args.recall_mode, 4, per_client)
             recall_after = process_cpu(root)
+            if args.statements:  # every statement a recall causes: gateway (key, rate limit) and recall
+                per_recall = await statements_per(database_url, 4 * per_client, reset=False, unit="recall")
+                result["recall_statements"] = per_recall
+                result["statements_per_recall"] = per_recall.pop()["calls_per_recall"]
             recalled = {
                 k: round((v - recall_before.get(k, 0.0)) / (4 * per_client) * 1000, 2) for k, v in recall_after.items()
             }
@@ -221,7 +228,9 @@ def main() -> None:
     parser.add_argument("--writers", type=int, default=4)
     parser.add_argument("--source", type=Path, default=HERE.parent, help="the checkout `engram up` runs from")
     parser.add_argument("--env", action="append", default=[], help="KEY=VALUE for every service (repeatable)")
-    parser.add_argument("--statements", action="store_true", help="load pg_stat_statements; statements per write")
+    parser.add_argument(
+        "--statements", action="store_true", help="load pg_stat_statements; statements per write and per recall"
+    )
     parser.add_argument("--py-spy", help="path of a py-spy binary: profile gateway and ingest during the writes")
     parser.add_argument("--profile-dir", type=Path, default=Path(tempfile.gettempdir()) / "remember-cpu-profiles")
     parser.add_argument("--label", default="run", help="names the profile files and the printed result")

@@ -10,6 +10,7 @@ import json
 import math
 from dataclasses import dataclass, field
 from datetime import datetime
+from typing import Any
 
 import asyncpg
 import numpy as np
@@ -308,6 +309,37 @@ async def term_rarities(
     return [found[t] for t in terms]
 
 
+@dataclass(frozen=True)
+class VectorScope:
+    """What one transaction's semantic search reads before its candidates: the tenants whose vectors the caller
+    may see (its own, and the publishing tenants' when it accepts public memories), the table's size, and — read
+    in the same statement, for recall — the tenant's ``recall`` configuration (None when unset)."""
+
+    readable: list[object]
+    stored: int
+    recall_config: Any = None
+
+
+async def vector_scope(conn: asyncpg.Connection, limit: int) -> VectorScope:
+    """One round trip sets the transaction's search settings and reads the readable tenants, the table's size and
+    the tenant's recall configuration: relaxed_order finds more of the true nearest than strict_order (the
+    candidates are sorted here anyway), and each statement is planned for this tenant's share of the table, never
+    one generic plan for every tenant. Before ``semantic`` (``scope``) in the same transaction."""
+    readable, stored, recall_config = await conn.fetchrow(
+        f"""SELECT array_append(CASE WHEN {ACCEPTS_PUBLIC} THEN (
+                       SELECT coalesce(array_agg(t.id), '{{}}') FROM tenants t WHERE t.public_enabled)
+                   ELSE '{{}}'::uuid[] END, engram_current_tenant()),
+                   (SELECT greatest(c.reltuples, 0)::bigint FROM pg_class c
+                    WHERE c.oid = 'memory_embeddings'::regclass),
+                   (SELECT c.config -> 'recall' FROM tenant_config c WHERE c.tenant_id = engram_current_tenant())
+            FROM (SELECT set_config('hnsw.iterative_scan', 'relaxed_order', true),
+                         set_config('hnsw.ef_search', $1, true),
+                         set_config('plan_cache_mode', 'force_custom_plan', true)) settings""",
+        str(max(40, min(int(limit) * 2, 1000))),
+    )
+    return VectorScope(readable, int(stored), json.loads(recall_config) if recall_config is not None else None)
+
+
 async def semantic(
     conn: asyncpg.Connection,
     vector: np.ndarray,
@@ -317,31 +349,21 @@ async def semantic(
     viewer: str,
     limit: int,
     counts: CountCache | None = None,
+    scope: VectorScope | None = None,
 ) -> list[tuple[MemoryItem, float]]:
     """Nearest items by cosine similarity: the tenant's nearest vectors first, then the items' filters.
 
     The candidates are read from the embeddings alone, kept to the tenants whose memories the caller may see
-    (its own, and the publishing tenants' when it accepts public memories) by a plain parameter checked on each
-    row before Row Level Security's subqueries. When those tenants hold a small share of the table's vectors
-    (``exact_scan_bound``), the distance to each of theirs is computed (exact, and cheaper than walking a graph
-    shared with every other tenant); otherwise the profile's HNSW index is walked with an iterative scan. The
-    items' filters then apply to the candidates; when they leave fewer than ``limit``, the candidate set
+    (``vector_scope``, read here unless the caller read it already in this transaction, as ``scope``) by a plain
+    parameter checked on each row before Row Level Security's subqueries. When those tenants hold a small share of
+    the table's vectors (``exact_scan_bound``), the distance to each of theirs is computed (exact, and cheaper than
+    walking a graph shared with every other tenant); otherwise the profile's HNSW index is walked with an iterative
+    scan. The items' filters then apply to the candidates; when they leave fewer than ``limit``, the candidate set
     widens."""
     dims = int(dimensions)
-    # One round trip sets the transaction's search settings and reads the readable tenants and the table's size:
-    # relaxed_order finds more of the true nearest than strict_order (the candidates are sorted here anyway), and
-    # each statement is planned for this tenant's share of the table, never one generic plan for every tenant.
-    readable, stored = await conn.fetchrow(
-        f"""SELECT array_append(CASE WHEN {ACCEPTS_PUBLIC} THEN (
-                       SELECT coalesce(array_agg(t.id), '{{}}') FROM tenants t WHERE t.public_enabled)
-                   ELSE '{{}}'::uuid[] END, engram_current_tenant()),
-                   (SELECT greatest(c.reltuples, 0)::bigint FROM pg_class c
-                    WHERE c.oid = 'memory_embeddings'::regclass)
-            FROM (SELECT set_config('hnsw.iterative_scan', 'relaxed_order', true),
-                         set_config('hnsw.ef_search', $1, true),
-                         set_config('plan_cache_mode', 'force_custom_plan', true)) settings""",
-        str(max(40, min(int(limit) * 2, 1000))),
-    )
+    if scope is None:
+        scope = await vector_scope(conn, limit)
+    readable, stored = scope.readable, scope.stored
     bound = exact_scan_bound(int(stored))
     held = await _held(conn, readable, profile, bound, counts)
     # "+ 0" keeps the planner off the HNSW index (it orders by the bare operator only): every distance, exactly
@@ -369,6 +391,9 @@ async def semantic(
             break
         candidates = min(candidates * 4, MAX_VECTOR_CANDIDATES)
     nearest = sorted(rows, key=lambda r: float(r["distance"]))[: int(limit)]
+    # The custom plans end with the search: the statements after it in the transaction are planned as any other's
+    # (custom, planning the conflicts and links statements cost recall more than running them).
+    await conn.execute("SET LOCAL plan_cache_mode TO DEFAULT")
     return [(row_to_item(r), 1 - float(r["distance"])) for r in nearest]
 
 

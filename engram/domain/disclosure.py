@@ -60,6 +60,16 @@ def sees_recall_count(ctx: CallerContext, item: MemoryItem, role: str | None) ->
     return str(item.principal_id) == ctx.principal_id or role in WRITING_ROLES or allows(ctx.scopes, "admin")
 
 
+def needs_role(ctx: CallerContext, item: MemoryItem) -> bool:
+    """Whether ``sees_recall_count`` depends on the caller's role in the item's workspace: an item of the caller's
+    tenant that it did not write, for a caller that is not a tenant administrator."""
+    return (
+        str(item.tenant_id) == ctx.tenant_id
+        and str(item.principal_id) != ctx.principal_id
+        and not allows(ctx.scopes, "admin")
+    )
+
+
 def item_shown(item: MemoryItem, *, successor_readable: bool, sees_count: bool) -> MemoryItem:
     """The item as this caller is shown it: no successor it cannot read, no recall count it may not see."""
     return replace(

@@ -86,24 +86,30 @@ class Ranking:
     async def recall(self, ctx: CallerContext, q: RecallQuery) -> RecallResult:
         mode = q.mode or "hybrid"
         validation.validate_choice(mode, RecallMode, "mode")
-        if mode == RecallMode.STARTUP:
-            ranked = await self._startup(ctx, q)
-        else:
-            ranked, weights = await self._ranked(
-                ctx,
-                mode,
-                _require_query(q.query),
-                q.filters,
-                max(q.budgets.items * 4, MIN_CANDIDATES),
-                q.include_superseded,
-            )
-            with timed("widen"):
-                ranked = await self._widen(ctx, ranked, q, weights)
-        kept, cut = pack_explained(ranked, q.budgets)
+        query = "" if mode == RecallMode.STARTUP else _require_query(q.query)
+        _check_filters(q.filters)
+        vector = await self._query_vector(mode, query)  # before the transaction: no connection waits on the model
+        async with tenant_tx(self._pool, ctx.tenant_id) as conn:  # one transaction: every statement of the recall
+            if mode == RecallMode.STARTUP:
+                ranked = await self._startup(conn, ctx, q)
+            else:
+                ranked, weights = await self._ranked(
+                    conn,
+                    ctx,
+                    mode,
+                    query,
+                    vector,
+                    q.filters,
+                    max(q.budgets.items * 4, MIN_CANDIDATES),
+                    q.include_superseded,
+                )
+                with timed("widen"):
+                    ranked = await self._widen(conn, ranked, q, weights, ctx.principal_id, ctx.tenant_id)
+            kept, cut = pack_explained(ranked, q.budgets)
+            omitted = len(cut)
+            result = RecallResult(kept, mode, str(uuid.uuid4()), omitted, cut=cut[:EXPLAIN_CUT] if q.explain else [])
+            await self._present(conn, ctx, [*result.items, *(r for r, _ in result.cut)])
         RECALLS.labels("recall", mode, "hits" if kept else "empty").inc()
-        omitted = len(cut)
-        result = RecallResult(kept, mode, str(uuid.uuid4()), omitted, cut=cut[:EXPLAIN_CUT] if q.explain else [])
-        await self._present(ctx, [*result.items, *(r for r, _ in result.cut)])
         if self._telemetry is not None:  # queued: written by a background task, never on this path
             self._telemetry.served(
                 recall_logs.Served(
@@ -121,30 +127,35 @@ class Ranking:
         return result
 
     async def _widen(
-        self, ctx: CallerContext, ranked: list[RankedItem], q: RecallQuery, weights: scoring.RecallWeights
+        self,
+        conn: asyncpg.Connection,
+        ranked: list[RankedItem],
+        q: RecallQuery,
+        weights: scoring.RecallWeights,
+        viewer: str,
+        tenant_id: str,
     ) -> list[RankedItem]:
         """Graph expansion (links and tunnels) and MMR diversity, as the tenant's recall settings say; neither
         applies to answers ``as_of`` a past time."""
         expanding = weights.graph_expansion or weights.session_neighbours
         if not ranked or q.filters.as_of is not None or not (expanding or weights.mmr_lambda < 1):
             return ranked
-        async with tenant_tx(self._pool, ctx.tenant_id) as conn:
-            if expanding:
-                with timed("graph_expansion"):
-                    ranked = await expansion.expand(
-                        conn,
-                        ranked,
-                        ctx.principal_id,
-                        q.filters,
-                        session_weight=weights.session_neighbours,
-                        links=weights.graph_expansion,
-                        tenant_id=ctx.tenant_id,
-                        replies=weights.session_replies,
-                    )
-            if weights.mmr_lambda < 1:
-                window = ranked[: q.budgets.items * MMR_WINDOW_FACTOR]
-                vectors = await embeddings.vectors(conn, [str(r.item.id) for r in window], self._embedder.profile)
-                ranked = diversity.mmr(ranked, vectors, weights.mmr_lambda, len(window))
+        if expanding:
+            with timed("graph_expansion"):
+                ranked = await expansion.expand(
+                    conn,
+                    ranked,
+                    viewer,
+                    q.filters,
+                    session_weight=weights.session_neighbours,
+                    links=weights.graph_expansion,
+                    tenant_id=tenant_id,
+                    replies=weights.session_replies,
+                )
+        if weights.mmr_lambda < 1:
+            window = ranked[: q.budgets.items * MMR_WINDOW_FACTOR]
+            vectors = await embeddings.vectors(conn, [str(r.item.id) for r in window], self._embedder.profile)
+            ranked = diversity.mmr(ranked, vectors, weights.mmr_lambda, len(window))
         return ranked
 
     async def search(self, ctx: CallerContext, mode: str, query: str, filters: Filters, limit: int) -> list[RankedItem]:
@@ -152,22 +163,32 @@ class Ranking:
         validation.validate_choice(mode, SearchMode, "mode")
         if not 1 <= limit <= 200:
             raise ValidationFailed(f"limit must be 1–200, got {limit}", field="limit")
-        ranked, _ = await self._ranked(ctx, mode, _require_query(query), filters, max(limit, MIN_CANDIDATES))
+        query = _require_query(query)
+        _check_filters(filters)
+        vector = await self._query_vector(mode, query)
+        async with tenant_tx(self._pool, ctx.tenant_id) as conn:  # one transaction: every statement of the search
+            ranked, _ = await self._ranked(conn, ctx, mode, query, vector, filters, max(limit, MIN_CANDIDATES))
+            await self._present(conn, ctx, ranked[:limit])
         RECALLS.labels("search", mode, "hits" if ranked else "empty").inc()
-        await self._present(ctx, ranked[:limit])
         return ranked[:limit]
 
-    async def _present(self, ctx: CallerContext, ranked: list[RankedItem]) -> None:
+    async def _query_vector(self, mode: str, query: str) -> np.ndarray | None:
+        """The query's embedding, in the modes that search by meaning."""
+        if mode not in (RecallMode.SEMANTIC, RecallMode.HYBRID):
+            return None
+        with timed("embed_query"):
+            return await self._embedder.embed_query(query)
+
+    async def _present(self, conn: asyncpg.Connection, ctx: CallerContext, ranked: list[RankedItem]) -> None:
         """The hits as the caller is shown them (``services.recall.shown``). A hit from another tenant (a public
         memory of a publishing tenant, served only to tenants that accept public memories) says where it came
         from first among its reasons; its trust was capped when it was scored."""
         if not ranked:
             return
         foreign = sorted({str(r.item.tenant_id) for r in ranked} - {ctx.tenant_id})
-        async with tenant_tx(self._pool, ctx.tenant_id) as conn:
-            known = await tenants.names(conn, foreign) if foreign else {}
-            for r, item in zip(ranked, await items_shown(conn, ctx, [r.item for r in ranked]), strict=True):
-                r.item = item
+        known = await tenants.names(conn, foreign) if foreign else {}
+        for r, item in zip(ranked, await items_shown(conn, ctx, [r.item for r in ranked]), strict=True):
+            r.item = item
         for r in ranked:
             origin = str(r.item.tenant_id)
             if origin != ctx.tenant_id:
@@ -179,15 +200,17 @@ class Ranking:
 
     async def _ranked(
         self,
+        conn: asyncpg.Connection,
         ctx: CallerContext,
         mode: str,
         query: str,
+        vector: np.ndarray | None,
         filters: Filters,
         limit: int,
         include_superseded: bool = False,
     ) -> tuple[list[RankedItem], scoring.RecallWeights]:
         """The ranked candidates, and the tenant's recall settings they were ranked with (read once)."""
-        found = await self.candidates(ctx, mode, query, filters, limit)
+        found = await self._found(conn, ctx, mode, query, vector, filters, limit)
         with timed("fuse"):
             ranked = self._fused(
                 ctx.tenant_id,
@@ -201,57 +224,72 @@ class Ranking:
                 found.keyword_terms,
             )
         with timed("redirect"):
-            ranked = await self._redirect(ctx, ranked, include_superseded, filters.as_of)
+            ranked = await self._redirect(conn, ctx, ranked, include_superseded, filters.as_of)
         return duplicates.collapse(ranked, found.duplicated, ctx.tenant_id), found.weights
 
     async def candidates(self, ctx: CallerContext, mode: str, query: str, filters: Filters, limit: int) -> Candidates:
         """The first stage: each retriever's candidates with their scores, the open conflicts and duplicates
         among them, and the tenant's recall settings (read once)."""
         _check_filters(filters)
-        vector: np.ndarray | None = None
-        if mode in (RecallMode.SEMANTIC, RecallMode.HYBRID):
-            with timed("embed_query"):
-                vector = await self._embedder.embed_query(query)
-        found = Candidates()
+        vector = await self._query_vector(mode, query)
         async with tenant_tx(self._pool, ctx.tenant_id) as conn:
-            await _check_kinds(conn, filters)
-            found.weights = await _weights(conn)
-            if mode in (RecallMode.KEYWORD, RecallMode.HYBRID):
-                with timed("keyword_sql"):
-                    matched = await search.keyword(
-                        conn,
-                        query,
-                        filters,
-                        ctx.principal_id,
-                        limit,
-                        self._settings.keyword_candidate_cap,
-                        rarity=found.weights.keyword_idf,
-                        counts=self._counts,
-                    )
-                for item, rank, terms in matched:
-                    found.by_id[str(item.id)] = item
-                    found.keyword[str(item.id)] = rank
-                    if terms:
-                        found.keyword_terms[str(item.id)] = terms
-            if vector is not None:
-                with timed("semantic_sql"):
-                    near = await search.semantic(
-                        conn,
-                        vector,
-                        self._embedder.profile,
-                        self._embedder.dimensions,
-                        filters,
-                        ctx.principal_id,
-                        limit,
-                        self._counts,
-                    )
-                for item, similarity in near:
-                    found.by_id[str(item.id)] = item
-                    found.dense[str(item.id)] = similarity
-            ids = list(found.by_id)
-            with timed("conflicts_sql"):
-                if ids:
-                    found.conflicted, found.duplicated = await conflicts.open_among(conn, ids, ctx.principal_id)
+            return await self._found(conn, ctx, mode, query, vector, filters, limit)
+
+    async def _found(
+        self,
+        conn: asyncpg.Connection,
+        ctx: CallerContext,
+        mode: str,
+        query: str,
+        vector: np.ndarray | None,
+        filters: Filters,
+        limit: int,
+    ) -> Candidates:
+        """``candidates`` in the caller's transaction, with the query's embedding (None in ``keyword``). In
+        ``semantic`` the search's scope statement also reads the tenant's recall settings. ``hybrid`` reads them
+        alone, before its keyword statements, which thus stay out of the scope's custom plans (they last until the
+        vector search ends)."""
+        found = Candidates()
+        await _check_kinds(conn, filters)
+        scope = await search.vector_scope(conn, limit) if mode == RecallMode.SEMANTIC else None
+        found.weights = _weights(scope.recall_config if scope else await identity.config_value(conn, "recall"))
+        if mode in (RecallMode.KEYWORD, RecallMode.HYBRID):
+            with timed("keyword_sql"):
+                matched = await search.keyword(
+                    conn,
+                    query,
+                    filters,
+                    ctx.principal_id,
+                    limit,
+                    self._settings.keyword_candidate_cap,
+                    rarity=found.weights.keyword_idf,
+                    counts=self._counts,
+                )
+            for item, rank, terms in matched:
+                found.by_id[str(item.id)] = item
+                found.keyword[str(item.id)] = rank
+                if terms:
+                    found.keyword_terms[str(item.id)] = terms
+        if vector is not None:
+            with timed("semantic_sql"):
+                near = await search.semantic(
+                    conn,
+                    vector,
+                    self._embedder.profile,
+                    self._embedder.dimensions,
+                    filters,
+                    ctx.principal_id,
+                    limit,
+                    self._counts,
+                    scope,
+                )
+            for item, similarity in near:
+                found.by_id[str(item.id)] = item
+                found.dense[str(item.id)] = similarity
+        ids = list(found.by_id)
+        with timed("conflicts_sql"):
+            if ids:
+                found.conflicted, found.duplicated = await conflicts.open_among(conn, ids, ctx.principal_id)
         return found
 
     @staticmethod
@@ -311,7 +349,12 @@ class Ranking:
         return ranked
 
     async def _redirect(
-        self, ctx: CallerContext, ranked: list[RankedItem], include_superseded: bool, as_of: datetime | None = None
+        self,
+        conn: asyncpg.Connection,
+        ctx: CallerContext,
+        ranked: list[RankedItem],
+        include_superseded: bool,
+        as_of: datetime | None = None,
     ) -> list[RankedItem]:
         """A hit on a superseded item becomes its terminal successor at the old rank (listed once, only if the
         caller may see it); a chain ending in an invalidated item is dropped. With ``include_superseded``
@@ -320,53 +363,55 @@ class Ranking:
             return ranked
         out: list[RankedItem] = []
         seen: set[str] = set()
-        async with tenant_tx(self._pool, ctx.tenant_id) as conn:
-            readable = await items.readable_ids(
+        # which successors the caller may read: named only by the reasons of history and of answers as of a time
+        readable = (
+            await items.readable_ids(
                 conn, [str(r.item.superseded_by) for r in ranked if r.item.superseded_by], ctx.principal_id
             )
-            if include_superseded:
-                for r in ranked:
-                    if _replaced(r.item):
-                        r.reasons.append(f"history: superseded by {_successor(r.item, readable)}")
-                return ranked
+            if include_superseded or as_of is not None
+            else set()
+        )
+        if include_superseded:
             for r in ranked:
-                if not _replaced(r.item):
-                    if str(r.item.id) not in seen:
-                        seen.add(str(r.item.id))
-                        out.append(r)
-                    continue
-                successor = await supersession.terminal(conn, r.item, ctx.principal_id, as_of)
-                if successor is None or str(successor.id) in seen:
-                    continue
-                seen.add(str(successor.id))
-                if successor.id == r.item.id:  # as of then, it had not been replaced yet
-                    r.reasons.append(f"as of then: superseded later by {_successor(r.item, readable)}")
+                if _replaced(r.item):
+                    r.reasons.append(f"history: superseded by {_successor(r.item, readable)}")
+            return ranked
+        for r in ranked:
+            if not _replaced(r.item):
+                if str(r.item.id) not in seen:
+                    seen.add(str(r.item.id))
                     out.append(r)
-                    continue
-                relevance = [
-                    reason for reason in r.reasons if reason.startswith(("reranked", "semantic match", "keyword match"))
-                ]
-                out.append(
-                    RankedItem(
-                        item=successor,
-                        score=r.score,
-                        origin=r.origin,
-                        matched_via=str(r.item.id),
-                        reasons=[
-                            *relevance,
-                            f"superseded: {r.item.id} was replaced by this",
-                            *_standing(successor, ctx.tenant_id),
-                        ],
-                    )
+                continue
+            successor = await supersession.terminal(conn, r.item, ctx.principal_id, as_of)
+            if successor is None or str(successor.id) in seen:
+                continue
+            seen.add(str(successor.id))
+            if successor.id == r.item.id:  # as of then, it had not been replaced yet
+                r.reasons.append(f"as of then: superseded later by {_successor(r.item, readable)}")
+                out.append(r)
+                continue
+            relevance = [
+                reason for reason in r.reasons if reason.startswith(("reranked", "semantic match", "keyword match"))
+            ]
+            out.append(
+                RankedItem(
+                    item=successor,
+                    score=r.score,
+                    origin=r.origin,
+                    matched_via=str(r.item.id),
+                    reasons=[
+                        *relevance,
+                        f"superseded: {r.item.id} was replaced by this",
+                        *_standing(successor, ctx.tenant_id),
+                    ],
                 )
+            )
         return out
 
-    async def _startup(self, ctx: CallerContext, q: RecallQuery) -> list[RankedItem]:
-        _check_filters(q.filters)
+    async def _startup(self, conn: asyncpg.Connection, ctx: CallerContext, q: RecallQuery) -> list[RankedItem]:
         limit = max(q.budgets.items * 4, MIN_CANDIDATES)
-        async with tenant_tx(self._pool, ctx.tenant_id) as conn:
-            await _check_kinds(conn, q.filters)
-            candidates = await search.startup(conn, q.filters, ctx.principal_id, limit)
+        await _check_kinds(conn, q.filters)
+        candidates = await search.startup(conn, q.filters, ctx.principal_id, limit)
         now = datetime.now(UTC)
         pinned_ceiling = max(1, int(q.budgets.items * PINNED_CEILING_SHARE))
         pinned: list[RankedItem] = []
@@ -403,9 +448,10 @@ def _candidates(
     }
 
 
-async def _weights(conn: asyncpg.Connection) -> scoring.RecallWeights:
+def _weights(raw: object) -> scoring.RecallWeights:
+    """The tenant's recall settings from its stored ``recall`` configuration (None when unset)."""
     try:
-        return scoring.parse_recall_weights(await identity.config_value(conn, "recall"))
+        return scoring.parse_recall_weights(raw)
     except ValidationFailed:  # validated when set; a bad old value falls back to the defaults
         return scoring.RecallWeights()
 

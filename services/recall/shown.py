@@ -14,7 +14,8 @@ async def items_shown(conn: asyncpg.Connection, ctx: CallerContext, found: list[
     successors = await items.readable_ids(
         conn, [str(i.superseded_by) for i in found if i.superseded_by], ctx.principal_id
     )
-    roles = await items.roles(conn, ctx.principal_id) if found else {}
+    # the caller's workspace roles, only when one decides whether it sees a recall count
+    roles = await items.roles(conn, ctx.principal_id) if any(disclosure.needs_role(ctx, i) for i in found) else {}
     return [
         disclosure.item_shown(
             item,

@@ -10,7 +10,7 @@ import pytest
 from engram.domain.authority import Authority, default_source_type, derive_authority, source_trust
 from engram.domain.budget import Budgets, estimate_tokens, pack
 from engram.domain.content import canonical_text, content_hash
-from engram.domain.models import MemoryItem, RankedItem
+from engram.domain.models import CallerContext, MemoryItem, RankedItem
 from engram.domain.scoring import fuse, min_max, recency, startup_score, trust_score
 from engram.domain.validation import metadata_bytes, metadata_depth, unrepresentable_number_at, validate_metadata
 from engram.errors import ValidationFailed
@@ -265,3 +265,22 @@ def test_a_metadata_number_no_double_holds_is_refused_naming_its_path() -> None:
     with pytest.raises(ValidationFailed, match="finite number") as refused:
         validate_metadata({"ok": 1, "x": float("-inf")}, max_bytes=100, max_depth=2)
     assert refused.value.field == "metadata.x"
+
+
+def test_the_workspace_role_is_read_only_when_it_decides_whether_a_recall_count_is_shown() -> None:
+    """``needs_role`` False means ``sees_recall_count`` gives the same answer whatever the caller's role is (recall
+    then skips reading the roles); True means some role changes the answer."""
+    from engram.domain.disclosure import needs_role, sees_recall_count
+    from engram.domain.values import WorkspaceRole
+
+    tenant, me, other = str(uuid.uuid4()), str(uuid.uuid4()), str(uuid.uuid4())
+    roles: list[str | None] = [None, *WorkspaceRole]
+    for scopes in (frozenset({"read"}), frozenset({"read", "write"}), frozenset({"admin"})):
+        ctx = CallerContext(tenant_id=tenant, principal_id=me, principal_type="user", scopes=scopes)
+        for item_tenant in (tenant, str(uuid.uuid4())):
+            for author in (me, other):
+                item = make_item(tenant_id=uuid.UUID(item_tenant), principal_id=uuid.UUID(author))
+                answers = {sees_recall_count(ctx, item, role) for role in roles}
+                assert needs_role(ctx, item) == (len(answers) == 2), (scopes, item_tenant == tenant, author == me)
+    reader = CallerContext(tenant_id=tenant, principal_id=me, principal_type="user", scopes=frozenset({"read"}))
+    assert needs_role(reader, make_item(tenant_id=uuid.UUID(tenant), principal_id=uuid.UUID(other)))
