@@ -256,14 +256,15 @@ async def open_among(
 ) -> tuple[dict[str, list[str]], dict[str, list[str]]]:
     """For each of ``item_ids`` in an open conflict, the ids on the other side: first the conflicts other than
     duplicates, then the ``duplicate`` ones. An other side ``viewer`` may not read is given as "" (the conflict
-    counts, its id is not disclosed). One statement: the open conflicts touching the items, with whether the
-    viewer may read each other side."""
+    counts, its id is not disclosed), oldest conflict first whatever the plan. One statement: the open conflicts
+    touching the items, with whether the viewer may read each other side."""
     rows = await conn.fetch(
         f"""SELECT c.item_a, c.item_b, c.type = 'duplicate' AS duplicate,
                    EXISTS (SELECT 1 FROM memory_items i WHERE i.id = c.item_a AND {visible_to("$2")}) AS a_readable,
                    EXISTS (SELECT 1 FROM memory_items i WHERE i.id = c.item_b AND {visible_to("$2")}) AS b_readable
             FROM conflicts c
-            WHERE c.status = 'open' AND (c.item_a = ANY($1::uuid[]) OR c.item_b = ANY($1::uuid[]))""",
+            WHERE c.status = 'open' AND (c.item_a = ANY($1::uuid[]) OR c.item_b = ANY($1::uuid[]))
+            ORDER BY c.created_at, c.id""",
         item_ids,
         viewer,
     )
