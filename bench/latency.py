@@ -168,10 +168,12 @@ async def searchable_lag(client: httpx.AsyncClient, samples: int, pause_max_s: f
     """Idle system: from the remember call to the item being returned by semantic search. With ``pause_max_s``
     each probe waits 1 s to that long first (an idle pipeline between probes)."""
     lags: list[float] = []
-    for _ in range(samples):
+    words = random.sample(PROBE_WORDS, len(PROBE_WORDS))
+    for n in range(samples):
         if pause_max_s:
             await asyncio.sleep(random.uniform(1.0, pause_max_s))
-        text = f"Benchmark probe {uuid.uuid4().hex[:8]}: {random.choice(NAMES)} visits {random.choice(PLACES)}."
+        a, b, c = (words[(3 * n + i) % len(words)] for i in range(3))
+        text = f"{a.capitalize()}, {b} and {c} ({uuid.uuid4().hex[:8]})."
         started = time.perf_counter()
         response = await client.post("/v1/remember", json={"content": text})
         response.raise_for_status()
@@ -180,9 +182,26 @@ async def searchable_lag(client: httpx.AsyncClient, samples: int, pause_max_s: f
             found = (await client.post("/v1/search", json={"query": text, "mode": "semantic", "limit": 3})).json()
             if any(hit["item"]["id"] == item_id for hit in found["items"]):
                 break
+            if time.perf_counter() - started > PROBE_TIMEOUT_S:
+                raise TimeoutError(f"probe {item_id} not found by semantic search within {PROBE_TIMEOUT_S:.0f} s")
             await asyncio.sleep(0.01)
         lags.append(time.perf_counter() - started)
     return percentiles(lags)
+
+
+# Each probe is three words of these, none shared with another probe of a run (up to 20 probes), and none like
+# the synthetic memories' names, places and office things. A probe written like them ("Alice visits Berlin") had
+# them for nearest neighbours, and on 2026-12-03 the learned contradiction judge flagged it against one ("Alice
+# reported a problem with … in Berlin", 0.72 against a threshold of 0.63): disputed, it was never returned by
+# search and the lag phase waited for ever. Sharing no word, two probes are never one thing said twice.
+PROBE_WORDS = (
+    "pelican harmonica glacier walnut lantern meteor violin cactus anchor saffron tortoise volcano kite marble "
+    "lighthouse origami comet hazelnut bagpipe canyon pumpkin trombone iceberg parsley hammock nebula accordion "
+    "coral thimble avalanche mango xylophone quarry pretzel walrus tundra banjo lagoon chestnut flamingo geyser "
+    "ukulele boulder nutmeg jellyfish prairie tambourine oyster cinnamon lobster dune cello porcupine fjord "
+    "clarinet truffle mosaic tangerine zeppelin saxophone".split()
+)
+PROBE_TIMEOUT_S = 60.0  # remember → searchable is well under a second when idle
 
 
 @dataclass(frozen=True)
