@@ -17,7 +17,7 @@ from typing import Any, TypeVar
 
 from engram.config import Settings
 from engram.domain.models import CallerContext
-from engram.domain.ratelimit import RateLimiter, clamp
+from engram.domain.ratelimit import LIMITED_ROUTES, RateLimiter, clamp
 from engram.errors import RateLimited
 from engram.v1 import admin_pb2
 from services.gateway.clients import Downstream
@@ -25,7 +25,6 @@ from services.gateway.clients import Downstream
 log = logging.getLogger(__name__)
 CONFIG_TTL_S = 10.0
 LOOKUP_TIMEOUT_S = 2.0
-ROUTE_CLASSES = ("remember", "recall", "feedback", "review", "bulk")
 LIMIT = "engram_rate_limit"
 """The attribute of a handler naming its route class, which ``auth.caller`` counts each request against."""
 Handler = TypeVar("Handler", bound=Callable[..., Any])
@@ -104,7 +103,7 @@ def limited(route: str) -> Callable[[Handler], Handler]:
     """A handler's decorator: every request to it is counted against ``route``'s limit, by ``auth.caller``
     right after the scope check (429 when spent, before the body is validated). Kept on the handler, not in
     the route's OpenAPI extra, which documents only the scope."""
-    if route not in ROUTE_CLASSES:
+    if route not in LIMITED_ROUTES:
         raise ValueError(f"unknown rate-limit route class {route!r}")
 
     def declare(handler: Handler) -> Handler:
