@@ -431,7 +431,7 @@ for existing, new, similarity in json.load(sys.stdin):
     flagged = False
     if verdict is not None and verdict.label == "contradiction":
         plan = conflict_rules.outcome(verdict, {authority}, {authority})
-        flagged = plan.opens_conflict and plan.action.startswith("dispute")
+        flagged = plan.opens_conflict  # a dispute, or (since 2026-12-03) a conflict between equals
     out.append([verdict.label if verdict else None, flagged])
 print(json.dumps(out))
 """

@@ -135,7 +135,7 @@ def replay(
             if plan.action == "supersede":
                 old.superseded = True
                 counts["supersessions"] += 1
-            if verdict.label == "contradiction" and plan.action.startswith("dispute"):
+            if verdict.label == "contradiction" and plan.opens_conflict:
                 counts["contradiction conflicts"] += 1
                 counts[f"contradiction conflicts by {verdict.rule.split(':')[0]}"] += 1
                 shown.append(f"[{verdict.rule}, {similarity:.2f}] {old.content!r} / {new.content!r}")

@@ -273,7 +273,10 @@ async def test_a_configured_judge_labels_what_the_rules_leave_and_bad_answers_ch
         await llm.close()
     found = await _conflicts(gateway, user, item_id=c)
     assert len(found) == 1 and found[0]["detector"] == "llm:judge-model" and found[0]["explanation"] == "two owners"
-    assert (await read_item(gateway, user, c))["review_status"] == "disputed"
+    # the judge's one contradiction is between the two inferred memories: neither is weaker, so the conflict waits
+    # for a reviewer and both stay active
+    assert (found[0]["existing_item_id"], found[0]["new_item_id"]) == (b, c)
+    assert [(await read_item(gateway, user, i))["review_status"] for i in (b, c)] == ["active", "active"]
 
 
 async def test_episodic_memories_are_not_compared(
@@ -505,7 +508,7 @@ async def test_turns_of_one_session_neither_contradict_nor_replace_each_other(
     await pipeline.run(rome, oslo)
     [contradiction] = await _conflicts(gateway, user, item_id=oslo)
     assert contradiction["type"] == "contradiction"
-    assert (await read_item(gateway, user, oslo))["review_status"] == "disputed"
+    assert f"contradiction with {rome} (record)" in await _check_detail(gateway, user, oslo)  # peers: none disputed
     backups = await remember(gateway, user, "Backups run nightly.", **first)
     kept = await remember(gateway, user, "Backups run nightly and are kept in cold storage for a month.", **second)
     await pipeline.run(backups, kept)
@@ -569,7 +572,14 @@ async def test_a_contradiction_the_rules_miss_is_opened_by_the_learned_judge(
         "; nearest labelled changes: " in conflict["explanation"]
         and " of 10 contradictions (" in conflict["explanation"]
     )
-    assert (await read_item(gateway, user, fresh))["review_status"] == "disputed"  # equal authority: the newcomer
+    # one author, one authority: neither memory is weaker, so neither is disputed. Both stay in recall with the
+    # open conflict named and its lower trust until a reviewer decides (the judge's false alarms, 10-14% of what it
+    # flags on a new writer's pairs, used to hide the memory just written)
+    assert [(await read_item(gateway, user, i))["review_status"] for i in (old, fresh)] == ["active", "active"]
+    hits = {h["item"]["id"]: h["reasons"] for h in await recall(gateway, user, "monitoring Nagios Prometheus")}
+    assert set(hits) == {old, fresh}
+    assert f"open conflict with {old} (trust ×0.75)" in hits[fresh]
+    assert f"open conflict with {fresh} (trust ×0.75)" in hits[old]
 
     off = settings.model_copy(update={"conflict_learned_judge": False})
     old = await remember(gateway, ops.author, existing)

@@ -165,7 +165,7 @@ def judge_pair(pair: Pair, vectors: dict[str, np.ndarray], floor: float = FLOOR,
     flagged = False
     if verdict is not None and verdict.label == "contradiction":
         plan = conflict_rules.outcome(verdict, AUTHORITY, AUTHORITY)
-        flagged = plan.opens_conflict and plan.action.startswith("dispute")
+        flagged = plan.opens_conflict  # between equals a conflict for a reviewer, nothing disputed
     return Judged(pair, sim, candidate, verdict, flagged)
 
 

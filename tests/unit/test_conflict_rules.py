@@ -259,7 +259,9 @@ def expected_action(label: str, existing: int, new: int) -> str:
         return "record"
     if label == "refinement":
         return "suggest" if new >= existing else "propose"  # never an automatic supersession
-    return "dispute_existing" if new > existing else "dispute_new"  # a tie keeps the incumbent
+    if new == existing:
+        return "record"  # neither side is weaker: a conflict for a reviewer, both stay in recall
+    return "dispute_existing" if new > existing else "dispute_new"
 
 
 @pytest.mark.parametrize(("label", "existing", "new"), list(itertools.product(LABELS, AUTHORITIES, AUTHORITIES)))
@@ -277,7 +279,8 @@ def test_outcome_edges_spelled_out() -> None:
 
     assert action("refinement", 30, 30) == "suggest"  # greater or equal: a reviewer may let it supersede
     assert action("refinement", 50, 10) == "propose"
-    assert action("contradiction", 30, 30) == "dispute_new"
+    assert action("contradiction", 30, 30) == "record"  # equals: neither is disputed, a reviewer decides
+    assert action("contradiction", 50, 30) == "dispute_new"
     assert action("contradiction", 10, 50) == "dispute_existing"
     assert action("duplicate", 10, 50) == "record"
 

@@ -34,8 +34,11 @@ def outcome(verdict: Verdict, existing_authority: int, new_authority: int, *, sa
     - refinement, new authority < existing → ``propose``: the new memory stays (or becomes) a proposal flagged
       as overlapping the existing one; the stronger memory is untouched until a reviewer decides.
     - contradiction → a conflict is opened and the weaker side is marked disputed: ``dispute_new`` when the new
-      authority is lower, ``dispute_existing`` when it is higher. At equal authority it is ``dispute_new``: the
-      incumbent keeps its place until a reviewer decides, so a newcomer cannot unseat a peer just by arriving.
+      authority is lower, ``dispute_existing`` when it is higher. At equal authority neither side is weaker:
+      ``record``, a conflict for a reviewer, and both memories stay in recall with the open conflict's lower
+      trust. Disputing either would hide it from recall on the detector's word alone, and no contradiction
+      detector's precision is measured at 0.99: a false alarm would take from its writer the memory just
+      written (the newcomer), or an older one the same writer never withdrew (the incumbent).
     - two turns of one conversation (``same_session``: the same ``source_session``) → ``none`` for anything
       but a duplicate: what someone said earlier in a conversation is not contradicted or refined by what was
       said later in it, only continued.
@@ -58,9 +61,6 @@ def outcome(verdict: Verdict, existing_authority: int, new_authority: int, *, sa
         if new_authority < existing_authority:
             return Outcome("dispute_new", True, f"contradiction {versus}: the new memory is disputed")
         return Outcome(
-            "dispute_new",
-            True,
-            f"contradiction {versus}: the incumbent keeps its place, the new memory "
-            "is disputed until a reviewer decides",
+            "record", True, f"contradiction {versus}: neither is weaker, both stay in recall until a reviewer decides"
         )
     return Outcome("flag", False, f"unknown label {verdict.label!r}: shown to a reviewer, nothing changes")
