@@ -5,14 +5,16 @@ word ("work from home"), "came off" and "lapsed" as a state ended, and when that
 subject's overlap; since batch 6 became tuning data (2026-12-03, second round): times of day in words ("half past
 five", "ten to seven", "at six"), a value gone up or down to, "gets" as a passive's auxiliary, "was raised /
 brought up in", "is on the staff of", a line manager; since batch 9 (2026-12-03, evening): an initialism in the
-plural ("QBRs") or with a small word inside ("HoP"); with the look-alikes each must leave alone. The pairs are not
-those of bench/data/conflicts."""
+plural ("QBRs") or with a small word inside ("HoP"); since batch 10 (2026-12-03, night): someone who "has left"
+agrees with "not … anymore", a value said of another thing named after it or by "for", and a past state next to
+the present one, for the learned judge too; with the look-alikes each must leave alone. The pairs are not those of
+bench/data/conflicts."""
 
 from __future__ import annotations
 
 import pytest
 
-from engram.domain.conflict_rules import judge
+from engram.domain.conflict_rules import judge, judge_with_learned
 
 SIMILAR = 0.9
 
@@ -50,6 +52,11 @@ CONTRADICTIONS = [
     ("The side gate is locked at night.", "at night the side gate stays unlocked", "opposite_value"),
     # a name that opens with a digit ("1Password") is a name, not a count of passwords
     ("Team passwords are kept in LastPass.", "team passwords live in 1Password now", "changed_value"),
+    # since batch 10 became tuning data (2026-12-03, night): the controls of the look-alikes below
+    ("Priya is in the book club.", "priya isn't in the book club anymore", "negation"),
+    ("Priya has left the book club.", "Priya never left the book club.", "negation"),
+    ("The fire exit is on the left.", "The fire exit is no longer on the left.", "negation"),
+    ("The vet charges £40 a visit.", "The vet charges £55 a visit now.", "numbers_differ"),
 ]
 
 LOOK_ALIKES = [
@@ -98,6 +105,20 @@ LOOK_ALIKES = [
     ("Grandpa drives a Volvo.", "Grandpa drove a Saab as a student."),
     # another thing on someone's staff list: the staff of a place is no employer
     ("Tomasz works at Northgate Academy.", "The staff of Hillcrest School includes Tomasz's sister."),
+    # since batch 10: one who has left is not in it anymore; both say it ended
+    ("Priya has left the book club.", "priya isn't in the book club anymore"),
+    # a value said of another thing: named after it, or by what it is for
+    ("The vet charges £40 a visit for a cat.", "The vet charges £55 a visit for a dog."),
+    ("The print shop's lead time for posters is three days.", "The print shop's lead time for banners is eight days."),
+    # a past state next to the present one
+    ("Bob used to live in Rome.", "Bob lives in Oslo."),
+]
+
+# a past state next to the present one, which the learned judge read as a change (0.96 on the pair of batch 10 it
+# came from) before it was kept from such pairs
+PAST_AND_PRESENT = [
+    ("Back in the 2000s the choir rehearsed in St Mary's chapel.", "The choir rehearses in the school library now."),
+    ("Bob used to live in Rome.", "Bob lives in Oslo."),
 ]
 
 
@@ -112,3 +133,9 @@ def test_the_phrasing_is_read_as_a_contradiction(existing: str, new: str, rule: 
 def test_the_look_alike_is_no_contradiction(existing: str, new: str) -> None:
     verdict = judge(existing, new, SIMILAR)
     assert verdict is None or verdict.label != "contradiction", verdict
+
+
+@pytest.mark.parametrize(("existing", "new"), PAST_AND_PRESENT)
+def test_a_past_state_is_not_contradicted_by_the_present_one(existing: str, new: str) -> None:
+    for verdict in (judge(existing, new, SIMILAR), judge_with_learned(existing, new, SIMILAR)):
+        assert verdict is None or verdict.label != "contradiction", verdict

@@ -23,7 +23,7 @@ from engram.domain.conflict_rules.texts import (
     different_names,
 )
 from engram.domain.conflict_rules.verdicts import Verdict
-from engram.domain.conflict_rules.words import overlap, says_no_longer, stem
+from engram.domain.conflict_rules.words import overlap, past_against_present, says_no_longer, stem
 from engram.domain.conflict_rules.work import MAX_ANALYSED_CHARS, MAX_QUANTITIES, OutOfWork, Work
 from engram.domain.content import preview
 
@@ -53,10 +53,14 @@ def judge(
     work = Work() if work is None else work
     try:
         if len(existing) > MAX_ANALYSED_CHARS or len(new) > MAX_ANALYSED_CHARS:
-            return _judge_heads(existing, new, similarity, floor, work)
-        return _judge(existing, new, similarity, floor, work, near_identical)
+            verdict = _judge_heads(existing, new, similarity, floor, work)
+        else:
+            verdict = _judge(existing, new, similarity, floor, work, near_identical)
     except OutOfWork:
         return None
+    if verdict is not None and verdict.label == "contradiction" and past_against_present(existing, new):
+        return None  # "Back in the 90s the club met in the town hall" / "The club meets in the library now"
+    return verdict
 
 
 def _judge_heads(existing: str, new: str, similarity: float, floor: float, work: Work) -> Verdict | None:
@@ -135,6 +139,8 @@ def _negation(old: Text, new: Text, work: Work) -> Verdict | None:
             hits = Counter(index for word in claim for index in where.get(word, ()))
             best = max(hits, key=hits.__getitem__, default=None)
             if best is not None and hits[best] / len(claim) >= NEGATION_COVER:
+                if says_no_longer([t.lower for t in clause.tokens]) and _departed(affirmed[best]):
+                    continue  # "Margaret has left the club" / "Margaret isn't in the club anymore": both say it ended
                 covered = hits[best] / len(claim)
                 return Verdict(
                     "contradiction",
@@ -144,6 +150,20 @@ def _negation(old: Text, new: Text, work: Work) -> Verdict | None:
                     f'"{preview(affirmed[best].text, 80)}".',
                 )
     return None
+
+
+_HAS = frozenset({"has", "had", "have", "just", "recently", "already", "since"})
+_LEAVES = frozenset({"left", "resigned", "departed"})
+
+
+def _departed(clause: Clause) -> bool:
+    """The clause says someone left ("has left the club", "resigned from the board"): it states an end, as "no
+    longer" does; not "on the left"."""
+    tokens = clause.tokens
+    for i, token in enumerate(tokens):
+        if token.lower in _LEAVES and (token.lower != "left" or (i and tokens[i - 1].lower in _HAS)):
+            return True
+    return False
 
 
 # when a state ended is not what ended: "mum quit smoking in the spring" denies "My mum smokes"
@@ -248,6 +268,8 @@ def _other_subjects(a: Quantity, old: Text, b: Quantity, new: Text) -> bool:
     analytics database"). Two things, each with its own value; a verb changed ("promises" / "signed") is not."""
     if _naming_before(a, old, new) and _naming_before(b, new, old):
         return True
+    if _naming_anywhere(a, old, new) and _naming_anywhere(b, new, old):
+        return True  # "£28 a night for a large dog" / "… for a small dog", "turnaround for crowns" / "… for dentures"
     if _object_before(a, old, new) and _object_before(b, new, old):
         return True
     return _labels_apart(a, old, new) or _labels_apart(b, new, old)
@@ -312,6 +334,34 @@ def _naming_before(q: Quantity, text: Text, other: Text) -> list[str]:
         if (after is not None and after.quantity is None and after.content in other.words) or (
             before.endswith("'s") or before in _POSSESSIVES
         ):
+            found.append(word)
+    return found
+
+
+_OF = frozenset({"for", "of"})
+
+
+def _naming_anywhere(q: Quantity, text: Text, other: Text) -> list[str]:
+    """Words of ``q``'s clause missing from ``other`` that, after ``q``, qualify a noun both texts have, right after
+    them ("large" in "£28 a night for a large dog"), or, anywhere, name what a noun both have is of or for
+    ("crowns" in "turnaround for crowns")."""
+    place = _place(q, text)
+    if place is None:
+        return []
+    tokens, at = place
+    found = []
+    for i, token in enumerate(tokens):
+        word = token.content
+        if i == at or token.quantity is not None or word is None or word in other.words or token.lower in _GETS:
+            continue
+        after = tokens[i + 1] if i + 1 < len(tokens) else None
+        qualifies = i > at and after is not None and after.quantity is None and after.content in other.words
+        j = i - 1
+        while j >= 0 and tokens[j].lower in _POSSESSIVES | {"the", "a", "an"}:
+            j -= 1
+        shared = tokens[j - 1] if j >= 1 and tokens[j].lower in _OF else None
+        of_shared = shared is not None and shared.quantity is None and shared.content in other.words
+        if qualifies or of_shared:
             found.append(word)
     return found
 

@@ -38,7 +38,7 @@ from engram.domain.conflict_rules.places import narrows
 from engram.domain.conflict_rules.quantities import Quantity, same_value
 from engram.domain.conflict_rules.texts import Text, Token
 from engram.domain.conflict_rules.verdicts import Verdict
-from engram.domain.conflict_rules.words import is_content, stem
+from engram.domain.conflict_rules.words import in_past_period, is_content, stem
 from engram.domain.conflict_rules.work import MAX_QUANTITIES, Work
 from engram.domain.content import preview
 
@@ -281,16 +281,10 @@ def _lowers(text: Text) -> set[str]:
 
 
 # a period in the past that one text puts its claim in: "in the 1980s", "back in 2015", "as a student"
-_PAST_PERIOD = re.compile(
-    r"\b(?:(?:1[89]|20)\d0s|(?:the\s+)?'?[0-9]0s|back\s+(?:in|then|when)|as\s+an?\s+(?:child|kid|boy|girl|"
-    r"teenager|teen|student|baby))\b"
-)
-
-
 def other_period(old: Text, new: Text) -> bool:
     """One text (not both) puts its claim in a past period ("Uncle Piet lived in Rotterdam in the 1990s"): where
     or what it was then, next to what the other says of now."""
-    return bool(_PAST_PERIOD.search(old.normalised)) != bool(_PAST_PERIOD.search(new.normalised))
+    return in_past_period(old.normalised) != in_past_period(new.normalised)
 
 
 def changed_value(old: Text, new: Text, work: Work) -> Verdict | None:

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+
 _STOPWORDS = frozenset(
     """
 a an the this that these those i me my mine we us our ours you your yours he him his she her hers it its they them
@@ -47,6 +49,36 @@ def is_negation(word: str) -> bool:
 
 def is_cessation(word: str) -> bool:
     return word in _CESSATIONS
+
+
+_BACK_THEN = r"back\s+(?:in|then|when)|as\s+an?\s+(?:child|kid|boy|girl|teenager|teen|student|baby)"
+# a past period: "in the 1990s", "the '80s", "back in 2019", "as a kid"; "30s" too, where two texts are compared
+_PAST_PERIOD = re.compile(rf"\b(?:(?:1[89]|20)\d0s|(?:the\s+)?'?[0-9]0s|{_BACK_THEN})\b")
+# a claim that held once: "I used to ski with the adult group", "Formerly the lab was in Derby", "in the '90s" (not a
+# bare "30s", which may be seconds)
+_ONCE = re.compile(
+    rf"\b(?:(?:1[89]|20)\d0s|the\s+'?[0-9]0s|{_BACK_THEN}|used to|formerly|previously|years ago|when i was)\b"
+)
+
+
+def in_past_period(lowered: str) -> bool:
+    """Whether the lower-cased text names a past period ("in the 1990s", "back in 2019", "as a kid")."""
+    return _PAST_PERIOD.search(lowered) is not None
+
+
+def speaks_of_the_past(text: str) -> bool:
+    """Whether ``text`` says its claim held once: a past period, "used to", "formerly", "years ago"."""
+    return _ONCE.search(text.lower()) is not None
+
+
+def past_against_present(existing: str, new: str) -> bool:
+    """The existing memory says what held once, and not what holds now ("I used to ski with the adult group" /
+    "These days I ski with friends"); the new one does not speak of the past: it tells the present, which
+    contradicts no past, whatever the value."""
+    return speaks_of_the_past(existing) and not speaks_of_the_past(new) and _NOW.search(existing) is None
+
+
+_NOW = re.compile(r"\b(?:now|these days|nowadays|currently|today)\b", re.IGNORECASE)
 
 
 def says_no_longer(words: list[str]) -> bool:
