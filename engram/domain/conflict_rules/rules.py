@@ -11,6 +11,7 @@ from engram.domain.conflict_rules.bounds import within_bound
 from engram.domain.conflict_rules.chat import without_listener
 from engram.domain.conflict_rules.claims import exclusive_predicate
 from engram.domain.conflict_rules.fillers import filled_slot
+from engram.domain.conflict_rules.locations import moved_place
 from engram.domain.conflict_rules.quantities import Quantity, same_value
 from engram.domain.conflict_rules.slots import changed_value, opposite_value, replaced, swapped_name
 from engram.domain.conflict_rules.texts import (
@@ -104,6 +105,7 @@ def _judge(
         or opposite_value(old, fresh, work)
         or swapped_name(old, fresh, work)
         or filled_slot(old, fresh, work)
+        or moved_place(old, fresh)
         or _same_words(old, fresh)
         or _near_identical(old, fresh, similarity, near_identical, work)
         or _containment(old, fresh, work)
