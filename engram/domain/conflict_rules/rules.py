@@ -429,6 +429,15 @@ def _near_identical(old: Text, new: Text, similarity: float, threshold: float, w
     return None
 
 
+def _dropped_name(old: Text, new: Text) -> bool:
+    """A name of the existing text (a capitalised word but its first; after a colon too: "… this sprint: Hannah")
+    that the new one does not have: the new text does not keep the claim, whatever it adds."""
+    return any(
+        t.quantity is None and t.text[:1].isupper() and t.content is not None and t.content not in new.content
+        for t in old.tokens[1:]
+    )
+
+
 def _containment(old: Text, new: Text, work: Work) -> Verdict | None:
     """The new text keeps most of the existing one's content words and all its values, and adds some."""
     if not old.content or old.negated != new.negated or different_names(old, new):
@@ -437,6 +446,8 @@ def _containment(old: Text, new: Text, work: Work) -> Verdict | None:
     share = len(kept) / len(old.content)
     if share < CONTAINMENT or not added or len(new.normalised) <= len(old.normalised):
         return None
+    if _dropped_name(old, new):
+        return None  # "Babysitting the builds this sprint: Hannah" / "marcus is babysitting the builds this sprint"
     if not _countable(old, new, work) or not _covered(old.quantities, new.quantities, work):
         return None
     detail = list(dict.fromkeys(t.text for t in new.tokens if t.content in added))
