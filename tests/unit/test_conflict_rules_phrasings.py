@@ -143,7 +143,8 @@ def test_a_past_state_is_not_contradicted_by_the_present_one(existing: str, new:
 
 def test_a_new_memory_without_the_existing_ones_name_does_not_refine_it() -> None:
     """Since batch 10: a name after a colon is a name; a text that drops it keeps no claim of it, whatever it adds."""
-    existing, new = "On call for the nightly deploys this week: Priya", "tom is on call for the nightly deploys this week"
+    existing = "On call for the nightly deploys this week: Priya"
+    new = "tom is on call for the nightly deploys this week"
     verdict = judge(existing, new, SIMILAR)
     assert verdict is None or verdict.label != "refinement", verdict
     # control: the same new text naming her refines it
