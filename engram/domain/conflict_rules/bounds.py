@@ -15,7 +15,8 @@ def within_bound(bound: Quantity, text: Text, value: Quantity, other: Text) -> b
     """``bound`` is written as a bound ("under $10k", "at least 3 nodes") and ``value`` (of ``other``), of the
     same dimension, lies within it: a value that satisfies the bound, not another value. Not when ``value`` is
     a limit itself ("The free plan allows 3 projects" / "Free plan: up to 5 projects": two limits), nor when a
-    verb of change comes before "up to" ("went up to £55": the value now)."""
+    verb of change comes before "up to" ("went up to £55": the value now). "From" makes a lower bound of the text's
+    only value of its kind ("charges from £8 per job"), not after a verb of change ("went up from £8")."""
     if bound.dimension != value.dimension or len(bound.key) != 1 or len(value.key) != 1:
         return False
     if _LIMITS & set(_before(value, other)):
@@ -30,7 +31,21 @@ def within_bound(bound: Quantity, text: Text, value: Quantity, other: Text) -> b
         return x <= limit
     if any(before[-len(words) :] == list(words) for words in _LOWER):
         return x >= limit
+    if before[-1:] == ["from"] and not (set(before[-3:-1]) & _CHANGED_FROM) and _alone(bound, text):
+        return x >= limit  # "charges from £8 per job": a starting price, not a range's end nor the value left
     return False
+
+
+# words before "from" that make its value the one left behind: "went up from £8", "changed from £8"
+_CHANGED_FROM = frozenset(
+    {"up", "down", "went", "rose", "risen", "fell", "fallen", "changed", "moved", "increased", "decreased", "raised",
+     "lowered", "cut", "dropped", "switched", "upgraded", "downgraded", "reduced", "bumped"}
+)  # fmt: skip
+
+
+def _alone(q: Quantity, text: Text) -> bool:
+    """``q`` is its text's only value of its dimension ("from £8 to £12" is a range, whose end is another)."""
+    return sum(1 for other in text.quantities if other.dimension == q.dimension) == 1
 
 
 # verbs of change before "up to": "went up to", "has gone up to", "put up to" say the new value, not a bound

@@ -36,9 +36,9 @@ import numpy as np
 
 from engram.domain.conflict_rules import neighbours
 from engram.domain.conflict_rules.chat import reads_as_chat
-from engram.domain.conflict_rules.rules import DEFAULT_FLOOR, judge
+from engram.domain.conflict_rules.rules import DEFAULT_FLOOR, judge, not_one_claim
 from engram.domain.conflict_rules.verdicts import Verdict
-from engram.domain.conflict_rules.words import is_content, overlap, past_against_present, stem
+from engram.domain.conflict_rules.words import is_content, overlap, stem
 from engram.domain.conflict_rules.work import Work
 
 WEIGHTS_PATH = Path(__file__).with_name("learned_judge.json")
@@ -295,8 +295,8 @@ def judge_with_learned(
     verdict = judge(existing, new, similarity, floor=floor, work=work)
     if not learned or (verdict is not None and verdict.label == "contradiction") or work.gave_up is not None:
         return verdict
-    if not in_domain(existing, new, similarity) or past_against_present(existing, new):
-        return verdict  # a past state next to the present one is no change the judge should read
+    if not in_domain(existing, new, similarity) or not_one_claim(existing, new):
+        return verdict  # a past state next to the present one, two numbered things: no change to read
     model = shipped() if model is None else model
     # in_domain: the two share a content stem, so the gate (one_thing, in ``features``) is open at least a little
     near = nearest(vectors, profile, references) if KNN_GROUP in model.features else None

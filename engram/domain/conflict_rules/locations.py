@@ -69,7 +69,9 @@ def moved_place(old: Text, new: Text) -> Verdict | None:
     if was is None or now is None:
         return None
     (was_at, was_words), (now_at, now_words) = was, now
-    if _stems(was_words) & _stems(now_words) or narrows(_text(was_words), _text(now_words)):
+    if _places(old.clauses[0].tokens) & _places(new.clauses[0].tokens):
+        return None  # a place both texts name: "at Acme" / "at Acme in London", made precise
+    if narrows(_text(was_words), _text(now_words)):
         return None
     old_rest, new_rest = old.clauses[0].tokens[:was_at], new.clauses[0].tokens[:now_at]
     old_of, new_of = _what(old_rest), _what(new_rest)
@@ -107,6 +109,19 @@ def _place(tokens: Sequence[Token]) -> tuple[int, list[Token]] | None:
             return None
         return i, words
     return None
+
+
+def _places(tokens: Sequence[Token]) -> set[str]:
+    """The content stems of every phrase of place in the clause, each up to the next one."""
+    found: set[str] = set()
+    inside = False
+    for i, token in enumerate(tokens):
+        two = (token.lower, tokens[i + 1].lower) if i + 1 < len(tokens) else None
+        if token.lower in _AT or two in _AT_TWO:
+            inside = True
+        elif inside and token.content is not None:
+            found.add(token.content)
+    return found
 
 
 def _stems(tokens: Sequence[Token]) -> set[str]:

@@ -140,6 +140,13 @@ _UNITS = _unit_table(
     ("mbar millibar millibars", "pressure", 100.0),
     ("bar bars", "pressure", 1e5),
     ("psi", "pressure", 6894.757),
+    ("w watt watts", "power", 1.0),
+    ("kw kilowatt kilowatts", "power", 1e3),
+    ("mw megawatt megawatts", "power", 1e6),
+    ("hp bhp horsepower", "power", 745.7),
+    ("ml millilitre millilitres milliliter milliliters", "volume", 0.001),
+    ("l litre litres liter liters", "volume", 1.0),
+    ("hl hectolitre hectolitres", "volume", 100.0),
 )
 # a counted noun per minute written as one abbreviation: "64 bpm" is "64 beats per minute"
 _UNITS.update(

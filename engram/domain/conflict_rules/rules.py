@@ -11,6 +11,7 @@ from engram.domain.conflict_rules.bounds import within_bound
 from engram.domain.conflict_rules.chat import without_listener
 from engram.domain.conflict_rules.claims import exclusive_predicate
 from engram.domain.conflict_rules.fillers import filled_slot
+from engram.domain.conflict_rules.handovers import taken_over
 from engram.domain.conflict_rules.locations import moved_place
 from engram.domain.conflict_rules.quantities import Quantity, same_value
 from engram.domain.conflict_rules.slots import changed_value, opposite_value, replaced, swapped_name
@@ -24,7 +25,7 @@ from engram.domain.conflict_rules.texts import (
     different_names,
 )
 from engram.domain.conflict_rules.verdicts import Verdict
-from engram.domain.conflict_rules.words import overlap, past_against_present, says_no_longer, stem
+from engram.domain.conflict_rules.words import is_negation, overlap, past_against_present, says_no_longer, stem
 from engram.domain.conflict_rules.work import MAX_ANALYSED_CHARS, MAX_QUANTITIES, OutOfWork, Work
 from engram.domain.content import preview
 
@@ -59,9 +60,33 @@ def judge(
             verdict = _judge(existing, new, similarity, floor, work, near_identical)
     except OutOfWork:
         return None
-    if verdict is not None and verdict.label == "contradiction" and past_against_present(existing, new):
-        return None  # "Back in the 90s the club met in the town hall" / "The club meets in the library now"
+    if verdict is not None and verdict.label == "contradiction" and not_one_claim(existing, new):
+        return None
     return verdict
+
+
+def not_one_claim(existing: str, new: str) -> bool:
+    """The two texts cannot contradict each other whatever they say: the existing one says what held once and
+    the new one what holds now ("Back in the 90s the club met in the town hall" / "The club meets in the library
+    now"), or they open with two numbered things ("Rack 14 holds the database servers" / "Rack 15 holds the
+    storage arrays")."""
+    return past_against_present(existing, new) or _numbered_apart(analyse(existing), analyse(new))
+
+
+def _numbered_apart(old: Text, new: Text) -> bool:
+    """Both texts open with the same noun and a number right after it, and the numbers differ: "Plot 9 belongs to
+    Gordon" / "Plot 10 belongs to Fatima" are two plots (not "The office is in Room 12" / "… in Room 14", where
+    the numbered thing is the value)."""
+    heads = []
+    for text in (old, new):
+        tokens = [t for t in text.tokens if t.lower not in ("the", "our", "my")]
+        if len(tokens) < 2 or tokens[0].content is None or tokens[1].quantity is None:
+            return False
+        if tokens[1].quantity.kind != "number":
+            return False
+        heads.append((tokens[0].content, tokens[1].quantity))
+    (noun_a, a), (noun_b, b) = heads
+    return noun_a == noun_b and not same_value(a, b)
 
 
 def _judge_heads(existing: str, new: str, similarity: float, floor: float, work: Work) -> Verdict | None:
@@ -106,6 +131,7 @@ def _judge(
         or swapped_name(old, fresh, work)
         or filled_slot(old, fresh, work)
         or moved_place(old, fresh)
+        or taken_over(old, fresh)
         or _same_words(old, fresh)
         or _near_identical(old, fresh, similarity, near_identical, work)
         or _containment(old, fresh, work)
@@ -137,6 +163,8 @@ def _negation(old: Text, new: Text, work: Work) -> Verdict | None:
             claim = clause.content - _WHEN_STEMS if says_no_longer([t.lower for t in clause.tokens]) else clause.content
             if clause.negation is None or not claim or (len(claim) == 1 and not _opens(clause) and not _ends(clause)):
                 continue
+            if _double_negative(clause):
+                continue  # "won't dispense without a signed chart": a requirement, affirmed
             work.charge(1 + sum(len(where.get(word, ())) for word in claim))
             hits = Counter(index for word in claim for index in where.get(word, ()))
             best = max(hits, key=hits.__getitem__, default=None)
@@ -152,6 +180,13 @@ def _negation(old: Text, new: Text, work: Work) -> Verdict | None:
                     f'"{preview(affirmed[best].text, 80)}".',
                 )
     return None
+
+
+def _double_negative(clause: Clause) -> bool:
+    """A negation and "without" in one clause ("won't dispense without a chart", "never leaves without a
+    helmet"): a condition required, which says what the other text affirms, not its denial."""
+    lowered = [t.lower for t in clause.tokens]
+    return "without" in lowered and any(is_negation(w) and w != "without" for w in lowered)
 
 
 _HAS = frozenset({"has", "had", "have", "just", "recently", "already", "since"})
@@ -233,7 +268,21 @@ def _numbers_differ(old: Text, new: Text, work: Work) -> Verdict | None:
 
 
 _MEASURES = frozenset(
-    {"duration", "size", "mass", "length", "degrees", "pressure", "percent", "money", "frequency", "clock", "date"}
+    {
+        "duration",
+        "size",
+        "mass",
+        "length",
+        "degrees",
+        "pressure",
+        "percent",
+        "money",
+        "frequency",
+        "clock",
+        "date",
+        "power",
+        "volume",
+    }
 )
 
 
@@ -346,7 +395,8 @@ _OF = frozenset({"for", "of"})
 def _naming_anywhere(q: Quantity, text: Text, other: Text) -> list[str]:
     """Words of ``q``'s clause missing from ``other`` that, after ``q``, qualify a noun both texts have, right after
     them ("large" in "£28 a night for a large dog"), or, anywhere, name what a noun both have is of or for
-    ("crowns" in "turnaround for crowns")."""
+    ("crowns" in "turnaround for crowns") or what the value itself is for ("consultation" in "£48 for a
+    consultation")."""
     place = _place(q, text)
     if place is None:
         return []
@@ -363,7 +413,8 @@ def _naming_anywhere(q: Quantity, text: Text, other: Text) -> list[str]:
             j -= 1
         shared = tokens[j - 1] if j >= 1 and tokens[j].lower in _OF else None
         of_shared = shared is not None and shared.quantity is None and shared.content in other.words
-        if qualifies or of_shared:
+        for_value = j - 1 == at and tokens[j].lower == "for"  # "£48 for a consultation" / "£15 for a nail clip"
+        if qualifies or of_shared or for_value:
             found.append(word)
     return found
 

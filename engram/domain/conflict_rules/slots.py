@@ -72,6 +72,8 @@ _ADDING = frozenset({"also", "too", "another", "additional", "added", "second", 
 _HEDGING = frozenset(
     {"might", "may", "could", "maybe", "perhaps", "considering", "evaluating", "thinking", "planning", "if", "hope"}
 )
+# a place said only as near another: what lies near it is no other value
+_NEAR = frozenset({"near", "nearby", "around", "outside", "close", "by", "just", "to"})
 _NUMBER_WORDS = frozenset(
     "zero one two three four five six seven eight nine ten eleven twelve thirteen fourteen fifteen sixteen "
     "seventeen eighteen nineteen twenty thirty forty fifty sixty seventy eighty ninety hundred thousand million "
@@ -322,6 +324,8 @@ def changed_value(old: Text, new: Text, work: Work) -> Verdict | None:
         return None  # "less than £40" / "£35": a value within the bound
     if narrows(_text(was), _text(now)):
         return None  # "in Europe" / "in Frankfurt": perhaps a place inside the other, made precise
+    if set(_text(was).lower().split()) <= _NEAR or set(_text(now).lower().split()) <= _NEAR:
+        return None  # "near Stroud" / "at Oakridge Lynch, just outside Stroud": the place both name, made precise
     cue = bool(new_only & _CHANGE_CUES) and not _lowers(old) & _CHANGE_CUES and "for now" not in new.normalised
     old_frame = [w.stem for w in old_words if w.stem in frame]
     new_frame = [w.stem for w in new_words if w.stem in frame]
