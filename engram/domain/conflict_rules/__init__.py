@@ -31,14 +31,16 @@ words (``texts.align_abbreviations``).
    Salesforce", "The repo is hosted on GitLab" / "The repo lives on Bitbucket"), which also fires below
    ``floor``, being as strict about its subject as an exclusive predicate; then ``moved_place``
    (``locations.py``: one thing put in two places with other verbs of where, "The stamp club meets in St Jude's
-   church hall" / "The stamp club meets in the Red Lion's back room").
+   church hall" / "The stamp club meets in the Red Lion's back room") and ``taken_over`` (``handovers.py``: "Leah
+   manages the front desk" / "Sam has taken over the front desk").
 5. ``same_words`` (same content words and values) or ``near_identical`` (similarity ≥ 0.97, same values, same
    polarity): duplicate.
 6. ``containment`` — the new text keeps the existing one's claim (most of its content words, all its values)
    and adds detail: refinement.
 
 Anything else is None: unrelated, or compatible. So is a contradiction of an existing memory that says what held
-once ("used to", "back in the 90s") by a new one that says what holds now (``words.past_against_present``).
+once ("used to", "back in the 90s") by a new one that says what holds now, and one between two numbered things
+("Plot 9 …" / "Plot 10 …"): ``rules.not_one_claim``.
 ``judge_with_learned`` (``learned.py``) is what the conflicts
 consumer calls: ``judge``, then, when its verdict is not a contradiction, the learned judge, whose
 ``learned_judge`` contradiction comes from a logistic regression over word features of two statements and their
