@@ -7,7 +7,9 @@ five", "ten to seven", "at six"), a value gone up or down to, "gets" as a passiv
 brought up in", "is on the staff of", a line manager; since batch 9 (2026-12-03, evening): an initialism in the
 plural ("QBRs") or with a small word inside ("HoP"); since batch 10 (2026-12-03, night): someone who "has left"
 agrees with "not … anymore", a value said of another thing named after it or by "for", and a past state next to
-the present one, for the learned judge too; with the look-alikes each must leave alone. The pairs are not those of
+the present one, for the learned judge too; since batch 11 (later that night): a job someone "has taken over",
+two numbered things, a price said of what it is for, "won't … without", a place only near another, a starting
+price, power units; with the look-alikes each must leave alone. The pairs are not those of
 bench/data/conflicts."""
 
 from __future__ import annotations
@@ -57,6 +59,28 @@ CONTRADICTIONS = [
     ("Priya has left the book club.", "Priya never left the book club.", "negation"),
     ("The fire exit is on the left.", "The fire exit is no longer on the left.", "negation"),
     ("The vet charges £40 a visit.", "The vet charges £55 a visit now.", "numbers_differ"),
+    # since batch 11 became tuning data (2026-12-03, night): a job taken over, power in watts or horsepower, and the
+    # controls of the look-alikes below
+    # (existing, new, rule)
+    ("Ines runs the bakery's dispatch desk.", "Callum has taken over the bakery's dispatch desk.", "taken_over"),
+    ("The studio's amp is rated at 50 watts.", "the studio amp puts out 100 W", "numbers_differ"),
+    (
+        "The rescue Land Rover has a 90 hp engine.",
+        "The rescue Land Rover's engine makes 120 horsepower.",
+        "numbers_differ",
+    ),
+    ("The archive's maps are kept in Room 12.", "The archive's maps are kept in Room 14.", "numbers_differ"),
+    ("The tailor charges £25 for a hem.", "The tailor charges £30 for a hem now.", "numbers_differ"),
+    (
+        "The fire station releases the engine with one driver.",
+        "The fire station won't release the engine with one driver.",
+        "negation",
+    ),
+    (
+        "The language school's fee went up from £20 an hour.",
+        "The language school now costs £32 an hour.",
+        "numbers_differ",
+    ),
 ]
 
 LOOK_ALIKES = [
@@ -112,13 +136,29 @@ LOOK_ALIKES = [
     ("The print shop's lead time for posters is three days.", "The print shop's lead time for banners is eight days."),
     # a past state next to the present one
     ("Bob used to live in Rome.", "Bob lives in Oslo."),
+    # since batch 11: a cover, another job, the same doer; two numbered things; a price of another service; a
+    # requirement said twice ("won't … without" affirms it); near a place, then where exactly; a starting price and
+    # one above it; one power in two units
+    ("Ines runs the bakery's dispatch desk.", "Callum has taken over the dispatch desk while Ines is on leave."),
+    ("Ines runs the bakery's dispatch desk.", "Callum has taken over the bakery's delivery vans."),
+    ("Ines runs the bakery's dispatch desk.", "Ines has taken over the bakery's dispatch desk."),
+    ("Bay 3 at the bus depot holds the electric buses.", "Bay 4 at the bus depot holds the minibuses."),
+    ("The tailor charges £25 for a hem.", "The tailor charges £60 for a zip replacement."),
+    (
+        "The fire station won't release the engine without a second driver.",
+        "A second driver is required before the engine leaves the fire station.",
+    ),
+    ("The rowing club is near Henley.", "The rowing club is at Remenham, just outside Henley."),
+    ("The language school charges from £20 an hour.", "A one-to-one lesson at the language school costs £32 an hour."),
+    ("The studio's amp is rated at 0.5 kW.", "the studio amp puts out 500 watts"),
 ]
 
-# a past state next to the present one, which the learned judge read as a change (0.96 on the pair of batch 10 it
-# came from) before it was kept from such pairs
-PAST_AND_PRESENT = [
+# pairs that cannot be one claim, kept from the learned judge as from the rules: a past state next to the present one,
+# which the judge read as a change (0.96 on the pair of batch 10 it came from), and two numbered things (batch 11)
+NOT_ONE_CLAIM = [
     ("Back in the 2000s the choir rehearsed in St Mary's chapel.", "The choir rehearses in the school library now."),
     ("Bob used to live in Rome.", "Bob lives in Oslo."),
+    ("Bay 3 at the bus depot holds the electric buses.", "Bay 4 at the bus depot holds the minibuses."),
 ]
 
 
@@ -135,8 +175,8 @@ def test_the_look_alike_is_no_contradiction(existing: str, new: str) -> None:
     assert verdict is None or verdict.label != "contradiction", verdict
 
 
-@pytest.mark.parametrize(("existing", "new"), PAST_AND_PRESENT)
-def test_a_past_state_is_not_contradicted_by_the_present_one(existing: str, new: str) -> None:
+@pytest.mark.parametrize(("existing", "new"), NOT_ONE_CLAIM)
+def test_what_cannot_be_one_claim_is_no_contradiction_for_the_judge_either(existing: str, new: str) -> None:
     for verdict in (judge(existing, new, SIMILAR), judge_with_learned(existing, new, SIMILAR)):
         assert verdict is None or verdict.label != "contradiction", verdict
 
@@ -150,3 +190,11 @@ def test_a_new_memory_without_the_existing_ones_name_does_not_refine_it() -> Non
     # control: the same new text naming her refines it
     kept = judge(existing, "Priya is on call for the nightly deploys this week, from 10pm", SIMILAR)
     assert kept is not None and kept.label == "refinement", kept
+
+
+def test_a_handover_names_who_had_the_job() -> None:
+    verdict = judge(
+        "Leah manages the climbing wall's front desk.", "Sam has taken over the climbing wall's front desk.", SIMILAR
+    )
+    assert verdict is not None and verdict.rule == "taken_over"
+    assert verdict.explanation == 'who: "Leah" in the existing memory; "Sam" has taken it over in the new one.'
