@@ -9,7 +9,8 @@ plural ("QBRs") or with a small word inside ("HoP"); since batch 10 (2026-12-03,
 agrees with "not … anymore", a value said of another thing named after it or by "for", and a past state next to
 the present one, for the learned judge too; since batch 11 (later that night): a job someone "has taken over",
 two numbered things, a price said of what it is for, "won't … without", a place only near another, a starting
-price, power units; with the look-alikes each must leave alone. The pairs are not those of
+price, power units; since batch 12: "each week", a lower-case initialism, a place with a number, "before 8am",
+"also", a deputy's role; with the look-alikes each must leave alone. The pairs are not those of
 bench/data/conflicts."""
 
 from __future__ import annotations
@@ -79,6 +80,20 @@ CONTRADICTIONS = [
     (
         "The language school's fee went up from £20 an hour.",
         "The language school now costs £32 an hour.",
+        "numbers_differ",
+    ),
+    # since batch 12 became tuning data (2026-12-03, night): "each week" is a frequency, an initialism in a lower-case
+    # text, a place with a number in it
+    ("The pool's filters are backwashed each week.", "pool filters get backwashed every day now", "numbers_differ"),
+    ("The motorsport team's heavy goods vehicle leaves at 5am.", "the team hgv leaves at 6am", "numbers_differ"),
+    (
+        "The cheese maker's rounds mature in the cellar now.",
+        "The cheese maker's rounds are matured in store 2 these days.",
+        "moved_place",
+    ),
+    (
+        "The tattoo studio charges £80 to touch up a piece.",
+        "The tattoo studio charges £95 to touch up a piece now.",
         "numbers_differ",
     ),
 ]
@@ -151,6 +166,13 @@ LOOK_ALIKES = [
     ("The rowing club is near Henley.", "The rowing club is at Remenham, just outside Henley."),
     ("The language school charges from £20 an hour.", "A one-to-one lesson at the language school costs £32 an hour."),
     ("The studio's amp is rated at 0.5 kW.", "the studio amp puts out 500 watts"),
+    # since batch 12: a time within "before 8am"; a price of another service ("to cover up"); one more ("also"); a
+    # deputy's or a vice-chair's role beside the role
+    ("The farm shop's veg boxes go out before 8am.", "Our farm shop veg box usually turns up at about 7:20."),
+    ("The tattoo studio charges £80 to touch up a piece.", "The tattoo studio charges £150 to cover up an old piece."),
+    ("The food bank runs the Tuesday session.", "The food bank is also taking on a Friday session from March."),
+    ("The parish council's chair is Janet Moss.", "The parish council's vice-chair is Ollie Dean."),
+    ("The parish council's clerk is Janet Moss.", "The parish council's deputy clerk is Ollie Dean."),
 ]
 
 # pairs that cannot be one claim, kept from the learned judge as from the rules: a past state next to the present one,

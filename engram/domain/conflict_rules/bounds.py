@@ -7,8 +7,24 @@ from engram.domain.conflict_rules.quantities import Quantity
 from engram.domain.conflict_rules.texts import Text
 
 # words before a value that make it a bound: below it (upper) or above it (lower)
-_UPPER = (("under",), ("below",), ("less", "than"), ("fewer", "than"), ("at", "most"), ("up", "to"), ("max",))
-_LOWER = (("over",), ("above",), ("more", "than"), ("at", "least"), ("upwards", "of"), ("min",), ("minimum",))
+_UPPER = (
+    ("under",),
+    ("below",),
+    ("less", "than"),
+    ("fewer", "than"),
+    ("at", "most"),
+    ("up", "to"),
+    ("max",),
+)
+_LOWER = (
+    ("over",),
+    ("above",),
+    ("more", "than"),
+    ("at", "least"),
+    ("upwards", "of"),
+    ("min",),
+    ("minimum",),
+)
 
 
 def within_bound(bound: Quantity, text: Text, value: Quantity, other: Text) -> bool:
@@ -27,6 +43,8 @@ def within_bound(bound: Quantity, text: Text, value: Quantity, other: Text) -> b
     before = _before(bound, text)
     if before[-2:] == ["up", "to"] and len(before) > 2 and before[-3] in _CHANGED:
         return False  # "went up to £55": the value it rose to, not a limit
+    if before[-1:] in (["before"], ["after"]) and bound.kind in ("clock", "date"):
+        return x <= limit if before[-1] == "before" else x >= limit  # "arrive before 7am" / "land at 6:15"
     if any(before[-len(words) :] == list(words) for words in _UPPER):
         return x <= limit
     if any(before[-len(words) :] == list(words) for words in _LOWER):

@@ -55,6 +55,8 @@ _NOT_A_MOVE = frozenset(
     tonight tomorrow this occasionally sometimes usually except unless""".split()
 )
 _SKIPPED = frozenset({"the", "a", "an", "my", "our", "his", "her", "their", "your", "its", "own"})
+# words after a place that say when, not where
+_WHEN = frozenset({"now", "overnight", "these", "days", "nowadays", "currently", "today", "anymore"})
 _MAX_WORDS = 16
 
 
@@ -103,8 +105,10 @@ def _place(tokens: Sequence[Token]) -> tuple[int, list[Token]] | None:
         else:
             continue
         words = [t for t in tokens[start:] if t.lower not in _SKIPPED]
-        if not words or any(t.quantity is not None for t in words):
-            return None
+        while words and words[-1].lower in _WHEN:
+            words.pop()  # "at the Eastgate depot overnight", "in strongroom 3 these days"
+        if not words or any(t.quantity is not None and t.quantity.kind != "number" for t in words):
+            return None  # a time, a date, a measure: no place ("strongroom 3" is one)
         if any(stem(t.lower) in _NO_PLACE for t in words) or not _stems(words):
             return None
         return i, words

@@ -276,7 +276,7 @@ _FREQUENCY = re.compile(
     + "|".join(_NUMBER_WORDS)
     + r")\s+times)\s+(?P<adverb2>"
     + "|".join(_ADVERB_FREQUENCIES)
-    + r")|every\s+(?:(?P<other>other)\s+|(?P<every>\d+|"
+    + r")|(?:every|each)\s+(?:(?P<other>other)\s+|(?P<every>\d+|"
     + "|".join(_NUMBER_WORDS)
     + r")\s+)?"
     + _PERIOD_WORD.replace("period", "every_period")
@@ -530,7 +530,8 @@ def _count(word: str | None) -> float:
 
 
 def _frequencies(text: str) -> Iterator[_Span]:
-    """How often: "twice a week", "three times daily", "every other month", "every Sunday", "fortnightly"."""
+    """How often: "twice a week", "three times daily", "every other month", "each quarter", "every Sunday",
+    "fortnightly"."""
     for m in _FREQUENCY.finditer(text):
         if (m["every_period"] or m["adverb"]) and _MEASURED.search(text, 0, m.start()):
             continue  # the rate of the measure before it: "5 km every day", "$5k monthly"

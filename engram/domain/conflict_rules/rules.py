@@ -68,9 +68,28 @@ def judge(
 def not_one_claim(existing: str, new: str) -> bool:
     """The two texts cannot contradict each other whatever they say: the existing one says what held once and
     the new one what holds now ("Back in the 90s the club met in the town hall" / "The club meets in the library
-    now"), or they open with two numbered things ("Rack 14 holds the database servers" / "Rack 15 holds the
-    storage arrays")."""
-    return past_against_present(existing, new) or _numbered_apart(analyse(existing), analyse(new))
+    now"), they open with two numbered things ("Rack 14 holds the database servers" / "Rack 15 holds the
+    storage arrays"), or one names a deputy's or an assistant's role and the other not."""
+    old, fresh = analyse(existing), analyse(new)
+    if len(old.tokens) <= ABBREVIATION_TOKENS and len(fresh.tokens) <= ABBREVIATION_TOKENS:
+        old, fresh = align_abbreviations(old, fresh)  # "VP" / "Vice President": one role
+    return past_against_present(existing, new) or _numbered_apart(old, fresh) or _another_role(old, fresh)
+
+
+# words that make a role another one: the deputy editor is not the editor
+_ROLE_MODIFIERS = frozenset({"deputy", "vice", "associate", "junior", "trainee", "apprentice"})
+_ROLE_PREFIXES = ("co-", "sub-")  # "co-founder", "sub-editor"
+
+
+def _another_role(old: Text, new: Text) -> bool:
+    """One text names a deputy's, a junior's, a vice- or co- role and the other none: "The Gazette's editor is
+    Paula" / "The Gazette's deputy editor is Marcus" name two roles ("VP" / "Vice President" is read as one,
+    the abbreviation aligned first)."""
+
+    def modifiers(text: Text) -> set[str]:
+        return {t.lower for t in text.tokens if t.lower in _ROLE_MODIFIERS or t.lower.startswith(_ROLE_PREFIXES)}
+
+    return bool(modifiers(old)) != bool(modifiers(new))
 
 
 def _numbered_apart(old: Text, new: Text) -> bool:
@@ -240,6 +259,8 @@ def _numbers_differ(old: Text, new: Text, work: Work) -> Verdict | None:
         return None
     if overlap(old.gist, new.gist) < SAME_SUBJECT and not _one_measure_each(old, new):
         return None
+    if _ALSO & ({t.lower for t in new.tokens} - {t.lower for t in old.tokens}):
+        return None  # "Harbour Road runs the 42" / "… is also taking on the 43": one more, not another
     old_rivals, new_rivals = _rivals(old.quantities, new.quantities), _rivals(new.quantities, old.quantities)
     changed = {id(b) for b in new.quantities if _changed(b, new_rivals(b), work)}
     for a in old.quantities:
@@ -390,6 +411,7 @@ def _naming_before(q: Quantity, text: Text, other: Text) -> list[str]:
 
 
 _OF = frozenset({"for", "of"})
+_ALSO = frozenset({"also", "too", "additionally"})
 
 
 def _naming_anywhere(q: Quantity, text: Text, other: Text) -> list[str]:
@@ -413,7 +435,8 @@ def _naming_anywhere(q: Quantity, text: Text, other: Text) -> list[str]:
             j -= 1
         shared = tokens[j - 1] if j >= 1 and tokens[j].lower in _OF else None
         of_shared = shared is not None and shared.quantity is None and shared.content in other.words
-        for_value = j - 1 == at and tokens[j].lower == "for"  # "£48 for a consultation" / "£15 for a nail clip"
+        # "£48 for a consultation" / "£15 for a nail clip", "£45 to take in a jacket" / "£20 to shorten trousers"
+        for_value = j - 1 == at and tokens[j].lower in ("for", "to")
         if qualifies or of_shared or for_value:
             found.append(word)
     return found

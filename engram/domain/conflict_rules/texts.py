@@ -286,7 +286,9 @@ def _abbreviated(token: Token, candidates: Sequence[Token], other: Text) -> list
         capitals, letters = True, short[:-1]  # "HCAs": the plural of an initialism
     elif _SMALL_WORD_INSIDE.fullmatch(token.text):
         capitals = True  # "DoP": "director of programmes", the small word's initial in lower case
-    initialism = _initialism(letters, other) if capitals and letters.isalpha() and 2 <= len(letters) <= 5 else None
+    # in a text written in lower case an initialism is too: "hgv" / "heavy goods vehicle" (three letters at least)
+    spelled = capitals or (token.text.islower() and len(letters) >= 3)
+    initialism = _initialism(letters, other) if spelled and letters.isalpha() and 2 <= len(letters) <= 5 else None
     if initialism:
         return initialism
     found = {t.lower: t for t in candidates if _abbreviates(short, t.lower.split("'")[0], capitals)}
