@@ -4,18 +4,18 @@ stand-in for "the next writer's pairs".
 
     python bench/contradiction_model.py --folds --history [--features words,rules,knngate] [--target 0.95]
     python bench/contradiction_model.py --compare knntext,knngate [--forward-from 5]   # both, the same folds
-    python bench/contradiction_model.py --fit-all OUT.json --references OUT.npz   # fit on batches 1-11, write both
+    python bench/contradiction_model.py --fit-all OUT.json --references OUT.npz   # fit on batches 1-12, write both
     python bench/contradiction_model.py --cpu 300          # CPU per pair of the consumer's call, with and without
     python bench/contradiction_model.py --score-batch N --weights OUT.json --figures-only
 
-``--folds``: leave one batch out over batches 1-11 (fit on ten, score the eleventh) with today's rules, which
+``--folds``: leave one batch out over batches 1-12 (fit on eleven, score the twelfth) with today's rules, which
 were tuned on all of them, so the rules' figures (and the features made from their verdicts) are optimistic there.
 ``--history``: forward folds without that optimism: batch k (2 … 8) judged by the rules as they were just
 before its misses were first read (``HISTORY``, their engram package exported with git archive and run in a
 child process), the model fitted on batches 1..k-1 judged by those same rules. ``--compare``: both
 validations for several feature sets in one run, "rules OR model" only (forward folds from ``--forward-from``).
 ``--references``: the labelled directions the ``knntext`` group reads (``conflict_rules/neighbours.py``), one
-per pair of batches 1-11 in file order; the shipped ``learned_references.npz`` is this file
+per pair of batches 1-12 in file order; the shipped ``learned_references.npz`` is this file
 (tests/unit/test_learned_neighbours.py checks it).
 
 A pair is judged as ``tests/support/conflicts_eval.judge_pair`` judges it (the committed e5 passage vectors, candidates
@@ -70,7 +70,7 @@ from tests.support.conflicts_eval import (
     judge_pair,
 )
 
-FIT_BATCHES = ("1", "2", "3", "4", "5", "6", "7", "8", "9", "10", "11")
+FIT_BATCHES = ("1", "2", "3", "4", "5", "6", "7", "8", "9", "10", "11", "12")
 FEATURES = "words,rules,knngate"  # the kept configuration (docs/benchmarks.md); "vectors" and "diff" were tried
 VARIANTS = {
     "baseline": "words,rules",
@@ -91,10 +91,11 @@ OTHER_K = (5, 20)
 # the rules as they were just before each batch's misses were first read (bench/data/conflicts/README.md,
 # docs/benchmarks.md): batch 2 at 263004e, batch 3 at dd0a806, batch 4 at 9f51c63, batch 5 at 9724d25,
 # batch 6 at 3eeb996 (the rules of b2bbd3c it was scored with once), batch 7 at c18e392 and batch 8 at d80515b (the
-# rules each was scored with once), batch 9 at afda393, batch 10 at 6af59c1 (the rules of 93d6815) and batch 11 at
-# 0b3cf51
+# rules each was scored with once), batch 9 at afda393, batch 10 at 6af59c1 (the rules of 93d6815), batch 11 at
+# 0b3cf51 and batch 12 at 75ee6dd
 HISTORY = {"2": "263004e", "3": "dd0a806", "4": "9f51c63", "5": "9724d25", "6": "3eeb996", "7": "c18e392",
-           "8": "d80515b", "9": "afda393", "10": "6af59c1", "11": "0b3cf51"}  # fmt: skip
+           "8": "d80515b", "9": "afda393", "10": "6af59c1", "11": "0b3cf51",
+           "12": "75ee6dd"}  # fmt: skip
 LAMBDAS = (1.0, 10.0, 100.0, 1000.0)
 # the range the product judges within: each word feature's 0.1th to 99.9th percentile over the fitted rows, not
 # their extremes: seven long pairs of batches 7 and 8 (up to 22 and 27 words on one side only, against 10 and 13
@@ -369,7 +370,7 @@ def without_rules(features: str) -> str:
 
 
 def folds(rows: list[Row], features: str, target: float) -> None:
-    """Leave one batch out: fit on the others of batches 1-11, score the one left, with today's rules."""
+    """Leave one batch out: fit on the others of batches 1-12, score the one left, with today's rules."""
     print(f"leave one batch out, today's rules; features {features}, target precision {target} (inner folds)")
     evaluate([([r for r in rows if r.batch != held], [r for r in rows if r.batch == held]) for held in FIT_BATCHES],
              features, target)  # fmt: skip
@@ -545,15 +546,15 @@ _VECTORS_CACHE: dict[str, np.ndarray] = {}
 def main() -> None:
     global PICK
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--folds", action="store_true", help="leave-one-batch-out over batches 1-11")
+    parser.add_argument("--folds", action="store_true", help="leave-one-batch-out over batches 1-12")
     parser.add_argument("--features", default=FEATURES, help="comma list of words, rules, knntext, vectors, diff")
     parser.add_argument("--history", action="store_true", help="forward folds with the rules of their day")
     parser.add_argument("--compare", metavar="VARIANTS", help=f"forward folds and leave one out for {list(VARIANTS)}")
     parser.add_argument("--forward-from", default="5", help="the first forward fold of --compare")
     parser.add_argument("--target", type=float, default=0.95, help="precision kept on the training batches")
     parser.add_argument("--pick", choices=PICKS, default=PICK, help="over what the threshold keeps --target")
-    parser.add_argument("--fit-all", metavar="OUT", help="fit on batches 1-11 and write the weights (JSON)")
-    parser.add_argument("--references", metavar="OUT", help="write the labelled directions of batches 1-11 (.npz)")
+    parser.add_argument("--fit-all", metavar="OUT", help="fit on batches 1-12 and write the weights (JSON)")
+    parser.add_argument("--references", metavar="OUT", help="write the labelled directions of batches 1-12 (.npz)")
     parser.add_argument("--cpu", type=int, default=0, metavar="PAIRS", help="CPU per pair of the consumer's call")
     parser.add_argument("--score-batch", metavar="N", help="score one batch with --weights")
     parser.add_argument("--weights", metavar="JSON")

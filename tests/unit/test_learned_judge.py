@@ -18,9 +18,9 @@ MISSED = ("Monitoring is done with Nagios.", "Nagios was retired; monitoring is 
 UNRELATED = ("Production deploys happen on Tuesdays after the standup.", "The nightly job retries 3 times.")
 # p139 of pairs.jsonl, a same-topic look-alike: another person's city
 LOOK_ALIKE = ("Alice lives in Lisbon.", "Alice's sister lives in Madrid.")
-# how far under the threshold "the model alone would flag it" may fall: refitted on batches 1-11 with the gated
-# nearest labelled changes (read at their fitted means without vectors), the treehouse turns measure 0.593 against a
-# threshold of 0.670 (on 1-9: 0.571 against 0.635); every other pair below stays over it
+# how far under the threshold "the model alone would flag it" may fall: refitted on batches 1-12 with the gated
+# nearest labelled changes (read at their fitted means without vectors), the treehouse turns measure 0.597 against a
+# threshold of 0.626 (on 1-11: 0.593 against 0.670; on 1-9: 0.571 against 0.635); every other pair stays over it
 NEARLY = 0.08
 
 

@@ -113,6 +113,6 @@ def test_the_shipped_references_are_what_the_build_makes() -> None:
         assert set(shipped.files) == set(built)
         for name in built:
             assert np.array_equal(shipped[name], built[name]), name
-        assert shipped["directions"].shape == (1864, 384) and shipped["directions"].dtype == np.float16
+        assert shipped["directions"].shape == (2024, 384) and shipped["directions"].dtype == np.float16
         assert str(shipped["profile"]) == neighbours.PROFILE
         assert list(shipped["ids"]) == [p.id for p in load_pairs(batch=",".join(cm.FIT_BATCHES))]

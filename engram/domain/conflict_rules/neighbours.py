@@ -3,7 +3,7 @@
 A pair's *direction* is its new text's passage vector less its existing text's (both of unit length, the
 difference made unit length): which way the memory changed in e5 space. ``learned_references.npz`` (package
 data, built by ``bench/contradiction_model.py --references``) holds the direction of every labelled pair of
-bench/data/conflicts (batches 1-11) as float16, with its label, id and batch, and the embedding profile the
+bench/data/conflicts (batches 1-12) as float16, with its label, id and batch, and the embedding profile the
 vectors came from. For a new pair, among the ``K`` references whose direction is most alike (cosine; ties by
 their order in the file), ``share`` is the share that are contradictions and ``margin`` the best cosine to a
 contradiction less the best to a compatible pair (docs/benchmarks.md, "knntext").
