@@ -112,6 +112,8 @@ async def test_a_weaker_contradiction_is_disputed_and_a_reviewer_keeps_the_exist
     await pipeline.run(strong, weak)
     assert (await read_item(gateway, user, weak))["review_status"] == "disputed"
     assert (await read_item(gateway, user, strong))["review_status"] == "active"
+    [changed] = await outbox_envelopes(owner_pool, types=["memory.review_changed"], subjects=[weak, strong])
+    assert (changed["subject"], changed["data"]["to"]) == (weak, "disputed")
     [conflict] = await _conflicts(gateway, user, item_id=strong)
     assert conflict["type"] == "contradiction" and conflict["status"] == "open"
     assert (conflict["existing_item_id"], conflict["new_item_id"]) == (strong, weak)
@@ -576,6 +578,10 @@ async def test_a_contradiction_the_rules_miss_is_opened_by_the_learned_judge(
     # open conflict named and its lower trust until a reviewer decides (the judge's false alarms, 10-14% of what it
     # flags on a new writer's pairs, used to hide the memory just written)
     assert [(await read_item(gateway, user, i))["review_status"] for i in (old, fresh)] == ["active", "active"]
+    # a subscriber sees the conflict detected and no review change of either memory
+    [event] = await outbox_envelopes(owner_pool, types=["conflict.detected"], subjects=[conflict["id"]])
+    assert event["data"]["type"] == "contradiction"
+    assert await outbox_envelopes(owner_pool, types=["memory.review_changed"], subjects=[old, fresh]) == []
     hits = {h["item"]["id"]: h["reasons"] for h in await recall(gateway, user, "monitoring Nagios Prometheus")}
     assert set(hits) == {old, fresh}
     assert f"open conflict with {old} (trust ×0.75)" in hits[fresh]
