@@ -34,6 +34,7 @@ BATCHES = {
     "10": PAIRS.parent / "pairs-10.jsonl",
     "11": PAIRS.parent / "pairs-11.jsonl",
     "12": PAIRS.parent / "pairs-12.jsonl",
+    "13": PAIRS.parent / "pairs-13.jsonl",  # held out: scored with figures only (bench/data/conflicts/README.md)
 }
 # batches 1, 2 and 3 are tuning data in full since 2026-12-02 evening, batch 4 since that night (all of it
 # ``test`` by its split field, but read while the rules were changed: bench/data/conflicts/README.md), batch 5 since
