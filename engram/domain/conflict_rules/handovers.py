@@ -25,6 +25,8 @@ _SKIPPED = frozenset({"as", "the", "a", "an", "from", "over"})
 
 
 def taken_over(old: Text, new: Text) -> Verdict | None:
+    """A contradiction when the new text hands the existing one's job to someone else (see the module
+    docstring), else None."""
     if old.negated or new.negated or len(new.clauses) != 1:
         return None
     tokens = new.tokens

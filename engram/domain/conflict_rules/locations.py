@@ -61,6 +61,7 @@ _MAX_WORDS = 16
 
 
 def moved_place(old: Text, new: Text) -> Verdict | None:
+    """A contradiction when the two texts put one thing in two places (see the module docstring), else None."""
     if old.negated or new.negated or len(old.tokens) > _MAX_WORDS or len(new.tokens) > _MAX_WORDS:
         return None
     if len(old.clauses) != 1 or len(new.clauses) != 1:
@@ -164,6 +165,7 @@ def _other_places_shared(rest: Sequence[Token], other: Text) -> bool:
 
 
 def _in_the_past(text: Text) -> bool:
+    """A past period ("in the 90s", "back in 2019") or a claim that held once ("used to", "formerly")."""
     return in_past_period(text.normalised) or speaks_of_the_past(text.normalised)
 
 
