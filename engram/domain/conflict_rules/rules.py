@@ -55,9 +55,8 @@ def judge(
     work = Work() if work is None else work
     try:
         if len(existing) > MAX_ANALYSED_CHARS or len(new) > MAX_ANALYSED_CHARS:
-            verdict = _judge_heads(existing, new, similarity, floor, work)
-        else:
-            verdict = _judge(existing, new, similarity, floor, work, near_identical)
+            return _judge_heads(existing, new, similarity, floor, work)
+        verdict = _judge(existing, new, similarity, floor, work, near_identical)
     except OutOfWork:
         return None
     if verdict is not None and verdict.label == "contradiction" and not_one_claim(existing, new):
@@ -69,7 +68,8 @@ def not_one_claim(existing: str, new: str) -> bool:
     """The two texts cannot contradict each other whatever they say: the existing one says what held once and
     the new one what holds now ("Back in the 90s the club met in the town hall" / "The club meets in the library
     now"), they open with two numbered things ("Rack 14 holds the database servers" / "Rack 15 holds the
-    storage arrays"), or one names a deputy's or an assistant's role and the other not."""
+    storage arrays"), or one names a deputy's, vice- or junior role and the other not. For texts the rules read
+    whole (``MAX_ANALYSED_CHARS``)."""
     old, fresh = analyse(existing), analyse(new)
     if len(old.tokens) <= ABBREVIATION_TOKENS and len(fresh.tokens) <= ABBREVIATION_TOKENS:
         old, fresh = align_abbreviations(old, fresh)  # "VP" / "Vice President": one role
