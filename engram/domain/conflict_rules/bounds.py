@@ -7,24 +7,8 @@ from engram.domain.conflict_rules.quantities import Quantity
 from engram.domain.conflict_rules.texts import Text
 
 # words before a value that make it a bound: below it (upper) or above it (lower)
-_UPPER = (
-    ("under",),
-    ("below",),
-    ("less", "than"),
-    ("fewer", "than"),
-    ("at", "most"),
-    ("up", "to"),
-    ("max",),
-)
-_LOWER = (
-    ("over",),
-    ("above",),
-    ("more", "than"),
-    ("at", "least"),
-    ("upwards", "of"),
-    ("min",),
-    ("minimum",),
-)
+_UPPER = (("under",), ("below",), ("less", "than"), ("fewer", "than"), ("at", "most"), ("up", "to"), ("max",))
+_LOWER = (("over",), ("above",), ("more", "than"), ("at", "least"), ("upwards", "of"), ("min",), ("minimum",))
 
 
 def within_bound(bound: Quantity, text: Text, value: Quantity, other: Text) -> bool:
@@ -32,7 +16,8 @@ def within_bound(bound: Quantity, text: Text, value: Quantity, other: Text) -> b
     same dimension, lies within it: a value that satisfies the bound, not another value. Not when ``value`` is
     a limit itself ("The free plan allows 3 projects" / "Free plan: up to 5 projects": two limits), nor when a
     verb of change comes before "up to" ("went up to £55": the value now). "From" makes a lower bound of the text's
-    only value of its kind ("charges from £8 per job"), not after a verb of change ("went up from £8")."""
+    only value of its kind ("charges from £8 per job"), not after a verb of change ("went up from £8"); "before"
+    and "after" bound a time or a date ("arrive before 7am" / "land at about 6:15")."""
     if bound.dimension != value.dimension or len(bound.key) != 1 or len(value.key) != 1:
         return False
     if _LIMITS & set(_before(value, other)):
